@@ -1,0 +1,69 @@
+"""Argument checks whose messages name the argument, the rule, the value and the fix."""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["check_epsilon", "check_delta", "check_positive", "check_bounds"]
+
+
+def check_epsilon(epsilon, *, name: str = "epsilon") -> float:
+    """Return ``epsilon`` as a float after checking ``0 < epsilon < inf``."""
+    try:
+        value = float(epsilon)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a number, got {name}={epsilon!r}.") from None
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(
+            f"{name} must be finite and > 0, got {name}={epsilon!r}. "
+            "Pass the privacy budget of this release (for example 1.0), not 0, inf or nan."
+        )
+    return value
+
+
+def check_delta(delta, *, name: str = "delta") -> float:
+    """Return ``delta`` as a float after checking ``0 < delta < 1``."""
+    try:
+        value = float(delta)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a number, got {name}={delta!r}.") from None
+    if not (0.0 < value < 1.0):
+        raise ValueError(
+            f"{name} must lie in the open interval (0, 1), got {name}={delta!r}. "
+            "Use a small failure probability such as 1e-5 (below 1/n for n records)."
+        )
+    return value
+
+
+def check_positive(value, *, name: str, fix: str = "") -> float:
+    """Return ``value`` as a float after checking ``0 < value < inf``."""
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a number, got {name}={value!r}.") from None
+    if not math.isfinite(out) or out <= 0:
+        raise ValueError(f"{name} must be finite and > 0, got {name}={value!r}. {fix}".rstrip())
+    return out
+
+
+def check_bounds(lower, upper, *, owner: str):
+    """Check declared clamping bounds; both ``None`` means "no bounds"."""
+    if lower is None and upper is None:
+        return None, None
+    if lower is None or upper is None:
+        raise ValueError(
+            f"{owner} needs both lower and upper or neither, got lower={lower!r}, upper={upper!r}. "
+            f"Declare both, e.g. {owner}(lower=0, upper=1)."
+        )
+    lo, hi = float(lower), float(upper)
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise ValueError(
+            f"{owner} bounds must be finite, got lower={lower!r}, upper={upper!r}. "
+            "Declare finite clamping bounds; records are clipped to them."
+        )
+    if lo >= hi:
+        raise ValueError(
+            f"{owner} needs lower < upper, got lower={lower!r}, upper={upper!r}. "
+            "Swap them or widen the interval."
+        )
+    return lo, hi

@@ -1,0 +1,18 @@
+"""Privacy mechanisms: noise densities, sampling, calibration and accounting events."""
+
+from pymc_dp.mechanisms.base import Mechanism, kernel_logpdf
+from pymc_dp.mechanisms.discrete_laplace import DiscreteLaplace
+from pymc_dp.mechanisms.gaussian import Gaussian, analytic_gaussian_delta, analytic_gaussian_sigma
+from pymc_dp.mechanisms.laplace import Laplace
+from pymc_dp.mechanisms.randomized_response import RandomizedResponse
+
+__all__ = [
+    "Mechanism",
+    "Laplace",
+    "Gaussian",
+    "DiscreteLaplace",
+    "RandomizedResponse",
+    "analytic_gaussian_sigma",
+    "analytic_gaussian_delta",
+    "kernel_logpdf",
+]

@@ -1,0 +1,98 @@
+"""Discrete Laplace (two-sided geometric) mechanism for integer statistics (Ghosh et al. 2012)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from pymc_dp.mechanisms.base import LAPLACE_KERNEL, Mechanism
+from pymc_dp.mechanisms.laplace import _scale_or_epsilon
+
+__all__ = ["DiscreteLaplace"]
+
+
+@dataclasses.dataclass(frozen=True)
+class DiscreteLaplace(Mechanism):
+    r"""Integer noise with :math:`P(Z = k) = \tanh\!\left(\tfrac{1}{2b}\right) e^{-|k|/b}`, ``k ∈ ℤ``.
+
+    With ``b = Δ₁/ε`` and an integer statistic of L1 sensitivity Δ₁ this is ε-DP. Releases are
+    integers; ``Z`` is the difference of two geometric variables with success ``1 - e^{-1/b}``.
+
+    Parameters
+    ----------
+    scale : float, optional
+        ``b`` directly. Exclusive with ``epsilon``.
+    epsilon : float, optional
+        Budget of this release; ``b = sensitivity / epsilon``.
+    sensitivity : float, optional
+        Integer L1 sensitivity. Defaults to the statistic's.
+    """
+
+    scale: float | None = None
+    epsilon: float | None = None
+    sensitivity: float | None = None
+
+    norm = 1
+    integer = True
+    kernel_code = LAPLACE_KERNEL
+
+    def __post_init__(self):
+        _scale_or_epsilon(self, "scale")
+        if self.sensitivity is not None:
+            sens = float(self.sensitivity)
+            if not (sens > 0 and sens == round(sens)):
+                raise ValueError(
+                    f"DiscreteLaplace needs a positive integer sensitivity, got "
+                    f"sensitivity={self.sensitivity!r}. Use integer bounds for integer statistics."
+                )
+            object.__setattr__(self, "sensitivity", sens)
+
+    def with_sensitivity(self, sensitivity):
+        sens = float(sensitivity)
+        if sens != round(sens):
+            raise ValueError(
+                f"DiscreteLaplace needs an integer-valued statistic with integer sensitivity, got "
+                f"sensitivity={sens!r}. Use integer bounds (e.g. Sum(lower=0, upper=5)) and not Mean."
+            )
+        return dataclasses.replace(self, sensitivity=sens)
+
+    @property
+    def calibrated(self) -> bool:
+        return self.scale is not None or self.sensitivity is not None
+
+    @property
+    def b(self) -> float:
+        self._require_calibrated()
+        return self.scale if self.scale is not None else self.sensitivity / self.epsilon
+
+    def kernel_params(self):
+        b = self.b
+        return 1.0 / b, math.log(math.tanh(0.5 / b))
+
+    def sample(self, statistic, rng: np.random.Generator):
+        s = np.asarray(statistic)
+        p = -math.expm1(-1.0 / self.b)
+        noise = rng.geometric(p, size=s.shape) - rng.geometric(p, size=s.shape)
+        return np.rint(s).astype(np.int64) + noise
+
+    def random_graph(self, statistic, size=None):
+        import pymc as pm
+        import pytensor.tensor as pt
+
+        p = -math.expm1(-1.0 / self.b)
+        g1 = pm.Geometric.dist(p=p, size=size)
+        g2 = pm.Geometric.dist(p=p, size=size)
+        return pt.cast(pt.round(statistic), "int64") + g1 - g2
+
+    def dp_event(self):
+        import dp_accounting
+
+        if self.sensitivity is None:
+            raise ValueError(
+                f"{self!r} has no sensitivity, so its privacy is undefined. Pass sensitivity=..."
+            )
+        return dp_accounting.DiscreteLaplaceDpEvent(
+            noise_parameter=1.0 / self.b, sensitivity=int(self.sensitivity)
+        )

@@ -1,0 +1,112 @@
+"""Laplace mechanism (Dwork et al. 2006): release ``s + Laplace(0, b)``, ``b = Δ₁ / ε``."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from pymc_dp._checks import check_epsilon, check_positive
+from pymc_dp.mechanisms.base import LAPLACE_KERNEL, Mechanism
+
+__all__ = ["Laplace"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Laplace(Mechanism):
+    r"""Laplace noise on each coordinate of the statistic.
+
+    .. math:: p(s_{dp} \mid s) = \prod_j \frac{1}{2b} e^{-|s_{dp,j} - s_j| / b},
+              \qquad b = \Delta_1 / \varepsilon .
+
+    Parameters
+    ----------
+    scale : float, optional
+        The noise scale ``b`` directly. Exclusive with ``epsilon``.
+    epsilon : float, optional
+        Budget of this release; ``b = sensitivity / epsilon`` (pure ε-DP).
+    sensitivity : float, optional
+        L1 sensitivity Δ₁. Defaults to the statistic's, from its declared bounds.
+    """
+
+    scale: float | None = None
+    epsilon: float | None = None
+    sensitivity: float | None = None
+
+    norm = 1
+    kernel_code = LAPLACE_KERNEL
+
+    def __post_init__(self):
+        _scale_or_epsilon(self, "scale")
+        if self.sensitivity is not None:
+            object.__setattr__(
+                self, "sensitivity",
+                check_positive(self.sensitivity, name="sensitivity",
+                               fix="Use the L1 distance a replaced record can move the statistic."),
+            )
+
+    @property
+    def calibrated(self) -> bool:
+        return self.scale is not None or self.sensitivity is not None
+
+    @property
+    def b(self) -> float:
+        """The noise scale in use."""
+        self._require_calibrated()
+        return self.scale if self.scale is not None else self.sensitivity / self.epsilon
+
+    def kernel_params(self):
+        b = self.b
+        return 1.0 / b, -math.log(2.0 * b)
+
+    def sample(self, statistic, rng: np.random.Generator):
+        s = np.asarray(statistic, dtype=float)
+        return s + rng.laplace(0.0, self.b, size=s.shape)
+
+    def random_graph(self, statistic, size=None):
+        import pymc as pm
+
+        return pm.Laplace.dist(mu=statistic, b=self.b, size=size)
+
+    @property
+    def epsilon_spent(self) -> float:
+        """ε of the guarantee (``Δ₁ / b``)."""
+        if self.epsilon is not None:
+            return self.epsilon
+        if self.sensitivity is None:
+            raise ValueError("The privacy of Laplace(scale=...) needs sensitivity=...; pass it.")
+        return self.sensitivity / self.scale
+
+    def dp_event(self):
+        import dp_accounting
+
+        if self.sensitivity is None:
+            raise ValueError(
+                f"{self!r} has no sensitivity, so its privacy is undefined. Pass sensitivity=..., "
+                "or use the mechanism bound to a statistic (DPObserved / release do this)."
+            )
+        return dp_accounting.LaplaceDpEvent(noise_multiplier=self.b / self.sensitivity)
+
+
+def _scale_or_epsilon(mech, scale_name: str) -> None:
+    """Shared validation: exactly one of the noise scale and epsilon."""
+    scale = getattr(mech, scale_name)
+    name = type(mech).__name__
+    if scale is not None and mech.epsilon is not None:
+        raise ValueError(
+            f"{name} takes either {scale_name} or epsilon, got {scale_name}={scale!r} and "
+            f"epsilon={mech.epsilon!r}. Give the noise scale directly or the budget, not both."
+        )
+    if scale is None and mech.epsilon is None:
+        raise ValueError(
+            f"{name} needs {scale_name}=... or epsilon=..., got neither. "
+            f"For example pdp.{name}(epsilon=1.0) calibrates from the statistic's bounds."
+        )
+    if scale is not None:
+        object.__setattr__(
+            mech, scale_name,
+            check_positive(scale, name=scale_name, fix=f"Give a positive noise {scale_name}."),
+        )
+    else:
+        object.__setattr__(mech, "epsilon", check_epsilon(mech.epsilon))

@@ -1,0 +1,245 @@
+"""The latent records behind ``DPObserved`` nodes: discovery, checks and compiled graphs.
+
+A *record block* is one or several free random variables sharing the record axis 0 (e.g. the class
+and the features of naive Bayes records) that feed ``DPObserved`` nodes. This module finds the nodes,
+refuses models the record-wise samplers cannot treat exactly, and compiles
+
+* ``propose(point)``: one joint draw of every record from its conditional prior given the
+  non-record variables, returned in the value (transformed) space of the point;
+* ``contributions(point)``: the per-record statistic contributions of every node, ``(n, dim)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytensor
+import pytensor.tensor as pt
+from pymc.logprob.utils import replace_rvs_by_values
+from pymc.pytensorf import compile as pm_compile
+from pymc.pytensorf import reseed_rngs
+from pymc.util import get_value_vars_from_user_vars
+from pytensor.compile.sharedvalue import SharedVariable
+from pytensor.graph.basic import ancestors
+from pytensor.graph.replace import graph_replace
+from pytensor.tensor.random.type import RandomGeneratorType
+
+from pymc_dp.distributions.dp_observed import dp_nodes
+
+__all__ = ["RecordBlock"]
+
+
+def _names(rvs):
+    return ", ".join(repr(r.name) for r in rvs)
+
+
+class RecordBlock:
+    """Records (axis 0 of ``record_rvs``) and the ``DPObserved`` nodes they feed.
+
+    Parameters
+    ----------
+    model : pm.Model
+    vars : list or None
+        Record variables (RVs or value variables); ``None`` takes every free RV that is the data
+        of some ``DPObserved`` node.
+    require_additive : bool
+        Refuse statistics that are not record-additive (``DataAugmentation``).
+    owner : str
+        Name of the sampler, for error messages.
+    """
+
+    def __init__(self, model, vars=None, *, require_additive=True, owner="DataAugmentation"):
+        self.model = model
+        nodes = dp_nodes(model)
+        if not nodes:
+            raise ValueError(
+                f"{owner} found no pdp.DPObserved node in the model. Add the release with "
+                "pdp.DPObserved(name, records, statistic=..., mechanism=..., observed=...)."
+            )
+        if vars is None:
+            record_rvs = []
+            for node in nodes.values():
+                for d in node.data:
+                    if d in model.free_RVs and d not in record_rvs:
+                        record_rvs.append(d)
+        else:
+            value_vars = get_value_vars_from_user_vars(vars, model)
+            record_rvs = [model.values_to_rvs[v] for v in value_vars]
+        self.record_rvs = record_rvs
+        self.value_vars = [model.rvs_to_values[r] for r in record_rvs]
+
+        fed = {r: [] for r in record_rvs}
+        self.nodes = []
+        for name, node in nodes.items():
+            inside = [d for d in node.data if d in fed]
+            if not inside:
+                continue
+            outside = [d for d in node.data if d not in fed]
+            if outside:
+                raise ValueError(
+                    f"DPObserved {name!r} is a statistic of {_names(node.data)} jointly, but {owner} "
+                    f"was given only {_names(inside)}. Pass all of them: "
+                    f"pdp.{owner}([{', '.join(d.name for d in node.data)}])."
+                )
+            if require_additive and not (node.statistic.record_additive or node.statistic.local):
+                raise ValueError(
+                    f"{owner} needs record-additive statistics (seed 003, Assumption 2), but "
+                    f"DPObserved {name!r} releases {node.statistic!r}, whose value depends on all "
+                    "records at once. Use pdp.MHAAR (z-space) for this release."
+                )
+            for d in inside:
+                fed[d].append(name)
+            self.nodes.append(node)
+        unfed = [r for r, names in fed.items() if not names]
+        if unfed:
+            raise ValueError(
+                f"{owner} updates records that feed a pdp.DPObserved node, but {_names(unfed)} "
+                f"feed(s) none (nodes: {', '.join(map(repr, nodes))}). Leave them to PyMC's samplers "
+                "or pass the records a DPObserved node releases."
+            )
+        ns = {node.n for node in self.nodes}
+        if len(ns) != 1:
+            raise ValueError(
+                f"All records of one {owner} step must share the record count, got {sorted(ns)}. "
+                f"Use one {owner} step per record block."
+            )
+        self.n = ns.pop()
+        for r in record_rvs:
+            shape = r.type.shape
+            if r.ndim == 0 or (shape[0] is not None and shape[0] != self.n):
+                raise ValueError(
+                    f"Record variable {r.name!r} must have the {self.n} records on axis 0, got "
+                    f"shape {shape}."
+                )
+        self._check_no_other_dependents(owner)
+        self._compile()
+        self._check_factorization(owner)
+
+    # ------------------------------------------------------------------------------------------
+    def _check_no_other_dependents(self, owner):
+        model = self.model
+        own = set(self.record_rvs) | {node.rv for node in self.nodes}
+        others = [v for v in model.basic_RVs if v not in own]
+        others += list(model.potentials)
+        for var in others:
+            anc = set(ancestors([var]))
+            hit = [r for r in self.record_rvs if r in anc]
+            if hit:
+                raise ValueError(
+                    f"{owner} proposes records from their conditional prior, which is exact only "
+                    f"if nothing but DPObserved nodes depends on them; {var.name!r} depends on "
+                    f"{_names(hit)}. Make {var.name!r} a DPObserved release, or sample the records "
+                    "with PyMC's own samplers."
+                )
+
+    def _compile(self):
+        model = self.model
+        records = set(self.record_rvs)
+        rvs_to_values = {rv: val for rv, val in model.rvs_to_values.items() if rv not in records}
+        rvs_to_transforms = {
+            rv: tr for rv, tr in model.rvs_to_transforms.items() if rv not in records and tr is not None
+        }
+        drawn = replace_rvs_by_values(
+            self.record_rvs, rvs_to_values=rvs_to_values, rvs_to_transforms=rvs_to_transforms
+        )
+        proposals = []
+        for rv, g in zip(self.record_rvs, drawn):
+            tr = model.rvs_to_transforms.get(rv)
+            proposals.append(tr.forward(g, *g.owner.inputs) if tr is not None else g)
+        old_rngs = [
+            v for v in ancestors(proposals)
+            if isinstance(v, SharedVariable) and isinstance(v.type, RandomGeneratorType)
+        ]
+        self._rngs = [pytensor.shared(np.random.default_rng()) for _ in old_rngs]
+        proposals = graph_replace(proposals, dict(zip(old_rngs, self._rngs)), strict=False)
+        self.input_names = [v.name for v in model.value_vars]
+        self._propose = pm_compile(
+            model.value_vars, proposals, on_unused_input="ignore", random_seed=0
+        )
+
+        add, loc = [], []
+        for node in self.nodes:
+            t = node.statistic.contributions(*node.data)
+            t = pt.cast(pt.reshape(t, (self.n, node.dim)), "float64")
+            (loc if node.statistic.local else add).append(t)
+        graphs = [
+            pt.concatenate(add, axis=1) if add else pt.zeros((self.n, 0)),
+            pt.concatenate(loc, axis=1) if loc else pt.zeros((self.n, 0)),
+        ]
+        graphs = replace_rvs_by_values(
+            graphs, rvs_to_values=model.rvs_to_values, rvs_to_transforms=model.rvs_to_transforms
+        )
+        self._contrib = pm_compile(model.value_vars, graphs, on_unused_input="ignore")
+        release_graphs = [
+            pt.cast(pt.flatten(model.rvs_to_values[node.rv]), "float64") for node in self.nodes
+        ]
+        self._releases = pytensor.function([], release_graphs)
+        self.additive_nodes = [n for n in self.nodes if not n.statistic.local]
+        self.local_nodes = [n for n in self.nodes if n.statistic.local]
+
+    def _check_factorization(self, owner):
+        """Refuse record blocks whose log density does not factor over axis 0 (numeric check)."""
+        model = self.model
+        terms = model.logp(vars=self.record_rvs, sum=False)
+        per_record = []
+        for rv, term in zip(self.record_rvs, terms):
+            if term.ndim == 0 or (term.type.shape[0] is not None and term.type.shape[0] != self.n):
+                raise ValueError(
+                    f"The log density of {rv.name!r} does not factor over records (its logp has "
+                    f"shape {term.type.shape}, not ({self.n}, ...)). {owner} needs records that are "
+                    "conditionally independent given the non-record variables; use an iid "
+                    "(batched) distribution with the records on axis 0."
+                )
+            per_record.append(term.reshape((self.n, -1)).sum(axis=1))
+        fn = pm_compile(model.value_vars, pt.stack(per_record).sum(axis=0), on_unused_input="ignore")
+        point = model.initial_point(random_seed=0)
+        args = [point[name] for name in self.input_names]
+        self.reseed(np.random.default_rng(0))
+        prop = self.propose(point)
+        base = fn(*args)
+        for i in {0, self.n - 1}:
+            moved = dict(point)
+            for name, val in zip(self.value_names, prop):
+                new = np.array(point[name], copy=True)
+                new[i] = val[i]
+                moved[name] = new
+            after = fn(*[moved[name] for name in self.input_names])
+            others = np.ones(self.n, dtype=bool)
+            others[i] = False
+            changed = ~np.isclose(after[others], base[others], rtol=1e-9, atol=1e-12)
+            if np.any(changed):
+                j = int(np.flatnonzero(others)[np.argmax(changed)])
+                raise ValueError(
+                    f"Records of {_names(self.record_rvs)} are not conditionally independent given "
+                    f"the non-record variables: changing record {i} changed the log density of "
+                    f"record {j}. {owner} needs iid records on axis 0 (e.g. no random walks or "
+                    "record-to-record dependence)."
+                )
+
+    # ------------------------------------------------------------------------------------------
+    @property
+    def value_names(self):
+        return [v.name for v in self.value_vars]
+
+    def reseed(self, rng: np.random.Generator) -> None:
+        """Reseed the proposal graph's generators from ``rng`` (reproducible runs)."""
+        reseed_rngs(self._rngs, rng.integers(2**63))
+
+    def propose(self, point):
+        """One joint draw of all records from their conditional prior (value space)."""
+        return [np.asarray(p) for p in self._propose(*[point[n] for n in self.input_names])]
+
+    def contributions(self, point):
+        """``(additive (n, D_add), local (n, D_loc))`` contributions at ``point``."""
+        add, loc = self._contrib(*[point[n] for n in self.input_names])
+        return np.ascontiguousarray(add, dtype=np.float64), np.ascontiguousarray(loc, dtype=np.float64)
+
+    def releases(self):
+        """Flat released values of the additive and the local nodes."""
+        values = self._releases()
+        vals = dict(zip([id(n) for n in self.nodes], values))
+        add = [vals[id(n)] for n in self.additive_nodes]
+        loc = [vals[id(n)].reshape(self.n, -1) for n in self.local_nodes]
+        return (
+            np.concatenate(add) if add else np.zeros(0),
+            np.concatenate(loc, axis=1) if loc else np.zeros((self.n, 0)),
+        )

@@ -1,0 +1,5 @@
+"""Statistics of the confidential records: per-record contributions and sensitivities."""
+
+from pymc_dp.statistics.additive import Counts, Local, Mean, RecordSum, Statistic, Sum
+
+__all__ = ["Statistic", "Sum", "Mean", "Counts", "RecordSum", "Local"]
