@@ -27,3 +27,8 @@ __all__ = [
     "release",
     "DataAugmentation",
 ]
+from pymc_dp.samplers import PenaltyMH  # noqa: E402
+from pymc_dp.accounting import privacy_spent  # noqa: E402
+from pymc_dp import accounting, diagnostics  # noqa: E402
+
+__all__ += ["PenaltyMH", "privacy_spent", "accounting", "diagnostics"]

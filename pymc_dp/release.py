@@ -65,6 +65,9 @@ def release(data, statistic, mechanism, rng=None):
                 f"from {value.min()} to {value.max()}. Recode the categories."
             )
     rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    hook = getattr(mech, "sample_records", None)
+    if hook is not None:  # noise depends on the records themselves (e.g. SmoothLaplace)
+        return hook(statistic, data, rng)
     return mech.sample(value, rng)
 
 

@@ -168,12 +168,24 @@ def DPObserved(name, data, *, statistic, mechanism, observed, dims=None, model=N
 
     if not isinstance(observed, SharedVariable | pt.TensorVariable):
         observed = value.astype(dtype)
+    params, signature = (stat,), "()->()"
+    hook = getattr(mech, "dist_params", None)
+    if hook is not None:  # density needs more than the statistic (e.g. SmoothLaplace)
+        params = tuple(hook(statistic, data_t))
+        signature = ",".join(["()"] * len(params)) + "->()"
+
+        def _dist(*args):
+            return mech.random_graph(*args[:-1], size=args[-1])
+
+        def _logp(value, *args):
+            return mech.logp(value, *args)
+
     rv = pm.CustomDist(
         name,
-        stat,
+        *params,
         dist=_dist,
         logp=_logp,
-        signature="()->()",
+        signature=signature,
         dtype=dtype,
         observed=observed,
         dims=dims,

@@ -16,3 +16,6 @@ __all__ = [
     "analytic_gaussian_delta",
     "kernel_logpdf",
 ]
+from pymc_dp.mechanisms.smooth import SmoothLaplace  # noqa: E402
+
+__all__ += ["SmoothLaplace"]

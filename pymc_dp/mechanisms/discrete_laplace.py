@@ -84,15 +84,18 @@ class DiscreteLaplace(Mechanism):
         p = -math.expm1(-1.0 / self.b)
         g1 = pm.Geometric.dist(p=p, size=size)
         g2 = pm.Geometric.dist(p=p, size=size)
-        return pt.cast(pt.round(statistic), "int64") + g1 - g2
+        s = pt.as_tensor_variable(statistic)
+        if s.dtype.startswith("float"):
+            s = pt.round(s)
+        return pt.cast(s, "int64") + g1 - g2
 
     def dp_event(self):
-        import dp_accounting
+        from dp_accounting import dp_event
 
         if self.sensitivity is None:
             raise ValueError(
                 f"{self!r} has no sensitivity, so its privacy is undefined. Pass sensitivity=..."
             )
-        return dp_accounting.DiscreteLaplaceDpEvent(
+        return dp_event.DiscreteLaplaceDpEvent(
             noise_parameter=1.0 / self.b, sensitivity=int(self.sensitivity)
         )

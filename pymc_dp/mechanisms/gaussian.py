@@ -1,4 +1,4 @@
-"""Gaussian mechanism: release ``s + N(0, σ² I)``, σ calibrated to (ε, δ, Δ₂).
+r"""Gaussian mechanism: release ``s + N(0, σ² I)``, σ calibrated to (ε, δ, Δ₂).
 
 Calibrations
 ------------
@@ -147,11 +147,11 @@ class Gaussian(Mechanism):
         return pm.Normal.dist(mu=statistic, sigma=self.s, size=size)
 
     def dp_event(self):
-        import dp_accounting
+        from dp_accounting import dp_event
 
         if self.sensitivity is None:
             raise ValueError(
                 f"{self!r} has no sensitivity, so its privacy is undefined. Pass sensitivity=..., "
                 "or use the mechanism bound to a statistic (DPObserved / release do this)."
             )
-        return dp_accounting.GaussianDpEvent(noise_multiplier=self.s / self.sensitivity)
+        return dp_event.GaussianDpEvent(noise_multiplier=self.s / self.sensitivity)

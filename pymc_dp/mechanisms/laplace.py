@@ -79,14 +79,14 @@ class Laplace(Mechanism):
         return self.sensitivity / self.scale
 
     def dp_event(self):
-        import dp_accounting
+        from dp_accounting import dp_event
 
         if self.sensitivity is None:
             raise ValueError(
                 f"{self!r} has no sensitivity, so its privacy is undefined. Pass sensitivity=..., "
                 "or use the mechanism bound to a statistic (DPObserved / release do this)."
             )
-        return dp_accounting.LaplaceDpEvent(noise_multiplier=self.b / self.sensitivity)
+        return dp_event.LaplaceDpEvent(noise_multiplier=self.b / self.sensitivity)
 
 
 def _scale_or_epsilon(mech, scale_name: str) -> None:

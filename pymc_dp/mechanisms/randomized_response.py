@@ -79,8 +79,8 @@ class RandomizedResponse(Mechanism):
         return pt.switch(keep, x, (x + shift) % k)
 
     def dp_event(self):
-        import dp_accounting
+        from dp_accounting import dp_event
 
         k = self.n_categories
         p = k / (math.exp(self.epsilon) + k - 1)
-        return dp_accounting.RandomizedResponseDpEvent(noise_parameter=p, num_buckets=k)
+        return dp_event.RandomizedResponseDpEvent(noise_parameter=p, num_buckets=k)

@@ -19,7 +19,10 @@ from pymc.pytensorf import compile as pm_compile
 from pymc.pytensorf import reseed_rngs
 from pymc.util import get_value_vars_from_user_vars
 from pytensor.compile.sharedvalue import SharedVariable
-from pytensor.graph.basic import ancestors
+try:  # PyTensor >= 2.31
+    from pytensor.graph.traversal import ancestors
+except ImportError:  # pragma: no cover
+    from pytensor.graph.basic import ancestors
 from pytensor.graph.replace import graph_replace
 from pytensor.tensor.random.type import RandomGeneratorType
 

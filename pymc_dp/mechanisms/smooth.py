@@ -1,0 +1,129 @@
+r"""Laplace noise scaled by the β-smooth sensitivity (Nissim, Raskhodnikova and Smith 2007).
+
+.. math:: s_{dp} = S(x) + \frac{S^*_\beta(x)}{\alpha} Z, \qquad Z \sim \mathrm{Laplace}(0, 1),
+          \qquad \alpha = \frac{\varepsilon}{2}, \quad \beta = \frac{\varepsilon}{2\ln(2/\delta)},
+
+is (ε, δ)-DP (Nissim et al. 2007, Lemma 2.6 / Example 2.7; seed 001 §5.4). The noise scale depends on
+the whole database through :math:`S^*_\beta(x)`, so the density of the release is a function of
+(statistic, smooth sensitivity), not of the statistic alone:
+
+.. math:: p(s_{dp} \mid x) = \frac{\alpha}{2 S^*_\beta(x)}
+          \exp\Big(-\frac{\alpha\, |s_{dp} - S(x)|}{S^*_\beta(x)}\Big).
+
+Use it with a statistic that knows its smooth sensitivity (:class:`pymc_dp.Median`,
+:class:`pymc_dp.Max`). ``DPObserved`` and ``release`` reach the records through the hooks
+:meth:`SmoothLaplace.dist_params` and :meth:`SmoothLaplace.sample_records`. Record-wise data
+augmentation cannot use it (one record changes every record's noise scale); sample with
+:class:`pymc_dp.MHAAR` (z-space).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from pymc_dp._checks import check_delta, check_epsilon
+from pymc_dp.mechanisms.base import Mechanism
+
+__all__ = ["SmoothLaplace"]
+
+
+@dataclasses.dataclass(frozen=True)
+class SmoothLaplace(Mechanism):
+    """Laplace noise with scale ``S*_β(x) / α`` (see module docstring).
+
+    Parameters
+    ----------
+    epsilon : float
+        Budget of the release, ε > 0.
+    delta : float
+        Failure probability, 0 < δ < 1 (seed 001 uses δ = 1/n²).
+    """
+
+    epsilon: float
+    delta: float
+
+    norm = None  # no global-sensitivity calibration: the scale is data dependent
+
+    def __post_init__(self):
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        object.__setattr__(self, "delta", check_delta(self.delta))
+
+    @property
+    def calibrated(self) -> bool:
+        return True
+
+    @property
+    def alpha(self) -> float:
+        """α = ε/2."""
+        return self.epsilon / 2.0
+
+    @property
+    def beta(self) -> float:
+        """β = ε / (2 ln(2/δ))."""
+        return self.epsilon / (2.0 * math.log(2.0 / self.delta))
+
+    def bind(self, statistic, n: int, dim: int) -> SmoothLaplace:
+        if not hasattr(statistic, "smooth_sensitivity"):
+            raise ValueError(
+                f"SmoothLaplace scales its noise by the statistic's smooth sensitivity, but "
+                f"statistic={statistic!r} does not provide one. Use pdp.Median(lower, upper) or "
+                "pdp.Max(lower, upper), or a global-sensitivity mechanism such as pdp.Laplace."
+            )
+        return self
+
+    # -- hooks used by DPObserved / release ---------------------------------------------------
+    def dist_params(self, statistic, data):
+        """``(S(x), S*_β(x)/α)`` as PyTensor graphs of the records (``DPObserved`` hook)."""
+        return statistic(*data), statistic.smooth_sensitivity(*data, beta=self.beta) / self.alpha
+
+    def sample_records(self, statistic, data, rng: np.random.Generator):
+        """Release from the confidential records themselves (``release`` hook)."""
+        import pytensor.tensor as pt
+
+        tensors = [pt.as_tensor_variable(np.asarray(d)) for d in data]
+        value = float(statistic(*tensors).eval())
+        values = np.asarray(statistic.contributions(*tensors).eval())
+        scale = statistic.smooth_sensitivity_np(values, self.beta) / self.alpha
+        return self.sample(value, rng, scale=scale)
+
+    # -- densities ----------------------------------------------------------------------------
+    def logpdf(self, release, statistic, scale):
+        z = np.asarray(release, dtype=float) - np.asarray(statistic, dtype=float)
+        scale = np.asarray(scale, dtype=float)
+        return -np.abs(z) / scale - np.log(2.0 * scale)
+
+    def logp(self, value, statistic, scale):
+        import pytensor.tensor as pt
+
+        z = pt.cast(value, "float64") - pt.cast(statistic, "float64")
+        return -pt.abs(z) / scale - pt.log(2.0 * scale)
+
+    def kernel_params(self):
+        raise ValueError(
+            "SmoothLaplace has no fixed noise kernel: its scale depends on every record "
+            "(smooth sensitivity), so record-wise samplers cannot use it. Sample the records with "
+            "pdp.MHAAR([theta]) (z-space, seed 001 Algorithm 7)."
+        )
+
+    # -- sampling -----------------------------------------------------------------------------
+    def sample(self, statistic, rng: np.random.Generator, scale=None):
+        if scale is None:
+            raise ValueError(
+                "SmoothLaplace.sample needs scale=S*_β(x)/α, which depends on the records. Use "
+                "pdp.release(records, statistic=pdp.Median(...), mechanism=SmoothLaplace(...))."
+            )
+        s = np.asarray(statistic, dtype=float)
+        return s + rng.laplace(0.0, float(scale), size=s.shape)
+
+    def random_graph(self, statistic, scale, size=None):
+        import pymc as pm
+
+        return pm.Laplace.dist(mu=statistic, b=scale, size=size)
+
+    def dp_event(self):
+        from dp_accounting import dp_event
+
+        return dp_event.UnsupportedDpEvent()
