@@ -21,10 +21,14 @@ def _normalise(logw):
 
 
 def beta_bernoulli_laplace(s, n, a, b, scale):
-    """p ~ Beta(a, b), x_i ~ Bern(p), s = Σ x + Laplace(scale): enumerate k = Σ x."""
+    """p ~ Beta(a, b), x_i ~ Bern(p), s = Σ x + Laplace(scale): enumerate k = Σ x.
+
+    ``s`` and ``scale`` may be sequences: independent releases of the same sum.
+    """
     k = np.arange(n + 1)
+    noise = sum(-np.abs(si - k) / sc for si, sc in zip(np.atleast_1d(s), np.broadcast_to(scale, np.shape(np.atleast_1d(s)))))
     logw = (special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(n - k + 1)
-            + special.betaln(a + k, b + n - k) - np.abs(s - k) / scale)
+            + special.betaln(a + k, b + n - k) + noise)
     w = _normalise(logw)
     m1 = np.sum(w * (a + k) / (a + b + n))
     m2 = np.sum(w * (a + k) * (a + k + 1) / ((a + b + n) * (a + b + n + 1)))

@@ -12,7 +12,7 @@ from pymc_dp.mechanisms.base import kernel_logpdf
 from pymc_dp.samplers.augmentation import augmentation_sweep
 
 
-def reference_sweep(t_cur, t_prop, codes, a, b, c, r, l_cur, l_prop, lcodes, la, lb, lr, log_u):
+def reference_sweep(t_cur, t_prop, codes, a, b, c, r, l_cur, l_prop, lcodes, la, lb, lr, u):
     """Algorithm 1 written plainly: recompute the statistic from scratch for every record."""
     t_cur, l_cur = t_cur.copy(), l_cur.copy()
     accepted = np.zeros(len(t_cur), dtype=bool)
@@ -26,7 +26,7 @@ def reference_sweep(t_cur, t_prop, codes, a, b, c, r, l_cur, l_prop, lcodes, la,
         new_t, new_l = t_cur.copy(), l_cur.copy()
         new_t[i], new_l[i] = t_prop[i], l_prop[i]
         ratio = loglik(new_t, new_l, i) - loglik(t_cur, l_cur, i)
-        if log_u[i] < ratio:
+        if u[i] < math.exp(min(ratio, 0.0)):
             t_cur, l_cur, accepted[i] = new_t, new_l, True
     return t_cur, l_cur, accepted
 
@@ -41,11 +41,12 @@ def test_compiled_sweep_equals_reference():
     c, r = np.array([1.0, 0.1, 1.0]), rng.normal(size=D) * 3
     lcodes, la, lb = np.array([2, 2]), np.array([-0.2, -0.4]), np.array([-1.8, -1.3])
     lr = rng.integers(0, 3, (n, L)).astype(float)
-    log_u = np.log(rng.random(n))
-    ref_t, ref_l, ref_acc = reference_sweep(t_cur, t_prop, codes, a, b, c, r, l_cur, l_prop, lcodes, la, lb, lr, log_u)
+    u = np.random.default_rng(9).random(n)
+    ref_t, ref_l, ref_acc = reference_sweep(t_cur, t_prop, codes, a, b, c, r, l_cur, l_prop, lcodes, la, lb, lr, u)
     acc = np.zeros(n, dtype=bool)
     t, lc = t_cur.copy(), l_cur.copy()
-    n_acc, min_p = augmentation_sweep(t, t_prop, codes, a, b, c, r, lc, l_prop, lcodes, la, lb, lr, log_u, acc)
+    n_acc, min_p = augmentation_sweep(t, t_prop, codes, a, b, c, r, lc, l_prop, lcodes, la, lb, lr,
+                                      np.random.default_rng(9), acc)
     np.testing.assert_array_equal(acc, ref_acc)
     np.testing.assert_allclose(t, ref_t)
     np.testing.assert_allclose(lc, ref_l)
@@ -58,7 +59,7 @@ def test_nan_ratio_rejects():
     empty = np.zeros((3, 0))
     augmentation_sweep(t_cur, t_prop, np.array([0]), np.array([1.0]), np.array([0.0]), np.array([1.0]),
                        np.array([1.0]), empty, empty.copy(), np.zeros(0, np.int64), np.zeros(0), np.zeros(0),
-                       empty, np.full(3, -np.inf), acc)
+                       empty, np.random.default_rng(0), acc)
     np.testing.assert_array_equal(acc, [False, True, False])
 
 

@@ -40,6 +40,25 @@ def test_beta_bernoulli_sum_laplace():
     exact.assert_moments(draws(idata, "p"), *exact.beta_bernoulli_laplace(s, n, 2, 2, 1.0), label="beta-bernoulli")
 
 
+def test_two_releases_of_the_same_records():
+    """Two DPObserved nodes on one record variable: their ratios multiply."""
+    rng = np.random.default_rng(16)
+    n = 15
+    x_conf = rng.binomial(1, 0.6, n)
+    stat = pdp.Sum(lower=0, upper=1)
+    s1 = float(pdp.release(x_conf, stat, pdp.Laplace(epsilon=0.5), rng=rng))
+    s2 = float(pdp.release(x_conf, stat, pdp.Laplace(epsilon=2.0), rng=rng))
+    with pm.Model() as model:
+        p = pm.Beta("p", 1, 1)
+        x = pm.Bernoulli("x", p, shape=n)
+        pdp.DPObserved("s1", x, statistic=stat, mechanism=pdp.Laplace(epsilon=0.5), observed=s1)
+        pdp.DPObserved("s2", x, statistic=stat, mechanism=pdp.Laplace(epsilon=2.0), observed=s2)
+    idata = run(model, [x], seed=7)
+    exact.assert_moments(draws(idata, "p"), *exact.beta_bernoulli_laplace([s1, s2], n, 1, 1, [2.0, 0.5]),
+                         label="two releases")
+    assert np.asarray(idata.sample_stats["dp_min_accept"]).min() >= np.exp(-2.5) - 1e-12
+
+
 def test_normal_mean_sum_gaussian():
     rng = np.random.default_rng(11)
     n = 50

@@ -75,7 +75,9 @@ class RandomizedResponse(Mechanism):
         k = self.n_categories
         x = pt.cast(statistic, "int64")
         keep = pm.Bernoulli.dist(p=self.p_keep, size=size)
-        shift = pm.DiscreteUniform.dist(lower=1, upper=k - 1, size=size)
+        # uniform over the other k - 1 categories (floor of a uniform: native on every backend)
+        u = pm.Uniform.dist(0.0, 1.0, size=size)
+        shift = 1 + pt.minimum(pt.cast(pt.floor(u * (k - 1)), "int64"), k - 2)
         return pt.switch(keep, x, (x + shift) % k)
 
     def dp_event(self):

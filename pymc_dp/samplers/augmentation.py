@@ -47,13 +47,13 @@ class AugmentationInfo(NamedTuple):
 @numba.njit(cache=True)
 def augmentation_sweep(
     t_cur, t_prop, add_tab_codes, add_a, add_b, add_c, add_r,
-    l_cur, l_prop, loc_codes, loc_a, loc_b, loc_r, log_u, accepted,
+    l_cur, l_prop, loc_codes, loc_a, loc_b, loc_r, rng, accepted,
 ):
     """One pass of Algorithm 1 over the records, in place.
 
     ``t_cur``/``t_prop`` (n, D) additive contributions of the current and proposed records;
-    ``l_cur``/``l_prop``/``loc_r`` (n, L) local contributions and releases; ``log_u`` (n,) log
-    uniforms. Accepted rows of ``t_cur``/``l_cur`` are overwritten by the proposal and flagged in
+    ``l_cur``/``l_prop``/``loc_r`` (n, L) local contributions and releases; ``rng`` a NumPy
+    ``Generator`` (one uniform per record, accept iff ``u < exp(ratio)``). Accepted rows of ``t_cur``/``l_cur`` are overwritten by the proposal and flagged in
     ``accepted``. Returns ``(n_accepted, min acceptance probability)``. A NaN ratio rejects.
     """
     n, D = t_cur.shape
@@ -85,7 +85,7 @@ def augmentation_sweep(
             p = math.exp(lr)
         if p < min_p:
             min_p = p
-        if log_u[i] < lr:
+        if rng.random() < p:
             accepted[i] = True
             n_acc += 1
             for j in range(D):
@@ -178,16 +178,16 @@ class DataAugmentation(BlockedStep):
             prop_point = dict(work)
             prop_point.update(zip(names, props))
             t_prop, l_prop = block.contributions(prop_point)
-            log_u = np.log(self.rng.random(block.n))
             accepted = np.zeros(block.n, dtype=np.bool_)
             acc, mp = augmentation_sweep(
                 t_cur, t_prop, *self.add_table[:3], self.add_table.c, add_r,
-                l_cur, l_prop, *self.loc_table[:3], loc_r, log_u, accepted,
+                l_cur, l_prop, *self.loc_table[:3], loc_r, self.rng, accepted,
             )
             n_acc += acc
             min_p = min(min_p, mp)
             for name, prop in zip(names, props):
-                values[name][accepted] = prop[accepted]
+                mask = accepted.reshape((-1,) + (1,) * (prop.ndim - 1))
+                np.copyto(values[name], prop, where=mask)
         stats = {
             "dp_accept_rate": n_acc / (block.n * self.sweeps),
             "dp_min_accept": min_p,
