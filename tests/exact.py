@@ -99,5 +99,7 @@ def assert_moments(draws, m1, m2, k=4.0, label=""):
         mcse = q.std() / math.sqrt(ess)
         z = (q.mean() - exact) / mcse
         report.append((power, q.mean(), exact, z, ess))
+        print(f"[exact] {label}: E[θ^{power}] sampled {q.mean():.5f} exact {exact:.5f} "
+              f"z={z:+.2f} MCSE (ESS {ess:.0f})")
         assert abs(z) < k, f"{label}: E[θ^{power}] = {q.mean():.5f} vs exact {exact:.5f} ({z:+.2f} MCSE, ESS {ess:.0f})"
     return report

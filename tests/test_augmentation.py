@@ -90,6 +90,13 @@ def stat(idata, name):
     return np.asarray(idata.sample_stats[name])
 
 
+def test_default_vars_are_the_records_of_the_releases():
+    model = normal_model()
+    with model:
+        step = pdp.DataAugmentation()
+    assert [v.name for v in step.vars] == ["x"]
+
+
 def test_stats_reach_arviz_and_respect_the_acceptance_bound():
     idata = sample(normal_model(eps=0.5))
     acc, min_acc = stat(idata, "dp_accept_rate"), stat(idata, "dp_min_accept")

@@ -135,3 +135,17 @@ def test_rr_release_out_of_range_and_scalar_data():
         y = pm.Normal("y", 0, 1)
         with pytest.raises(ValueError, match=re.escape("data 'y' is a scalar; records live on axis 0.")):
             pdp.DPObserved("s", y, statistic=pdp.Sum(), mechanism=pdp.Laplace(scale=1.0), observed=0.0)
+
+
+def test_posterior_predictive_adds_fresh_noise_to_the_statistic():
+    """s_rep - S(x_draw) must follow the noise distribution for posterior draws of the records."""
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0, 1)
+        x = pm.Normal("x", mu, 1.0, shape=6)
+        pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=pdp.Gaussian(sigma=0.7), observed=1.0)
+        idata = pm.sample(step=[pdp.DataAugmentation([x])], draws=300, tune=50, chains=2, random_seed=2,
+                          progressbar=False, compute_convergence_checks=False)
+        pp = pm.sample_posterior_predictive(idata, random_seed=3, progressbar=False)
+    s_rep = np.asarray(pp.posterior_predictive["s"]).ravel()
+    stat = np.asarray(idata.posterior["x"]).sum(axis=-1).ravel()
+    assert stats.kstest(s_rep - stat, stats.norm(0, 0.7).cdf).pvalue > 1e-3

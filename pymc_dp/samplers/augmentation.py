@@ -101,7 +101,7 @@ def _table(nodes, local):
     codes, a, b, c = [], [], [], []
     for node in nodes:
         pa, pb = node.mechanism.kernel_params()
-        k = node.dim if local else node.dim
+        k = node.dim
         codes += [node.mechanism.kernel_code] * k
         a += [pa] * k
         b += [pb] * k
@@ -179,12 +179,12 @@ class DataAugmentation(BlockedStep):
             prop_point.update(zip(names, props))
             t_prop, l_prop = block.contributions(prop_point)
             accepted = np.zeros(block.n, dtype=np.bool_)
-            acc, mp = augmentation_sweep(
+            info = AugmentationInfo(*augmentation_sweep(
                 t_cur, t_prop, *self.add_table[:3], self.add_table.c, add_r,
                 l_cur, l_prop, *self.loc_table[:3], loc_r, self.rng, accepted,
-            )
-            n_acc += acc
-            min_p = min(min_p, mp)
+            ))
+            n_acc += info.n_accepted
+            min_p = min(min_p, info.min_accept_prob)
             for name, prop in zip(names, props):
                 mask = accepted.reshape((-1,) + (1,) * (prop.ndim - 1))
                 np.copyto(values[name], prop, where=mask)
