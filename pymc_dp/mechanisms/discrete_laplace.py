@@ -7,14 +7,14 @@ import math
 
 import numpy as np
 
-from pymc_dp.mechanisms.base import LAPLACE_KERNEL, Mechanism
-from pymc_dp.mechanisms.laplace import _scale_or_epsilon
+from pymc_dp.mechanisms.base import LAPLACE_KERNEL
+from pymc_dp.mechanisms.laplace import Laplace, _scale_or_epsilon
 
 __all__ = ["DiscreteLaplace"]
 
 
 @dataclasses.dataclass(frozen=True)
-class DiscreteLaplace(Mechanism):
+class DiscreteLaplace(Laplace):
     r"""Integer noise with :math:`P(Z = k) = \tanh\!\left(\tfrac{1}{2b}\right) e^{-|k|/b}`, ``k ∈ ℤ``.
 
     With ``b = Δ₁/ε`` and an integer statistic of L1 sensitivity Δ₁ this is ε-DP. Releases are
@@ -57,15 +57,6 @@ class DiscreteLaplace(Mechanism):
                 f"sensitivity={sens!r}. Use integer bounds (e.g. Sum(lower=0, upper=5)) and not Mean."
             )
         return dataclasses.replace(self, sensitivity=sens)
-
-    @property
-    def calibrated(self) -> bool:
-        return self.scale is not None or self.sensitivity is not None
-
-    @property
-    def b(self) -> float:
-        self._require_calibrated()
-        return self.scale if self.scale is not None else self.sensitivity / self.epsilon
 
     def kernel_params(self):
         b = self.b
