@@ -71,7 +71,6 @@ def main():
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
     y, x = simulate(rng)
-    counts = STAT.evaluate(y, x)
     class_counts = np.bincount(y, minlength=I)
     nonprivate = (2.0 + class_counts) / (2.0 * I + N)
     print(f"non-private posterior mean of p: {np.round(nonprivate, 3)}   prior mean: 0.2 each\n")

@@ -5,6 +5,7 @@ from pymc_dp.mechanisms.discrete_laplace import DiscreteLaplace
 from pymc_dp.mechanisms.gaussian import Gaussian, analytic_gaussian_delta, analytic_gaussian_sigma
 from pymc_dp.mechanisms.laplace import Laplace
 from pymc_dp.mechanisms.randomized_response import RandomizedResponse
+from pymc_dp.mechanisms.smooth import SmoothLaplace
 
 __all__ = [
     "Mechanism",
@@ -12,10 +13,8 @@ __all__ = [
     "Gaussian",
     "DiscreteLaplace",
     "RandomizedResponse",
+    "SmoothLaplace",
     "analytic_gaussian_sigma",
     "analytic_gaussian_delta",
     "kernel_logpdf",
 ]
-from pymc_dp.mechanisms.smooth import SmoothLaplace  # noqa: E402
-
-__all__ += ["SmoothLaplace"]

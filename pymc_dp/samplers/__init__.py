@@ -1,6 +1,9 @@
-"""Step methods for ``pm.sample`` that handle the privatized part of a model."""
+"""Step methods for ``pm.sample``: the analyst's samplers and the data holder's penalty MH."""
 
 from pymc_dp.samplers.augmentation import DataAugmentation
+from pymc_dp.samplers.mhaar import MHAAR
+from pymc_dp.samplers.penalty import PenaltyMH
+from pymc_dp.samplers.pmmh import PMMH
 from pymc_dp.samplers.records import RecordBlock
 
-__all__ = ["DataAugmentation", "RecordBlock"]
+__all__ = ["DataAugmentation", "PMMH", "MHAAR", "PenaltyMH", "RecordBlock"]

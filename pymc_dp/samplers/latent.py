@@ -1,0 +1,471 @@
+r"""Shared machinery of the exact-approximate θ-steps (``PMMH``, ``MHAAR``).
+
+A :class:`LatentTarget` splits a PyMC model into
+
+* θ: the user's ``vars`` (continuous, proposed by a random walk in PyMC's value space),
+* the *latent*: the record block (or latent statistic, a one-"record" block) feeding the
+  ``DPObserved`` nodes that depend on θ (found automatically),
+* everything else, whose log density :math:`\log \eta(\theta)` (prior of θ plus every term that is
+  neither a latent record nor one of those releases) enters the acceptance ratio exactly,
+
+and compiles what the kernels need: joint draws of the latent from its conditional prior given any θ
+(reusing :class:`pymc_dp.samplers.RecordBlock`), the releases' log density
+:math:`\log g(s_{dp} \mid x)` for one particle, the latent's log density :math:`\log f(x \mid \theta)`
+and, for z-space, :math:`x = F_\theta^{-1}(z)` and :math:`F_\theta(x)` through PyMC's ``icdf`` /
+``logcdf``. It also holds the random-walk proposal and its warm-up tuning, shared by both steps.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+import pymc as pm
+import pytensor
+import pytensor.tensor as pt
+from pymc.logprob.utils import replace_rvs_by_values
+from pymc.pytensorf import compile as pm_compile
+from pymc.pytensorf import reseed_rngs
+from pytensor.compile.sharedvalue import SharedVariable
+from pytensor.graph.replace import graph_replace, vectorize_graph
+from pytensor.tensor.random.type import RandomGeneratorType
+from pymc.util import get_value_vars_from_user_vars
+
+try:  # PyTensor >= 2.31
+    from pytensor.graph.traversal import ancestors
+except ImportError:  # pragma: no cover
+    from pytensor.graph.basic import ancestors
+
+from pymc_dp.distributions.dp_observed import dp_nodes
+from pymc_dp.samplers.records import RecordBlock
+
+__all__ = [
+    "LatentTarget",
+    "RandomWalkState",
+    "random_walk_propose",
+    "random_walk_adapt",
+    "initial_scale",
+    "clip_scale",
+    "sample_indices",
+    "safe_log_alpha",
+    "logsumexp0",
+    "log_mean_exp",
+    "check_n_particles",
+]
+
+
+def _names(rvs):
+    return ", ".join(repr(r.name) for r in rvs)
+
+
+def check_n_particles(n_particles, owner):
+    if not (isinstance(n_particles, int | np.integer) and not isinstance(n_particles, bool)
+            and n_particles >= 1):
+        raise ValueError(
+            f"n_particles must be an integer >= 1, got n_particles={n_particles!r}. "
+            f"{owner} averages over n_particles draws of the latent data; use e.g. n_particles=10."
+        )
+    return int(n_particles)
+
+
+# ----------------------------------------------------------------------------------------------
+# log acceptance helpers (pure)
+# ----------------------------------------------------------------------------------------------
+def safe_log_alpha(x: float) -> float:
+    """NaN rejects: map NaN to ``-inf``."""
+    return -math.inf if x != x else float(x)
+
+
+def sample_indices(rng: np.random.Generator, log_w: np.ndarray) -> np.ndarray:
+    """One index per column of ``log_w`` (N, B), with probability ∝ ``exp(log_w[:, b])``.
+
+    A column without a finite weight returns index 0 (the current particle).
+    """
+    log_w = np.where(np.isnan(log_w), -np.inf, log_w)
+    top = log_w.max(axis=0)
+    ok = np.isfinite(top)
+    p = np.exp(log_w - np.where(ok, top, 0.0)[None, :])
+    p[:, ~ok] = 0.0
+    p[0, ~ok] = 1.0
+    c = np.cumsum(p, axis=0)
+    u = rng.random(log_w.shape[1]) * c[-1]
+    return np.minimum((c < u[None, :]).sum(axis=0), log_w.shape[0] - 1)
+
+
+def logsumexp0(a: np.ndarray):
+    """``log Σ exp(a)`` over axis 0; NaN counts as ``-inf``, an all ``-inf`` column gives ``-inf``."""
+    a = np.where(np.isnan(a), -np.inf, a)
+    top = a.max(axis=0)
+    safe = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        return np.log(np.exp(a - safe).sum(axis=0)) + safe
+
+
+def log_mean_exp(log_w: np.ndarray):
+    """``log((1/N) Σ exp(log_w))`` over axis 0."""
+    return logsumexp0(log_w) - math.log(log_w.shape[0])
+
+
+# ----------------------------------------------------------------------------------------------
+# random-walk proposal on θ with warm-up tuning (pure)
+# ----------------------------------------------------------------------------------------------
+class RandomWalkState(NamedTuple):
+    """Per-coordinate proposal scale and the adaptation counter."""
+
+    log_scale: np.ndarray
+    n_adapt: int
+
+
+def random_walk_propose(rng, theta, rw_state: RandomWalkState):
+    """Return ``(θ', log q(θ|θ') - log q(θ'|θ))`` (= 0 for the symmetric walk)."""
+    return theta + np.exp(rw_state.log_scale) * rng.standard_normal(theta.shape), 0.0
+
+
+def initial_scale(proposal_scale, target, model):
+    """Initial random-walk standard deviations, one per θ coordinate (default 0.5)."""
+    d = target.theta_flat(model.initial_point(random_seed=0)).size
+    if proposal_scale is None:
+        return np.full(d, 0.5)
+    scale = np.broadcast_to(np.asarray(proposal_scale, dtype=float), (d,)).copy()
+    if not np.all(np.isfinite(scale) & (scale > 0)):
+        raise ValueError(
+            f"proposal_scale must be finite and > 0 for each of the {d} θ coordinates, got "
+            f"proposal_scale={proposal_scale!r}. Give the random-walk standard deviation in "
+            "PyMC's value space (log scale for positive parameters)."
+        )
+    return scale
+
+
+def clip_scale(rw: RandomWalkState, init_scale):
+    """Keep the tuned scale within [e^-5, e^3] times the initial one."""
+    lo, hi = np.log(init_scale) - 5.0, np.log(init_scale) + 3.0
+    return rw._replace(log_scale=np.clip(rw.log_scale, lo, hi))
+
+
+def random_walk_adapt(rw_state: RandomWalkState, accept_prob: float, target: float):
+    """Robbins–Monro step on the log scale towards the target acceptance (warm-up only)."""
+    t = rw_state.n_adapt + 1
+    step = (accept_prob - target) / t**0.6
+    return RandomWalkState(rw_state.log_scale + step, t)
+
+
+# ----------------------------------------------------------------------------------------------
+# model side
+# ----------------------------------------------------------------------------------------------
+class LatentTarget:
+    """θ, the latent block it drives and compiled evaluators (see module docstring).
+
+    Parameters
+    ----------
+    model : pm.Model
+    vars : list
+        θ: the continuous variables the step proposes.
+    latent : list, optional
+        The latent records / statistic; default: the data of every ``DPObserved`` node that
+        depends on θ.
+    owner : str
+        Sampler name for messages.
+    """
+
+    def __init__(self, model, vars, *, latent=None, owner="PMMH", own_parents=False):
+        self.model = model
+        self.owner = owner
+        if vars is None:
+            raise ValueError(f"{owner} needs vars=[theta, ...], the parameters it proposes; got None.")
+        theta_values = get_value_vars_from_user_vars(vars, model)
+        self.theta_rvs = [model.values_to_rvs[v] for v in theta_values]
+        for v in theta_values:
+            if v.dtype.startswith(("int", "uint", "bool")):
+                raise ValueError(
+                    f"{owner} proposes θ by a Gaussian random walk, but {v.name!r} is discrete "
+                    f"(dtype {v.dtype}). Pass only continuous variables in vars."
+                )
+        nodes = dp_nodes(model)
+        if not nodes:
+            raise ValueError(
+                f"{owner} found no pdp.DPObserved node in the model. Add the release with "
+                "pdp.DPObserved(name, records, statistic=..., mechanism=..., observed=...)."
+            )
+        theta_set = set(self.theta_rvs)
+        if latent is None:
+            latent_rvs = []
+            for node in nodes.values():
+                free = [d for d in node.data if d in model.free_RVs]
+                if free and theta_set & set(ancestors(free)):
+                    latent_rvs += [d for d in free if d not in latent_rvs]
+            if not latent_rvs:
+                raise ValueError(
+                    f"{owner} integrates the latent data of the DPObserved nodes that depend on "
+                    f"vars={_names(self.theta_rvs)}, but none does (nodes: "
+                    f"{', '.join(map(repr, nodes))}). Pass the parameters of the confidential "
+                    "records' distribution."
+                )
+        else:
+            latent_rvs = [model.values_to_rvs[v] for v in get_value_vars_from_user_vars(latent, model)]
+            fed = {d for node in nodes.values() for d in node.data}
+            unfed = [r for r in latent_rvs if r not in fed]
+            if unfed:
+                raise ValueError(
+                    f"latent must be variables a pdp.DPObserved node depends on, got "
+                    f"latent=[{_names(unfed)}], which no DPObserved node releases (nodes: "
+                    f"{', '.join(map(repr, nodes))}). Pass the records given to DPObserved, or "
+                    "leave latent=None to find them."
+                )
+        overlap = [r for r in latent_rvs if r in theta_set]
+        if overlap:
+            raise ValueError(
+                f"{owner}: {_names(overlap)} is both in vars and latent data of a DPObserved node. "
+                "Pass only the parameters in vars; the step updates the records itself."
+            )
+        if own_parents:
+            self._require_owned_parents(latent_rvs, nodes)
+        self._check_mechanisms([nd for nd in nodes.values() if set(nd.data) & set(latent_rvs)])
+        self.block = RecordBlock(model, latent_rvs, require_additive=False, owner=owner)
+        self.theta_names = [v.name for v in theta_values]
+        self.theta_values = theta_values
+        self.input_names = self.block.input_names
+        self._compile()
+
+    # ------------------------------------------------------------------------------------------
+    def _check_mechanisms(self, nodes):
+        """Refuse releases whose mechanism cannot evaluate its density."""
+        for node in nodes:
+            mech = node.mechanism
+            n_params = 2 if getattr(mech, "dist_params", None) is not None else 1
+            try:
+                mech.logp(pt.dscalar(), *[pt.dscalar() for _ in range(n_params)])
+            except (NotImplementedError, TypeError) as err:
+                raise ValueError(
+                    f"{self.owner} needs the density of the release, but the mechanism "
+                    f"{mech!r} of DPObserved {node.rv.name!r} cannot evaluate one ({err!r}). Use a "
+                    "mechanism with a density (pdp.Laplace, pdp.Gaussian, pdp.SmoothLaplace, ...) "
+                    "or implement its logp/kernel_params."
+                ) from None
+
+    def _require_owned_parents(self, latent_rvs, nodes):
+        """Pseudo-marginal: every free parent of the latent must be proposed by this step."""
+        model = self.model
+        records = set(latent_rvs)
+        fed = [nd.rv for nd in nodes.values() if set(nd.data) & records]
+        anc = set(ancestors(list(latent_rvs) + fed))
+        parents = [v for v in model.free_RVs if v not in records and v in anc]
+        missing = [p for p in parents if p not in set(self.theta_rvs)]
+        if missing:
+            raise ValueError(
+                f"{self.owner} carries its estimate of p(s_dp | θ) between iterations, so it must "
+                f"own every free variable the latent data depend on; {_names(missing)} is missing "
+                f"from vars={_names(self.theta_rvs)}. Pass vars=[{_names(self.theta_rvs + missing)}]."
+            )
+
+    def _compile(self):
+        model = self.model
+        block = self.block
+        own = set(block.record_rvs) | {node.rv for node in block.nodes}
+        rest = [v for v in model.free_RVs + model.observed_RVs if v not in own]
+        rest += list(model.potentials)
+        inputs = model.value_vars
+        rest_logp = model.logp(vars=rest, sum=True) if rest else pt.constant(0.0)
+        self._rest_logp = pm_compile(inputs, rest_logp, on_unused_input="ignore")
+
+        n = block.n
+        add_terms, loc_terms = [], []
+        for node in block.nodes:
+            (term,) = model.logp(vars=[node.rv], sum=False)
+            if node.statistic.local:
+                loc_terms.append(pt.reshape(term, (n, -1)).sum(axis=1))
+            else:
+                add_terms.append(term.sum())
+        self.has_local = bool(loc_terms)
+        self.all_local = not add_terms
+        total = pt.add(*add_terms) if add_terms else pt.constant(0.0)
+        per_record = pt.add(*loc_terms) if loc_terms else pt.zeros((n,))
+        self._loglik = pm_compile(
+            inputs, [pt.cast(total, "float64"), pt.cast(per_record, "float64")],
+            on_unused_input="ignore",
+        )
+        rec_terms = model.logp(vars=block.record_rvs, sum=False)
+        rec = pt.add(*[pt.reshape(t, (n, -1)).sum(axis=1) for t in rec_terms])
+        self._latent_logp = pm_compile(inputs, pt.cast(rec, "float64"), on_unused_input="ignore")
+        self._z_compiled = False
+        self._batch_draw = None
+        self._draw_rngs = []
+        # particles evaluated in one call: the same graphs vectorized over a leading particle axis
+        latent_values = set(block.value_vars)
+        self._batch_inputs = [v for v in inputs if v not in latent_values]
+        self._batch_names = [v.name for v in self._batch_inputs]
+        batched = [
+            pt.tensor(f"{v.name}_particles", dtype=v.dtype, shape=(None, *v.type.shape))
+            for v in block.value_vars
+        ]
+        try:
+            outs = vectorize_graph(
+                [pt.cast(total, "float64"), pt.cast(per_record, "float64"), pt.cast(rec, "float64")],
+                replace=dict(zip(block.value_vars, batched)),
+            )
+            self._batch_eval = pm_compile(self._batch_inputs + batched, outs, on_unused_input="ignore")
+        except Exception:  # pragma: no cover - graphs PyTensor cannot vectorize: loop instead
+            self._batch_eval = None
+
+    def compile_batch_draw(self, n_draws: int):
+        """Compile ``n_draws`` joint draws of the latent from its conditional prior in one call."""
+        from pymc.distributions.shape_utils import change_dist_size
+
+        model = self.model
+        records = set(self.block.record_rvs)
+        others_v = {rv: v for rv, v in model.rvs_to_values.items() if rv not in records}
+        others_t = {rv: t for rv, t in model.rvs_to_transforms.items() if rv not in records and t is not None}
+        recs = self.block.record_rvs
+        if any(r in set(ancestors([o])) for r in recs for o in recs if o is not r):
+            self._batch_draw = None  # records drawn jointly from each other: one draw per particle
+            return
+        try:
+            big = [change_dist_size(rv, (n_draws,), expand=True) for rv in recs]
+            drawn = replace_rvs_by_values(big, rvs_to_values=others_v, rvs_to_transforms=others_t)
+            outs = []
+            for rv, g in zip(self.block.record_rvs, drawn):
+                tr = model.rvs_to_transforms.get(rv)
+                outs.append(tr.forward(g, *g.owner.inputs) if tr is not None else g)
+            old = [v for v in ancestors(outs)
+                   if isinstance(v, SharedVariable) and isinstance(v.type, RandomGeneratorType)]
+            self._draw_rngs = [pytensor.shared(np.random.default_rng()) for _ in old]
+            outs = graph_replace(outs, dict(zip(old, self._draw_rngs)), strict=False)
+            self._batch_draw = pm_compile(model.value_vars, outs, on_unused_input="ignore", random_seed=0)
+            self._n_batch = n_draws
+        except Exception:  # pragma: no cover - fall back to one compiled draw per particle
+            self._batch_draw = None
+
+    def reseed(self, rng):
+        """Reseed every compiled random graph from ``rng``."""
+        self.block.reseed(rng)
+        if self._draw_rngs:
+            reseed_rngs(self._draw_rngs, rng.integers(2**63))
+
+    def compile_z_space(self):
+        """Compile ``x = F_θ^{-1}(z)`` (value space) and ``(F_θ(x⁻), F_θ(x))`` for each record RV."""
+        if self._z_compiled:
+            return
+        model = self.model
+        records = set(self.block.record_rvs)
+        others_v = {rv: v for rv, v in model.rvs_to_values.items() if rv not in records}
+        others_t = {rv: t for rv, t in model.rvs_to_transforms.items() if rv not in records and t is not None}
+        recs = self.block.record_rvs
+        linked = [o for o in recs for r in recs if o is not r and r in set(ancestors([o]))]
+        if linked:
+            raise ValueError(
+                f"{self.owner} z-space (seed 001 Algorithms 7-8) maps θ-free uniforms through each "
+                f"record's icdf, but {_names(linked)} depends on another record variable. Use "
+                "space='u' or pdp.PMMH for records drawn jointly."
+            )
+        zs, xs, lows, highs = [], [], [], []
+        for rv in recs:
+            z = pt.tensor(f"{rv.name}_z", dtype="float64", shape=(None, *rv.type.shape))
+            try:
+                x = pm.icdf(rv, z)
+                hi = pm.logcdf(rv, rv)
+                lo = pm.logcdf(rv, rv - 1) if rv.dtype.startswith("int") else hi
+            except NotImplementedError as err:
+                raise ValueError(
+                    f"{self.owner} z-space (x = F_θ^-1(z), seed 001 Algorithm 7) needs PyMC's icdf "
+                    f"and logcdf of the records, which {rv.name!r} "
+                    f"({rv.owner.op}) lacks ({err}). Use space='u' or PMMH."
+                ) from None
+            (x,) = replace_rvs_by_values([x], rvs_to_values=others_v, rvs_to_transforms=others_t)
+            tr = model.rvs_to_transforms.get(rv)
+            if tr is not None:
+                x = tr.forward(x, *rv.owner.inputs)
+                (x,) = replace_rvs_by_values([x], rvs_to_values=others_v, rvs_to_transforms=others_t)
+            lo, hi = replace_rvs_by_values(
+                [lo, hi], rvs_to_values=model.rvs_to_values, rvs_to_transforms=model.rvs_to_transforms
+            )
+            zs.append(z)
+            xs.append(pt.cast(x, rv.dtype))
+            lows.append(pt.exp(lo))
+            highs.append(pt.exp(hi))
+        self._icdf = pm_compile(model.value_vars + zs, xs, on_unused_input="ignore")
+        self._cdf = pm_compile(model.value_vars, lows + highs, on_unused_input="ignore")
+        self._z_compiled = True
+
+    # -- point helpers -------------------------------------------------------------------------
+    def args(self, point):
+        return [point[name] for name in self.input_names]
+
+    def theta_flat(self, point) -> np.ndarray:
+        return np.concatenate([np.ravel(np.asarray(point[n], dtype=float)) for n in self.theta_names])
+
+    def with_theta(self, point, flat) -> dict:
+        out = dict(point)
+        i = 0
+        for name in self.theta_names:
+            ref = np.asarray(point[name])
+            k = ref.size
+            out[name] = flat[i:i + k].reshape(ref.shape).astype(ref.dtype)
+            i += k
+        return out
+
+    def with_latent(self, point, values) -> dict:
+        out = dict(point)
+        out.update(zip(self.block.value_names, values))
+        return out
+
+    def latent_of(self, point):
+        return [np.array(point[n], copy=True) for n in self.block.value_names]
+
+    # -- evaluators ----------------------------------------------------------------------------
+    def log_rest(self, point) -> float:
+        """log η(θ): every term except the latent records and the releases they feed."""
+        return float(self._rest_logp(*self.args(point)))
+
+    def loglik(self, point):
+        """``(log g of the aggregate releases, per-record log g of the local releases (n,))``."""
+        total, per = self._loglik(*self.args(point))
+        return float(total), np.asarray(per, dtype=float)
+
+    def loglik_total(self, point) -> float:
+        total, per = self.loglik(point)
+        return total + float(per.sum())
+
+    def latent_logp(self, point) -> np.ndarray:
+        """Per-record log f(x_i | θ) (value space, with Jacobian), shape (n,)."""
+        return np.asarray(self._latent_logp(*self.args(point)), dtype=float)
+
+    def draw(self, point):
+        """One joint draw of the latent from its conditional prior given the θ in ``point``."""
+        return self.block.propose(point)
+
+    def draws(self, point, n_draws):
+        """``n_draws`` joint draws, one array ``(n_draws, n, ...)`` per latent variable."""
+        if self._batch_draw is not None and n_draws == self._n_batch:
+            return [np.asarray(d) for d in self._batch_draw(*self.args(point))]
+        parts = [self.draw(point) for _ in range(n_draws)]
+        return [np.stack([p[r] for p in parts]) for r in range(len(self.block.value_vars))]
+
+    def evaluate(self, point, particles):
+        """For particles ``[(N, n, ...)]``: aggregate log g (N,), local log g (N, n), log f (N, n)."""
+        if self._batch_eval is not None:
+            tot, per, rec = self._batch_eval(*[point[n] for n in self._batch_names], *particles)
+            N, n = particles[0].shape[0], self.block.n
+            return (np.broadcast_to(np.asarray(tot, float), (N,)),
+                    np.broadcast_to(np.asarray(per, float), (N, n)),
+                    np.broadcast_to(np.asarray(rec, float), (N, n)))
+        N = particles[0].shape[0]
+        tot, per, rec = np.empty(N), np.empty((N, self.block.n)), np.empty((N, self.block.n))
+        for j in range(N):
+            pj = self.with_latent(point, [p[j] for p in particles])
+            tot[j], per[j] = self.loglik(pj)
+            rec[j] = self.latent_logp(pj)
+        return tot, per, rec
+
+    def icdf(self, point, zs):
+        """Latent values (value space) for uniforms ``zs`` (one (N, n, ...) array per record RV)."""
+        return self._icdf(*self.args(point), *zs)
+
+    def z_of(self, point, rng):
+        """Uniforms generating the records in ``point`` (random within atoms for discrete records)."""
+        out = self._cdf(*self.args(point))
+        k = len(self.block.record_rvs)
+        zs = []
+        for lo, hi in zip(out[:k], out[k:]):
+            lo, hi = np.asarray(lo, float), np.asarray(hi, float)
+            zs.append(lo + (hi - lo) * rng.random(hi.shape) if np.any(hi > lo) else hi)
+        return zs

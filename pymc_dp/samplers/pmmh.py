@@ -1,0 +1,248 @@
+r"""Pseudo-marginal Metropolis–Hastings for privatized releases (seed 001, Algorithm 5).
+
+Target: the marginal posterior :math:`p(\theta \mid s_{dp}) \propto \eta(\theta)\, p(s_{dp} \mid
+\theta)` with the intractable likelihood :math:`p(s_{dp} \mid \theta) = \int g(s_{dp} \mid x)
+f(x \mid \theta)\, dx` of the latent data :math:`x` (the confidential records, or a latent statistic
+:math:`u` such as the CLT approximation of :mod:`pymc_dp.distributions.clt`). One iteration:
+
+1. propose :math:`\theta' \sim q(\cdot \mid \theta)` (Gaussian random walk in PyMC's value space,
+   scale tuned during warm-up);
+2. draw :math:`x^{(j)} \sim f(\cdot \mid \theta')`, :math:`j = 1..N` (the latent's conditional prior,
+   so the importance weights are :math:`w_j = g(s_{dp} \mid x^{(j)})`) and form the unbiased
+   estimate :math:`\hat Z' = \frac1N \sum_j w_j`;
+3. accept with probability :math:`\min\{1, \frac{q(\theta \mid \theta')\eta(\theta')\hat Z'}
+   {q(\theta' \mid \theta)\eta(\theta)\hat Z}\}` where :math:`\hat Z` is the estimate *carried* from
+   the last accepted move (never recomputed).
+
+On acceptance one particle :math:`x^{(k)}`, :math:`k \sim w`, is written back to the latent variable.
+The chain then leaves invariant the extended target whose :math:`(\theta, x^{(k)})` marginal is the
+joint posterior :math:`p(\theta, x \mid s_{dp})` (Andrieu and Roberts 2009; Andrieu, Doucet and
+Holenstein 2010), so the trace of the latent is a valid posterior draw as well.
+
+The pure kernel :func:`pmmh_kernel` works on NumPy arrays and callables; :class:`PMMH` adapts it to
+``pm.sample``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from pymc.step_methods.compound import BlockedStep, Competence, StepMethodState
+
+from pymc_dp.samplers.latent import (
+    LatentTarget,
+    RandomWalkState,
+    check_n_particles,
+    clip_scale,
+    initial_scale,
+    log_mean_exp,
+    random_walk_adapt,
+    random_walk_propose,
+    safe_log_alpha,
+    sample_indices,
+)
+
+__all__ = ["PMMH", "PMMHState", "PMMHInfo", "pmmh_kernel"]
+
+
+class PMMHState(NamedTuple):
+    """State of the pseudo-marginal chain.
+
+    theta : (d,) current θ (value space, flattened)
+    log_prior : log η(θ)
+    log_lik : log Ẑ(θ), the carried estimate of log p(s_dp | θ)
+    latent : the particle written back to the latent variable (list of arrays)
+    """
+
+    theta: np.ndarray
+    log_prior: float
+    log_lik: float
+    latent: list
+
+
+class PMMHInfo(NamedTuple):
+    """accept_prob = min(1, α); log_lik_proposal = log Ẑ(θ')."""
+
+    accepted: bool
+    accept_prob: float
+    log_lik_proposal: float
+
+
+def pmmh_kernel(rng, state: PMMHState, *, propose_theta, log_prior, estimate):
+    r"""One iteration of seed 001 Algorithm 5.
+
+    Parameters
+    ----------
+    rng : np.random.Generator
+    state : PMMHState
+    propose_theta : callable ``(rng, θ) -> (θ', log q(θ|θ') - log q(θ'|θ))``
+    log_prior : callable ``θ -> log η(θ)``
+    estimate : callable ``(rng, θ') -> (log_w (N,), particles)``: log importance weights
+        :math:`\log[f(x^{(j)}|\theta') g(s_{dp}|x^{(j)}) / q_{\theta'}(x^{(j)})]` and the particles.
+
+    Returns
+    -------
+    (PMMHState, PMMHInfo)
+    """
+    theta_p, log_q = propose_theta(rng, state.theta)
+    lp_p = log_prior(theta_p)
+    if not np.isfinite(lp_p):  # outside the support: α = 0, no need to estimate
+        return state, PMMHInfo(False, 0.0, -math.inf)
+    log_w, particles = estimate(rng, theta_p)
+    ll_p = float(log_mean_exp(np.asarray(log_w, dtype=float)))
+    log_alpha = safe_log_alpha(log_q + lp_p + ll_p - state.log_prior - state.log_lik)
+    prob = 0.0 if log_alpha == -math.inf else math.exp(min(0.0, log_alpha))
+    if np.isfinite(ll_p) and math.log(rng.random()) < log_alpha:
+        k = int(sample_indices(rng, np.asarray(log_w, dtype=float)[:, None])[0])
+        return PMMHState(theta_p, lp_p, ll_p, particles[k]), PMMHInfo(True, prob, ll_p)
+    return state, PMMHInfo(False, prob, ll_p)
+
+
+class PMMH(BlockedStep):
+    r"""Pseudo-marginal MH on θ integrating the latent data (seed 001, Algorithm 5).
+
+    ``pdp.PMMH([theta])`` finds the latent records (or latent statistic) feeding the
+    ``DPObserved`` nodes that depend on θ and owns them too: ``pm.sample(step=[pdp.PMMH([theta])])``
+    assigns no other sampler to them. The importance proposal is the latent's conditional prior
+    given θ' (drawn from the PyMC graph), so the weights are the release densities.
+
+    Parameters
+    ----------
+    vars : list
+        θ, the continuous parameters proposed jointly (must include every free parent of the
+        latent data, since the likelihood estimate is carried between iterations).
+    n_particles : int
+        N, draws of the latent data per likelihood estimate.
+    latent : list, optional
+        The latent variables to integrate; default: found from the ``DPObserved`` nodes.
+    proposal : callable, optional
+        Importance proposal ``proposal(rng, point, n_particles) -> (particles, log_q)`` replacing
+        the conditional prior: ``particles`` holds one array ``(n_particles, *shape)`` per latent
+        variable in PyMC's value space (given the θ' in ``point``) and ``log_q`` their
+        ``(n_particles,)`` log proposal densities there. The weights become
+        :math:`f(x|\theta') g(s_{dp}|x) / q(x)`. Useful for a latent statistic whose prior is much
+        wider than the release noise.
+    proposal_scale : float or array, optional
+        Initial random-walk standard deviation per θ coordinate (value space); tuned during
+        warm-up towards ``target_accept``. Default 0.5.
+    target_accept : float
+        Warm-up target of the acceptance probability.
+
+    Sampler stats
+    -------------
+    ``dp_accept``: acceptance probability min(1, α); ``dp_accepted``: move accepted;
+    ``dp_loglik_estimate``: the carried log Ẑ(θ); ``dp_scale``: mean proposal scale.
+    """
+
+    name = "pmmh"
+    stats_dtypes_shapes = {
+        "dp_accept": (float, []),
+        "dp_accepted": (bool, []),
+        "dp_loglik_estimate": (float, []),
+        "dp_scale": (float, []),
+        "tune": (bool, []),
+    }
+    _state_class = StepMethodState
+
+    def __init__(self, vars, *, n_particles: int = 10, latent=None, proposal=None, proposal_scale=None,
+                 target_accept: float = 0.3, model=None, rng=None, blocked=True):
+        import pymc as pm
+
+        self.n_particles = check_n_particles(n_particles, "PMMH")
+        model = pm.modelcontext(model)
+        self.target = LatentTarget(model, vars, latent=latent, owner="PMMH", own_parents=True)
+        self.vars = list(self.target.theta_values) + list(self.target.block.value_vars)
+        if proposal is not None and not callable(proposal):
+            raise TypeError(
+                f"proposal must be callable as proposal(rng, point, n_particles) -> (particles, "
+                f"log_q), got proposal={proposal!r}. Leave it None to draw from the conditional prior."
+            )
+        self.proposal = proposal
+        self.target.compile_batch_draw(self.n_particles)
+        self.target_accept = float(target_accept)
+        self._init_scale = initial_scale(proposal_scale, self.target, model)
+        self.tune = True
+        self.set_rng(rng)
+
+    # PyMC <= 6.2
+    def set_rng(self, rng):
+        from pymc.util import get_random_generator
+
+        self.rng = get_random_generator(rng, copy=False)
+        self.target.reseed(self.rng)
+        self._state = None
+        self._rw = RandomWalkState(np.log(self._init_scale), 0)
+
+    # PyMC >= 6.3
+    def setup_chain(self, rng, tune, draws):
+        self.set_rng(rng)
+        self.tune = tune > 0
+
+    # ------------------------------------------------------------------------------------------
+    def _estimate(self, base_point):
+        target = self.target
+
+        def estimate(rng, theta):
+            pt_theta = target.with_theta(base_point, theta)
+            if self.proposal is None:  # conditional prior: weights are the release densities
+                parts = target.draws(pt_theta, self.n_particles)
+                total, per, _ = target.evaluate(pt_theta, parts)
+                log_w = total + per.sum(axis=1)
+            else:  # user importance proposal: w = f(x|θ') g(s_dp|x) / q(x)
+                parts, log_q = self.proposal(rng, pt_theta, self.n_particles)
+                parts = [np.asarray(p, dtype=v.dtype) for p, v in zip(parts, target.block.value_vars)]
+                total, per, rec = target.evaluate(pt_theta, parts)
+                log_w = total + per.sum(axis=1) + rec.sum(axis=1) - np.asarray(log_q, dtype=float)
+            particles = [[p[j] for p in parts] for j in range(self.n_particles)]
+            return log_w, particles
+
+        return estimate
+
+    def _init_state(self, point):
+        target = self.target
+        theta = target.theta_flat(point)
+        log_w, particles = self._estimate(point)(self.rng, theta)
+        k = int(sample_indices(self.rng, log_w[:, None])[0])
+        return PMMHState(theta, target.log_rest(point), float(log_mean_exp(log_w)), particles[k])
+
+    def _matches(self, point):
+        s = self._state
+        if s is None or not np.array_equal(s.theta, self.target.theta_flat(point)):
+            return False
+        return all(np.array_equal(a, b) for a, b in zip(s.latent, self.target.latent_of(point)))
+
+    def step(self, point):
+        target = self.target
+        if not self._matches(point):
+            self._state = self._init_state(point)
+        # log η depends on variables other samplers may move: evaluate it at the current point
+        state = self._state._replace(log_prior=target.log_rest(target.with_theta(point, self._state.theta)))
+
+        def log_prior(theta):
+            return target.log_rest(target.with_theta(point, theta))
+
+        state, info = pmmh_kernel(
+            self.rng, state,
+            propose_theta=lambda rng, th: random_walk_propose(rng, th, self._rw),
+            log_prior=log_prior, estimate=self._estimate(point),
+        )
+        if self.tune:
+            self._rw = clip_scale(random_walk_adapt(self._rw, info.accept_prob, self.target_accept),
+                             self._init_scale)
+        self._state = state
+        new = target.with_latent(target.with_theta(point, state.theta), state.latent)
+        new = {name: new[name] for name in target.theta_names + target.block.value_names}
+        stats = {
+            "dp_accept": float(info.accept_prob),
+            "dp_accepted": bool(info.accepted),
+            "dp_loglik_estimate": float(state.log_lik),
+            "dp_scale": float(np.exp(self._rw.log_scale).mean()),
+            "tune": bool(self.tune),
+        }
+        return {**point, **new}, [stats]
+
+    @staticmethod
+    def competence(var, has_grad):
+        return Competence.INCOMPATIBLE

@@ -1,0 +1,242 @@
+"""DP penalty MH (seed 002 §3.1): kernel exactness on a conjugate model, PyMC adapter, accounting, errors."""
+
+import re
+
+import arviz as az
+import numpy as np
+import pymc as pm
+import pytest
+
+import pymc_dp as pdp
+from pymc_dp.accounting import PrivacyBudgetExceeded, epsilon_of_event, iteration_event, run_event
+from pymc_dp.samplers.penalty import ClippingWarning, PenaltyParams, PenaltyState, penalty_kernel
+
+
+class NormalMeans:
+    """x_i ~ N(theta, I_d), theta ~ N(0, prior_sd^2 I): per-record log-likelihood in NumPy."""
+
+    def __init__(self, x, prior_sd=10.0):
+        self.x, self.n, self.prior_sd = x, len(x), prior_sd
+
+    def loglik(self, theta, idx=None):
+        xx = self.x if idx is None else self.x[idx]
+        return -0.5 * np.sum((xx - theta) ** 2, axis=1)
+
+    def logprior(self, theta):
+        return -0.5 * float(np.dot(theta, theta)) / self.prior_sd**2
+
+    def posterior(self):
+        prec = self.n + 1.0 / self.prior_sd**2
+        return self.x.sum(0) / prec, 1.0 / prec
+
+
+def run_kernel(target, params, iters, seed):
+    rng = np.random.default_rng(seed)
+    theta = np.zeros(target.x.shape[1])
+    st = PenaltyState(theta, target.loglik(theta), target.logprior(theta), np.ones(theta.size))
+    out, clipped, acc = np.empty((iters, theta.size)), 0.0, 0
+    for i in range(iters):
+        st, info = penalty_kernel(rng, st, target, params)
+        out[i], clipped, acc = st.theta, clipped + info.clipped_fraction, acc + info.accepted
+    return out, clipped / iters, acc / iters
+
+
+def mcse_z(draws, exact_mean, exact_var):
+    """Errors of the mean and variance in Monte Carlo standard errors (ESS from ArviZ)."""
+    z = []
+    for j in range(draws.shape[1]):
+        d = draws[:, j]
+        ess_m = float(az.ess(d[None, :]))
+        sq = (d - exact_mean[j]) ** 2
+        ess_v = float(az.ess(sq[None, :]))
+        z.append(abs(d.mean() - exact_mean[j]) / (d.std() / np.sqrt(ess_m)))
+        z.append(abs(sq.mean() - exact_var) / (sq.std() / np.sqrt(ess_v)))
+    return np.array(z)
+
+
+@pytest.fixture(scope="module")
+def normal_target():
+    rng = np.random.default_rng(20261122)
+    x = np.clip(rng.normal([0.5, -1.0], 1.0, size=(200, 2)), -3.0, 3.0)
+    return NormalMeans(x)
+
+
+@pytest.mark.parametrize("proposal", ["rw", "coordinate", "guided"])
+def test_exact_posterior_with_noise_and_no_clipping(normal_target, proposal):
+    # |r_i| <= ||dθ|| · ||x_i - (θ+θ')/2|| <= 10 ||dθ|| for the states visited: clipping inactive
+    params = PenaltyParams(proposal, np.full(2, 0.12), 10.0, 0.4)
+    draws, clipped, acc = run_kernel(normal_target, params, 12_000, seed=11)
+    draws = draws[1000:]
+    mean, var = normal_target.posterior()
+    assert clipped == 0.0
+    assert 0.1 < acc < 0.9
+    z = mcse_z(draws, mean, var)
+    assert np.all(z < 4.0), z
+
+
+def test_heavy_clipping_is_reported(normal_target):
+    params = PenaltyParams("rw", np.full(2, 0.12), 0.3, 0.4)
+    _, clipped, _ = run_kernel(normal_target, params, 300, seed=2)
+    assert clipped > 0.5
+
+
+def _model(n=100, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(1.0, 1.0, size=(n, 2))
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0.0, 10.0, shape=2)
+        pm.Normal("y", mu, 1.0, observed=x)
+    return model, x
+
+
+def _sample(step, model, draws=200, tune=50, chains=2, seed=1):
+    with model:
+        return pm.sample(draws=draws, tune=tune, chains=chains, cores=1, step=[step], random_seed=seed,
+                         progressbar=False, compute_convergence_checks=False)
+
+
+def test_pm_sample_stats_and_privacy_spent():
+    model, _ = _model()
+    with model:
+        step = pdp.PenaltyMH(lipschitz=10.0, tau=5.0, scale=0.05, proposal="guided")
+    idata = _sample(step, model)
+    ss = idata["sample_stats"]
+    for name in ["dp_accepted", "dp_clipped_fraction", "dp_noise_sd", "dp_iterations", "dp_accept_prob"]:
+        assert name in ss
+    its = np.asarray(ss["dp_iterations"])
+    assert its.shape == (2, 200) and its[:, -1].tolist() == [250, 250]  # tuning iterations counted
+    assert step.total_iterations == 500
+    expected = epsilon_of_event(run_event(iteration_event(5.0), 500), 1e-5)
+    assert pdp.privacy_spent(idata, delta=1e-5) == pytest.approx(expected, rel=1e-6)
+    assert pdp.privacy_spent(step, delta=1e-5) == pytest.approx(expected, rel=1e-6)
+    assert pdp.privacy_spent(idata, delta=1e-5, accountant="rdp") >= expected
+    assert np.isfinite(np.asarray(idata["posterior"]["mu"])).all()
+
+
+def test_pm_sample_is_reproducible():
+    model, _ = _model()
+    a, b = [
+        np.asarray(_sample(pdp.PenaltyMH(lipschitz=10.0, tau=5.0, scale=0.05, model=model), model,
+                           draws=50, tune=0, chains=1, seed=7)["posterior"]["mu"])
+        for _ in range(2)
+    ]
+    np.testing.assert_array_equal(a, b)
+
+
+def test_heavy_clipping_warns_in_pm_sample():
+    model, _ = _model()
+    with model:
+        step = pdp.PenaltyMH(lipschitz=0.05, tau=1.0, scale=0.1)
+    with pytest.warns(ClippingWarning, match="raise lipschitz"):
+        idata = _sample(step, model, draws=80, tune=0, chains=1)
+    assert float(np.asarray(idata["sample_stats"]["dp_clipped_fraction"]).mean()) > 0.5
+
+
+def test_budget_stops_before_exceeding():
+    model, _ = _model()
+    with model:
+        step = pdp.PenaltyMH(lipschitz=10.0, tau=5.0, scale=0.05, budget=(1.0, 1e-5))
+    k = step.max_iterations
+    assert epsilon_of_event(run_event(iteration_event(5.0), k), 1e-5) <= 1.0
+    assert epsilon_of_event(run_event(iteration_event(5.0), k + 1), 1e-5) > 1.0
+    point = model.initial_point()
+    step.set_rng(np.random.default_rng(0))
+    for _ in range(k):
+        point, _ = step.step(point)
+    with pytest.raises(PrivacyBudgetExceeded, match=re.escape(f"allows {k} PenaltyMH iterations, {k} already ran")):
+        step.step(point)
+    assert pdp.privacy_spent(step, delta=1e-5) <= 1.0
+
+
+def test_budget_stops_pm_sample():
+    model, _ = _model()
+    with model:
+        step = pdp.PenaltyMH(lipschitz=10.0, tau=5.0, scale=0.05, budget=(1.0, 1e-5))
+    with pytest.raises(PrivacyBudgetExceeded, match="privacy budget exceeded"):
+        _sample(step, model, draws=200, tune=0, chains=1)
+    assert step.total_iterations <= step.max_iterations
+
+
+def test_errors():
+    model, _ = _model()
+    with model:
+        with pytest.raises(ValueError, match=re.escape("lipschitz must be finite and > 0, got lipschitz=0.")):
+            pdp.PenaltyMH(lipschitz=0, tau=1.0)
+        with pytest.raises(ValueError, match=re.escape("tau must be finite and > 0, got tau=-2.")):
+            pdp.PenaltyMH(lipschitz=1.0, tau=-2)
+        with pytest.raises(ValueError, match=re.escape("A zero proposal scale never moves the chain")):
+            pdp.PenaltyMH(lipschitz=1.0, tau=1.0, scale=0.0)
+        with pytest.raises(ValueError, match=re.escape("batch_size must be an integer in [2, n=100], got batch_size=101.")):
+            pdp.PenaltyMH(lipschitz=1.0, tau=1.0, batch_size=101)
+        with pytest.raises(ValueError, match=re.escape("budget delta must lie in the open interval (0, 1), got budget delta=1.0.")):
+            pdp.PenaltyMH(lipschitz=1.0, tau=1.0, budget=(1.0, 1.0))
+        with pytest.raises(ValueError, match=re.escape("budget epsilon must be finite and > 0, got budget epsilon=-1.")):
+            pdp.PenaltyMH(lipschitz=1.0, tau=1.0, budget=(-1, 1e-5))
+        with pytest.raises(ValueError, match=re.escape("proposal must be one of ('rw', 'coordinate', 'guided', 'mala'), got proposal='hmc'.")):
+            pdp.PenaltyMH(lipschitz=1.0, tau=1.0, proposal="hmc")
+        with pytest.raises(ValueError, match=re.escape("proposal='mala' needs grad_bound")):
+            pdp.PenaltyMH(lipschitz=1.0, tau=1.0, proposal="mala")
+    with pm.Model():
+        pm.Normal("mu", 0, 1)
+        with pytest.raises(ValueError, match=re.escape("PenaltyMH needs observed confidential data, but the model has no observed variable.")):
+            pdp.PenaltyMH(lipschitz=1.0, tau=1.0)
+
+
+def test_partial_vars_warns():
+    rng = np.random.default_rng(0)
+    with pm.Model():
+        mu = pm.Normal("mu", 0, 1)
+        s = pm.HalfNormal("s", 1)
+        pm.Normal("y", mu, s, observed=rng.normal(size=20))
+        with pytest.warns(UserWarning, match="not in privacy_spent"):
+            pdp.PenaltyMH([mu], lipschitz=1.0, tau=1.0)
+
+
+def test_transformed_variable_and_nan_rejects():
+    rng = np.random.default_rng(0)
+    with pm.Model() as model:
+        s = pm.HalfNormal("s", 2.0)
+        pm.Normal("y", 0.0, s, observed=rng.normal(0, 1.5, size=50))
+        step = pdp.PenaltyMH(lipschitz=20.0, tau=0.5, scale=0.2)
+    idata = _sample(step, model, draws=300, tune=100, chains=1)
+    s_draws = np.asarray(idata["posterior"]["s"]).ravel()
+    assert np.all(s_draws > 0) and 0.9 < s_draws.mean() < 2.5
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("proposal", ["rw", "coordinate", "guided", "mala"])
+def test_pm_sample_exact_posterior(proposal):
+    model, x = _model(n=100, seed=3)
+    kw = dict(grad_bound=10.0, total_grad_bound=40.0) if proposal == "mala" else {}
+    with model:
+        step = pdp.PenaltyMH(lipschitz=12.0, tau=0.5 if proposal != "mala" else 0.1,
+                             scale=0.12 if proposal != "mala" else 0.08, proposal=proposal, **kw)
+    idata = _sample(step, model, draws=3000, tune=500, chains=2, seed=5)
+    prec = 100 + 1 / 100
+    mean, var = x.sum(0) / prec, 1 / prec
+    draws = np.asarray(idata["posterior"]["mu"])  # (chain, draw, 2)
+    assert float(np.asarray(idata["sample_stats"]["dp_clipped_fraction"]).max()) == 0.0
+    for j in range(2):
+        d = draws[..., j]
+        ess = float(az.ess(d))
+        assert abs(d.mean() - mean[j]) < 4 * d.std() / np.sqrt(ess)
+        sq = (d - mean[j]) ** 2
+        assert abs(sq.mean() - var) < 4 * sq.std() / np.sqrt(float(az.ess(sq)))
+
+
+def test_scale_tuning_only_during_warmup():
+    model, _ = _model()
+    with model:
+        step = pdp.PenaltyMH(lipschitz=10.0, tau=0.5, scale=1e-3, tune_interval=50)
+    idata = _sample(step, model, draws=100, tune=300, chains=1)
+    assert np.all(step.scale > 1e-2)  # grew from a far too small start
+    tuned = step.scale.copy()
+    step.set_rng(np.random.default_rng(1))  # a new chain restarts from the declared scale
+    assert np.all(step.scale == 1e-3)
+    assert float(np.asarray(idata["sample_stats"]["dp_accepted"]).mean()) > 0.1
+    with model:
+        fixed = pdp.PenaltyMH(lipschitz=10.0, tau=0.5, scale=1e-3, tune_interval=0)
+    _sample(fixed, model, draws=20, tune=100, chains=1)
+    assert np.all(fixed.scale == 1e-3) and np.all(tuned != 1e-3)
+    with pytest.raises(ValueError, match=re.escape("tune_interval must be an integer >= 0, got tune_interval=-1.")):
+        pdp.PenaltyMH(lipschitz=1.0, tau=1.0, tune_interval=-1, model=model)
