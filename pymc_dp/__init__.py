@@ -3,10 +3,11 @@
 Write the confidential-data model in PyMC, add a :func:`DPObserved` node per release and sample with
 the step methods of :mod:`pymc_dp.samplers`. The data holder's side (private posterior samples from
 confidential data) is :class:`PenaltyMH` with :func:`privacy_spent`; choosing what to release is
-:func:`fisher_information` and :func:`select_statistic`.
+:func:`fisher_information` and :func:`select_statistic`; private linear regression from distributed
+noisy sufficient statistics is :mod:`pymc_dp.regression`.
 """
 
-from pymc_dp import accounting, diagnostics, fisher
+from pymc_dp import accounting, diagnostics, fisher, regression
 from pymc_dp.accounting import privacy_spent
 from pymc_dp.distributions import (
     CLTRelease,
@@ -70,4 +71,5 @@ __all__ = [
     "accounting",
     "diagnostics",
     "fisher",
+    "regression",
 ]

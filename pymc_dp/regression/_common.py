@@ -1,0 +1,61 @@
+"""Input checks shared by the analyst-side methods."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pymc_dp.regression.model import RegressionPrior
+from pymc_dp.regression.release import SuffStatsRelease
+
+__all__ = ["check_release", "check_count", "as_rng", "resolve_prior", "sigma2_init"]
+
+
+def check_release(stats, *, method: str, needs: tuple = ()) -> SuffStatsRelease:
+    if not isinstance(stats, SuffStatsRelease):
+        raise TypeError(
+            f"stats must be a SuffStatsRelease, got {type(stats).__name__}. Build it with "
+            "pdp.regression.release_suff_stats(...) or SuffStatsRelease(S_hat=..., z_hat=..., ...)."
+        )
+    if "u_hat" in needs and stats.u_hat is None:
+        raise ValueError(
+            f"method={method!r} needs the noisy yᵀy of each node, but stats.scheme={stats.scheme!r} "
+            "released none. Release with scheme='szu'."
+        )
+    if "lam_hat" in needs and stats.lam_hat is None:
+        raise ValueError(
+            f"method={method!r} needs the noisy λ_min(S_j) of each node, but stats.scheme="
+            f"{stats.scheme!r} released none. Release with scheme='adassp'."
+        )
+    return stats
+
+
+def check_count(value, *, name: str, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {name}={value!r}.")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {name}={value!r}.")
+    return int(value)
+
+
+def as_rng(rng) -> np.random.Generator:
+    if rng is None or isinstance(rng, (int, np.integer, np.random.SeedSequence)):
+        return np.random.default_rng(rng)
+    if isinstance(rng, np.random.Generator):
+        return rng
+    raise TypeError(
+        f"rng must be a numpy.random.Generator (or an int seed), got {type(rng).__name__}. "
+        "Pass np.random.default_rng(seed)."
+    )
+
+
+def resolve_prior(prior, d: int) -> RegressionPrior:
+    if prior is None:
+        prior = RegressionPrior()
+    if not isinstance(prior, RegressionPrior):
+        raise TypeError(f"prior must be a RegressionPrior, got {type(prior).__name__}.")
+    return prior.resolve(d)
+
+
+def sigma2_init(prior: RegressionPrior) -> float:
+    """Start σ_y² at the prior mean (mode when the mean is infinite)."""
+    return prior.b / (prior.a - 1.0) if prior.a > 1.0 else prior.b / (prior.a + 1.0)

@@ -1,0 +1,365 @@
+"""pymc_dp.regression (seed 000 §5.2, §7.1): release calibration, exact posteriors, baselines, errors."""
+
+import math
+import re
+
+import arviz as az
+import numpy as np
+import pytest
+from dp_accounting import pld
+from scipy import linalg
+
+from pymc_dp import regression as R
+from pymc_dp.mechanisms import analytic_gaussian_delta, analytic_gaussian_sigma
+from tests.exact import assert_moments
+
+EPS, DELTA = 1.0, 1e-5
+
+
+def simulate(n, d, rng, sigma_y=1.0, x_bound=3.0, y_bound=6.0):
+    X = rng.normal(0.0, 1.0, size=(n, d)) / math.sqrt(d)
+    theta = rng.normal(0.0, 1.0, size=d)
+    y = X @ theta + rng.normal(0.0, sigma_y, size=n)
+    keep = (np.linalg.norm(X, axis=1) <= x_bound) & (np.abs(y) <= y_bound)
+    return X[keep], y[keep], theta
+
+
+@pytest.fixture(scope="module")
+def data():
+    return simulate(400, 2, np.random.default_rng(20240601))
+
+
+# ---------------------------------------------------------------- release and its calibration
+def test_sensitivity_bounds_every_record_and_is_attained():
+    rng = np.random.default_rng(0)
+    xb, yb, d = 2.0, 3.0, 4
+    delta2 = R.suff_stat_sensitivity(xb, yb)
+    iu = np.triu_indices(d)
+    x = rng.normal(size=(5000, d))
+    x *= (xb * rng.uniform(size=(5000, 1)) ** (1 / d)) / np.linalg.norm(x, axis=1, keepdims=True)
+    y = rng.uniform(-yb, yb, size=5000)
+    moves = np.concatenate([(x[:, :, None] * x[:, None, :])[:, iu[0], iu[1]], x * y[:, None]], 1)
+    assert np.linalg.norm(moves, axis=1).max() <= delta2 * (1 + 1e-12)
+    e1 = np.zeros(d)
+    e1[0] = xb
+    worst = np.concatenate([np.outer(e1, e1)[iu], e1 * yb])
+    assert np.linalg.norm(worst) == pytest.approx(delta2, rel=1e-12)
+    assert R.suff_stat_sensitivity(xb, yb, include_yty=True) == pytest.approx(
+        math.sqrt(xb**4 + xb**2 * yb**2 + yb**4))
+
+
+@pytest.mark.parametrize("scheme", ["sz", "szu", "adassp"])
+def test_release_sigma_is_the_analytic_gaussian_and_matches_dp_accounting(data, scheme):
+    X, y, _ = data
+    st = R.release_suff_stats(X, y, x_bound=3.0, y_bound=6.0, epsilon=EPS, delta=DELTA, n_nodes=4,
+                              scheme=scheme, rng=np.random.default_rng(1))
+    acct = pld.PLDAccountant(value_discretization_interval=1e-4).compose(st.dp_event())
+    pld_delta = acct.get_delta(EPS)
+    if scheme == "adassp":
+        sens = [9.0, 18.0, 9.0]
+        sig = [st.sigma_s, st.sigma_z, st.sigma_lam]
+        for s, dl in zip(sig, sens):
+            assert s == pytest.approx(analytic_gaussian_sigma(EPS / 3, DELTA / 3, dl), rel=1e-12)
+            assert analytic_gaussian_delta(s, EPS / 3, dl) == pytest.approx(DELTA / 3, rel=1e-6)
+        assert pld_delta <= DELTA * 1.02  # (ε/3, δ/3) three times is (ε, δ) by basic composition
+    else:
+        sens = R.suff_stat_sensitivity(3.0, 6.0, include_yty=scheme == "szu")
+        assert st.sigma_s == st.sigma_z == pytest.approx(analytic_gaussian_sigma(EPS, DELTA, sens))
+        assert analytic_gaussian_delta(st.sigma_s, EPS, sens) == pytest.approx(DELTA, rel=1e-6)
+        assert pld_delta == pytest.approx(DELTA, rel=0.02)  # PLD is tight for one Gaussian
+
+
+def test_release_noise_sd_matches_the_calibrated_sigma():
+    rng = np.random.default_rng(2)
+    n, d = 4000, 3
+    X = rng.uniform(-0.5, 0.5, size=(n, d))
+    y = rng.uniform(-1, 1, size=n)
+    st = R.release_suff_stats(X, y, x_bound=1.0, y_bound=1.0, epsilon=0.5, delta=1e-6, n_nodes=n,
+                              rng=rng)  # one record per node: n independent noise vectors
+    iu = np.triu_indices(d)
+    noise_s = (st.S_hat - X[:, :, None] * X[:, None, :])[:, iu[0], iu[1]].ravel()
+    noise_z = (st.z_hat - X * y[:, None]).ravel()
+    np.testing.assert_allclose(st.S_hat, np.swapaxes(st.S_hat, 1, 2))
+    for noise in (noise_s, noise_z):
+        m = len(noise)
+        assert abs(noise.mean()) < 4 * st.sigma_s / math.sqrt(m)
+        assert abs(noise.std() / st.sigma_s - 1) < 4 / math.sqrt(2 * m)
+    off = (st.S_hat - X[:, :, None] * X[:, None, :])
+    assert abs(np.corrcoef(off[:, 0, 1], off[:, 0, 0])[0, 1]) < 4 / math.sqrt(n)
+    np.testing.assert_array_equal(st.n, np.ones(n))
+
+
+# ---------------------------------------------------------------- closed forms
+def dense_theta_posterior(S_list, z_list, s2, sigma_z, m, C):
+    """θ | ẑ for the stacked Gaussian linear model, with explicit dense matrices (second route)."""
+    A = np.vstack(S_list)
+    V = linalg.block_diag(*[s2 * S + sigma_z**2 * np.eye(len(S)) for S in S_list])
+    z = np.concatenate(z_list)
+    cov = np.linalg.inv(A.T @ np.linalg.solve(V, A) + np.linalg.inv(C))
+    mean = cov @ (A.T @ np.linalg.solve(V, z) + np.linalg.solve(C, m))
+    return mean, cov, A, V, z
+
+
+def test_bayes_fixed_s_fast_is_proposition_3(data):
+    X, y, _ = data
+    st = R.release_suff_stats(X, y, x_bound=3.0, y_bound=6.0, epsilon=EPS, delta=DELTA, n_nodes=3,
+                              rng=np.random.default_rng(3))
+    prior = R.RegressionPrior(m=[0.5, -0.5], C=np.diag([2.0, 3.0]))
+    fit = R.fit(st, "bayes_fixedS_fast", prior=prior, sigma2_y=0.8, draws=4000, chains=2,
+                rng=np.random.default_rng(4))
+    S_t, _, _ = R.nearest_psd(st.S_hat)
+    assert np.linalg.eigvalsh(S_t).min() >= -1e-9
+    mean, cov, *_ = dense_theta_posterior(list(S_t), list(st.z_hat), 0.8, st.sigma_z,
+                                          np.array([0.5, -0.5]), np.diag([2.0, 3.0]))
+    np.testing.assert_allclose(fit.theta_hat, mean, rtol=1e-9)
+    np.testing.assert_allclose(fit.stats["cov"], cov, rtol=1e-9)
+    for k in range(2):
+        assert_moments(fit.draws["theta"][..., k], mean[k], cov[k, k] + mean[k] ** 2,
+                       label=f"fixedS-fast θ{k}")
+    default = R.bayes_fixed_s_fast(st, draws=0)
+    assert default.stats["sigma2_y"] == pytest.approx(6.0 / 3)  # seed: σ̃² = ‖Y‖/3
+
+
+def fixed_s_exact_moments(st, prior):
+    """E[θ_k], E[θ_k²], E[σ²], E[σ⁴] under MCMC-fixedS's target, by quadrature over σ²."""
+    S_t, _, _ = R.nearest_psd(st.S_hat)
+    s2 = np.exp(np.linspace(-6, 4, 3000))
+    logw, means, second = [], [], []
+    for v in s2:
+        mean, cov, A, V, z = dense_theta_posterior(list(S_t), list(st.z_hat), v, st.sigma_z,
+                                                   prior.m, prior.C)
+        marg = A @ prior.C @ A.T + V
+        r = z - A @ prior.m
+        _, ld = np.linalg.slogdet(marg)
+        logw.append(-0.5 * ld - 0.5 * r @ np.linalg.solve(marg, r)
+                    - (prior.a + 1) * np.log(v) - prior.b / v + np.log(v))
+        means.append(mean)
+        second.append(np.diag(cov) + mean**2)
+    w = np.exp(np.array(logw) - max(logw))
+    w /= w.sum()
+    return w @ np.array(means), w @ np.array(second), w @ s2, w @ s2**2
+
+
+@pytest.fixture(scope="module")
+def fixed_s_case(data):
+    X, y, _ = data
+    st = R.release_suff_stats(X, y, x_bound=3.0, y_bound=6.0, epsilon=2.0, delta=DELTA, n_nodes=3,
+                              rng=np.random.default_rng(5))
+    prior = R.RegressionPrior(C=4.0 * np.eye(2), a=6.0, b=5.0).resolve(2)
+    return st, prior, fixed_s_exact_moments(st, prior)
+
+
+def check_fixed_s(fit, exact, label):
+    m1, m2, s1, s2 = exact
+    for k in range(2):
+        assert_moments(fit.draws["theta"][..., k], m1[k], m2[k], label=f"{label} θ{k}")
+    assert_moments(fit.draws["sigma2_y"], s1, s2, label=f"{label} σ²")
+
+
+def test_mcmc_fixed_s_numpy_matches_quadrature(fixed_s_case):
+    st, prior, exact = fixed_s_case
+    fit = R.fit(st, "mcmc_fixedS", prior=prior, draws=5000, tune=500, chains=2,
+                rng=np.random.default_rng(6))
+    check_fixed_s(fit, exact, "fixedS numpy")
+    assert 0.2 < fit.stats["accept_sigma2"].mean() < 0.7
+
+
+@pytest.mark.slow
+def test_mcmc_fixed_s_pymc_nuts_matches_quadrature(fixed_s_case):
+    st, prior, exact = fixed_s_case
+    fit = R.mcmc_fixed_s(st, prior=prior, backend="pymc", draws=1500, tune=700, chains=2,
+                         rng=np.random.default_rng(7))
+    check_fixed_s(fit, exact, "fixedS NUTS")
+
+
+def normal_x_exact_moments(S_hat, z_hat, n, sigma_s, sigma_z, prior):
+    """d = 1, J = 1: Σ_x and θ integrate analytically; quadrature over (S, σ²)."""
+    C, m, a, b = prior.C[0, 0], prior.m[0], prior.a, prior.b
+    Lam, kap = prior.Lam[0, 0], prior.kappa
+    S = np.linspace(max(1e-6, S_hat - 10 * sigma_s), S_hat + 10 * sigma_s, 1500)[:, None]
+    s2 = np.exp(np.linspace(-6, 4, 1500))[None, :]
+    v = S * S * C + s2 * S + sigma_z**2
+    logp = ((n / 2 - 1) * np.log(S) - (n + kap) / 2 * np.log(Lam + S)   # W(Σ,n) ∘ IW(Λ,κ)
+            - 0.5 * (S_hat - S) ** 2 / sigma_s**2
+            - a * np.log(s2) - b / s2                                    # IG × Jacobian of log grid
+            - 0.5 * np.log(v) - 0.5 * (z_hat - S * m) ** 2 / v)
+    w = np.exp(logp - logp.max())
+    w /= w.sum()
+    q = s2 * S + sigma_z**2
+    prec = S * S / q + 1 / C
+    mean = (S * z_hat / q + m / C) / prec
+    return [(w * mean).sum(), (w * (mean**2 + 1 / prec)).sum(), (w * s2).sum(),
+            (w * s2**2).sum(), (w * S).sum(), (w * S * S).sum()]
+
+
+def test_mcmc_normal_x_matches_quadrature():
+    prior = R.RegressionPrior(m=[0.0], C=[[4.0]], a=6.0, b=5.0, Lam=[[1.0]], kappa=3.0).resolve(1)
+    st = R.SuffStatsRelease(S_hat=[[[28.0]]], z_hat=[[31.0]], n=[30], sigma_s=5.0, sigma_z=3.0,
+                            x_bound=1.0, y_bound=1.0, epsilon=1.0, delta=1e-5)
+    exact = normal_x_exact_moments(28.0, 31.0, 30, 5.0, 3.0, prior)
+    fit = R.fit(st, "mcmc_normalX", prior=prior, draws=8000, tune=1000, chains=2,
+                rng=np.random.default_rng(8))
+    assert_moments(fit.draws["theta"][..., 0], exact[0], exact[1], label="normalX θ")
+    assert_moments(fit.draws["sigma2_y"], exact[2], exact[3], label="normalX σ²")
+    assert_moments(fit.draws["S"][..., 0, 0, 0], exact[4], exact[5], label="normalX S")
+    assert 0.15 < fit.stats["accept_S"].mean() < 0.4
+
+
+# ---------------------------------------------------------------- baselines
+def test_ss_moments_agree_with_monte_carlo():
+    rng = np.random.default_rng(9)
+    Sigma = np.array([[1.0, 0.4], [0.4, 0.5]])
+    theta, s2 = np.array([0.7, -1.2]), 0.3
+    mu, cov = R.ss_moments(Sigma, theta, s2)
+    x = rng.multivariate_normal(np.zeros(2), Sigma, size=400_000)
+    w = np.column_stack([x, x @ theta + rng.normal(0, math.sqrt(s2), size=len(x))])
+    a, b = np.triu_indices(3)
+    t = w[:, a] * w[:, b]
+    se = np.sqrt(np.diag(cov) / len(x))
+    assert np.all(np.abs(t.mean(0) - mu) < 5 * se)
+    np.testing.assert_allclose(np.cov(t.T), cov, rtol=0.05, atol=0.02)
+
+
+def test_mcmc_bs_with_negligible_noise_is_the_nig_posterior(data):
+    X, y, _ = data
+    parts = np.array_split(np.arange(len(y)), 2)
+    S = np.stack([X[p].T @ X[p] for p in parts])
+    z = np.stack([X[p].T @ y[p] for p in parts])
+    u = np.array([y[p] @ y[p] for p in parts])
+    st = R.SuffStatsRelease(S_hat=S, z_hat=z, u_hat=u, n=[len(p) for p in parts], sigma_s=1e-7,
+                            sigma_z=1e-7, sigma_u=1e-7, x_bound=3.0, y_bound=6.0, epsilon=1.0,
+                            delta=1e-5, scheme="szu")
+    prior = R.RegressionPrior(C=2.0 * np.eye(2), a=3.0, b=2.0).resolve(2)
+    fit = R.fit(st, "mcmc_bs", prior=prior, draws=3000, tune=200, chains=2,
+                rng=np.random.default_rng(10))
+    Lam_n = np.linalg.inv(prior.C) + S.sum(0)
+    m_n = np.linalg.solve(Lam_n, z.sum(0))
+    a_n = prior.a + len(y) / 2
+    b_n = prior.b + 0.5 * (u.sum() - m_n @ Lam_n @ m_n)
+    var = b_n / (a_n - 1) * np.diag(np.linalg.inv(Lam_n))
+    for k in range(2):
+        assert_moments(fit.draws["theta"][..., k], m_n[k], var[k] + m_n[k] ** 2, label=f"B&S θ{k}")
+    s2_mean, s2_var = b_n / (a_n - 1), b_n**2 / ((a_n - 1) ** 2 * (a_n - 2))
+    assert_moments(fit.draws["sigma2_y"], s2_mean, s2_var + s2_mean**2, label="B&S σ²")
+
+
+def test_adassp_at_huge_epsilon_is_least_squares(data):
+    X, y, _ = data
+    st = R.release_suff_stats(X, y, x_bound=3.0, y_bound=6.0, epsilon=1e4, delta=1e-3, n_nodes=2,
+                              scheme="adassp", rng=np.random.default_rng(11))
+    fit = R.fit(st, "adassp")
+    ols = np.linalg.lstsq(X, y, rcond=None)[0]
+    np.testing.assert_allclose(fit.theta_hat, ols, atol=2e-3)
+    assert fit.draws is None and np.all(np.isnan(fit.interval()))
+
+
+def test_every_method_recovers_theta_from_a_private_release():
+    rng = np.random.default_rng(12)
+    X, y, theta = simulate(20_000, 2, rng)
+    kw = dict(x_bound=3.0, y_bound=6.0, epsilon=1.0, delta=DELTA, n_nodes=4)
+    st = R.release_suff_stats(X, y, rng=rng, **kw)
+    fits = {m: R.fit(st, m, draws=400, tune=300, rng=rng)
+            for m in ("mcmc_normalX", "mcmc_fixedS")}
+    fits["bayes_fixedS_fast"] = R.fit(st, "bayes_fixedS_fast", rng=rng)
+    fits["mcmc_bs"] = R.fit(R.release_suff_stats(X, y, scheme="szu", rng=rng, **kw), "mcmc_bs",
+                            draws=400, tune=300, rng=rng)
+    fits["adassp"] = R.fit(R.release_suff_stats(X, y, scheme="adassp", rng=rng, **kw), "adassp")
+    for name, f in fits.items():
+        assert np.linalg.norm(f.theta_hat - theta) < 0.3, (name, f.theta_hat, theta)
+
+
+# ---------------------------------------------------------------- API, ArviZ, reproducibility
+def test_fit_returns_arviz_data_and_is_reproducible(fixed_s_case):
+    st = fixed_s_case[0]
+    a = R.fit(st, "mcmc_fixedS", draws=300, tune=100, rng=np.random.default_rng(13))
+    b = R.fit(st, "mcmc_fixedS", draws=300, tune=100, rng=np.random.default_rng(13))
+    np.testing.assert_array_equal(a.draws["theta"], b.draws["theta"])
+    assert a.posterior["theta"].shape == (2, 300, 2)
+    ess = az.ess(a.idata, var_names=["theta"])
+    assert np.all(np.asarray(ess["theta"]) > 50)
+    summary = az.summary(a.idata, kind="diagnostics")
+    assert "ess_bulk" in summary.columns
+    lo, hi = a.interval(0.9)
+    assert np.all(lo < a.theta_hat) and np.all(a.theta_hat < hi)
+    np.testing.assert_allclose(a.predict(np.eye(2)), a.theta_hat)
+    nx = R.fit(st, "mcmc_normalX", draws=50, tune=20, rng=np.random.default_rng(14))
+    assert nx.posterior["Sigma_x"].shape == (2, 50, 2, 2)
+
+
+# ---------------------------------------------------------------- bad input
+def _release(**kw):
+    rng = np.random.default_rng(0)
+    args = dict(X=rng.uniform(-1, 1, size=(20, 2)), y=rng.uniform(-1, 1, size=20), x_bound=2.0,
+                y_bound=1.0, epsilon=1.0, delta=1e-5, n_nodes=2, rng=0)
+    args.update(kw)
+    X, y = args.pop("X"), args.pop("y")
+    return R.release_suff_stats(X, y, **args)
+
+
+@pytest.mark.parametrize("kw, exc, msg", [
+    (dict(epsilon=0.0), ValueError, "epsilon must be finite and > 0, got epsilon=0.0"),
+    (dict(epsilon=-1), ValueError, "epsilon must be finite and > 0, got epsilon=-1"),
+    (dict(delta=0.0), ValueError, "delta must lie in the open interval (0, 1), got delta=0.0"),
+    (dict(delta=1.0), ValueError, "delta must lie in the open interval (0, 1), got delta=1.0"),
+    (dict(n_nodes=0), ValueError, "n_nodes must satisfy 1 <= n_nodes <= n = 20, got n_nodes=0"),
+    (dict(n_nodes=21), ValueError, "n_nodes must satisfy 1 <= n_nodes <= n = 20, got n_nodes=21"),
+    (dict(n_nodes=2.0), TypeError, "n_nodes must be an int, got n_nodes=2.0"),
+    (dict(x_bound=0.5), ValueError, "every row of X must have Euclidean norm <= x_bound=0.5"),
+    (dict(y_bound=0.5), ValueError, "every |y| must be <= y_bound=0.5"),
+    (dict(x_bound=-1.0), ValueError, "x_bound must be finite and > 0, got x_bound=-1.0"),
+    (dict(y=np.zeros(19)), ValueError, "y must be 1-D with one entry per row of X"),
+    (dict(X=np.zeros((20, 2, 1))), ValueError, "X must be a 2-D array (n records × d features)"),
+    (dict(X=np.full((20, 2), np.nan)), ValueError, "X must be finite, got 40 non-finite entries"),
+    (dict(scheme="szz"), ValueError, "scheme must be one of ('sz', 'szu', 'adassp'), got scheme='szz'"),
+])
+def test_release_rejects_bad_input(kw, exc, msg):
+    with pytest.raises(exc, match=re.escape(msg)):
+        _release(**kw)
+
+
+def test_clip_projects_instead_of_raising():
+    st = _release(x_bound=0.5, y_bound=0.5, clip=True)
+    assert st.x_bound == 0.5 and st.n.sum() == 20
+
+
+def _stats(**kw):
+    args = dict(S_hat=np.stack([np.eye(2)] * 2), z_hat=np.zeros((2, 2)), n=[5, 5], sigma_s=1.0,
+                sigma_z=1.0, x_bound=1.0, y_bound=1.0, epsilon=1.0, delta=1e-5)
+    args.update(kw)
+    return R.SuffStatsRelease(**args)
+
+
+@pytest.mark.parametrize("kw, msg", [
+    (dict(S_hat=np.array([[[1.0, np.nan], [np.nan, 1.0]]] * 2)), "S_hat must be finite, got a non-finite"),
+    (dict(z_hat=np.array([[0.0, np.inf], [0.0, 0.0]])), "z_hat must be finite, got a non-finite entry inf"),
+    (dict(z_hat=np.zeros((3, 2))), "z_hat must have shape (2, 2), got z_hat.shape=(3, 2)"),
+    (dict(S_hat=np.zeros((2, 2, 3))), "S_hat must have shape (J, d, d), got S_hat.shape=(2, 2, 3)"),
+    (dict(n=[5, 0]), "n must hold J=2 positive integer node sizes, got n=[5, 0]"),
+    (dict(sigma_s=0.0), "sigma_s must be finite and > 0, got sigma_s=0.0"),
+    (dict(scheme="szu"), "scheme='szu' needs u_hat (noisy yᵀy per node) and sigma_u, got None"),
+])
+def test_release_object_rejects_bad_values(kw, msg):
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        _stats(**kw)
+
+
+def test_methods_reject_bad_requests():
+    st = _stats()
+    with pytest.raises(ValueError, match=re.escape("method must be one of")):
+        R.fit(st, "ols")
+    with pytest.raises(ValueError, match=re.escape("method='mcmc_bs' needs the noisy yᵀy of each node")):
+        R.fit(st, "mcmc_bs")
+    with pytest.raises(ValueError, match=re.escape("method='adassp' needs the noisy λ_min(S_j)")):
+        R.fit(st, "adassp")
+    with pytest.raises(ValueError, match=re.escape("mcmc_normalX needs n_j >= d = 2 records on every node")):
+        R.fit(_stats(n=[1, 5]), "mcmc_normalX")
+    with pytest.raises(TypeError, match=re.escape("rng must be a numpy.random.Generator")):
+        R.fit(st, "mcmc_fixedS", rng="seed")
+    with pytest.raises(ValueError, match=re.escape("draws must be >= 1, got draws=0")):
+        R.fit(st, "mcmc_fixedS", draws=0)
+    with pytest.raises(ValueError, match=re.escape("prior shapes must match d=2 features")):
+        R.fit(st, "mcmc_fixedS", prior=R.RegressionPrior(m=[0.0, 0.0, 0.0]))
+    with pytest.raises(TypeError, match=re.escape("stats must be a SuffStatsRelease, got dict")):
+        R.fit({}, "mcmc_fixedS")
+    with pytest.raises(ValueError, match=re.escape("backend must be 'numpy' or 'pymc'")):
+        R.mcmc_fixed_s(st, backend="jax")
