@@ -33,6 +33,7 @@ import numpy as np
 from scipy.special import gammaln, log_ndtr, logsumexp
 
 from pymc_dp._checks import check_delta, check_epsilon, check_positive
+from pymc_dp.accounting._search import largest_within
 
 __all__ = [
     "zcdp_epsilon",
@@ -167,20 +168,7 @@ def penalty_iterations(epsilon, delta, tau, *, n: int = 1, alpha: float = 0.0,
     def ok(k):
         return penalty_delta_tight(epsilon, k, tau, n=n, alpha=alpha) <= delta
 
-    if not ok(1):
-        return 0
-    lo, hi = 1, 2
-    while ok(hi):
-        lo, hi = hi, hi * 2
-        if hi > 10**15:
-            return lo
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if ok(mid):
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return largest_within(ok, upper=10**15)
 
 
 def penalty_tau(epsilon, delta, iterations, *, n: int = 1, alpha: float = 0.0,

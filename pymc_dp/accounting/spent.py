@@ -25,6 +25,7 @@ from dp_accounting.pld import PLDAccountant
 from dp_accounting.rdp import RdpAccountant
 
 from pymc_dp._checks import check_delta, check_epsilon
+from pymc_dp.accounting._search import largest_within
 
 __all__ = [
     "PrivacyBudgetExceeded",
@@ -122,20 +123,7 @@ def max_iterations(per_iteration, epsilon, delta, *, accountant: str = "pld", up
     def ok(k):
         return epsilon_of_event(run_event(per_iteration, k), delta, accountant=accountant) <= epsilon
 
-    if not ok(1):
-        return 0
-    lo, hi = 1, 2
-    while hi <= upper and ok(hi):
-        lo, hi = hi, hi * 2
-    if hi > upper:
-        return lo
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if ok(mid):
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return largest_within(ok, upper)
 
 
 def _stats_group(idata):

@@ -27,10 +27,9 @@ import time
 import numpy as np
 
 from pymc_dp.regression._common import (
-    as_rng,
     check_count,
+    check_mcmc_run,
     check_release,
-    resolve_prior,
     sigma2_init,
 )
 from pymc_dp.regression.linalg import invwishart_rvs, nearest_psd
@@ -164,13 +163,10 @@ def mcmc_bs(stats, *, prior=None, draws: int = 1000, tune: int = 500, chains: in
         Redraws of ``ss`` allowed per iteration before keeping the current value (stat ``ss_tries``).
     """
     t0 = time.perf_counter()
-    stats = check_release(stats, method="mcmc_bs", needs=("u_hat",))
-    rng = as_rng(rng)
-    draws = check_count(draws, name="draws")
-    tune = check_count(tune, name="tune", minimum=0)
-    chains = check_count(chains, name="chains")
+    stats, rng, draws, tune, chains, prior = check_mcmc_run(
+        stats, method="mcmc_bs", rng=rng, draws=draws, tune=tune, chains=chains, prior=prior, needs=("u_hat",)
+    )
     max_tries = check_count(max_tries, name="max_tries")
-    prior = resolve_prior(prior, stats.d)
     res = [_bs_chain(r, stats, prior, draws, tune, max_tries) for r in rng.spawn(chains)]
     post = {k: np.stack([r[0][k] for r in res]) for k in res[0][0]}
     return RegressionFit("mcmc_bs", post["theta"].reshape(-1, stats.d).mean(0), post,

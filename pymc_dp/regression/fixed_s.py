@@ -19,6 +19,7 @@ import numpy as np
 from pymc_dp.regression._common import (
     as_rng,
     check_count,
+    check_mcmc_run,
     check_release,
     resolve_prior,
     sigma2_init,
@@ -130,12 +131,9 @@ def mcmc_fixed_s(stats, *, prior=None, draws: int = 1000, tune: int = 500, chain
         Initial proposal sd for σ_y² (default half the starting value).
     """
     t0 = time.perf_counter()
-    stats = check_release(stats, method="mcmc_fixedS")
-    rng = as_rng(rng)
-    draws = check_count(draws, name="draws")
-    tune = check_count(tune, name="tune", minimum=0)
-    chains = check_count(chains, name="chains")
-    prior = resolve_prior(prior, stats.d)
+    stats, rng, draws, tune, chains, prior = check_mcmc_run(
+        stats, method="mcmc_fixedS", rng=rng, draws=draws, tune=tune, chains=chains, prior=prior
+    )
     eig = fixed_s_eig(stats)
     if backend == "pymc":
         fit = _fixed_s_pymc(eig, stats.sigma_z, prior, draws, tune, chains, rng)

@@ -21,10 +21,7 @@ import time
 import numpy as np
 
 from pymc_dp.regression._common import (
-    as_rng,
-    check_count,
-    check_release,
-    resolve_prior,
+    check_mcmc_run,
     sigma2_init,
 )
 from pymc_dp.regression.linalg import invwishart_rvs, nearest_psd, wishart_rvs
@@ -153,12 +150,9 @@ def mcmc_normal_x(stats, *, prior=None, draws: int = 1000, tune: int = 1000, cha
         accepting per iteration), ``accept_sigma2`` and the adapted ``alpha``.
     """
     t0 = time.perf_counter()
-    stats = check_release(stats, method="mcmc_normalX")
-    rng = as_rng(rng)
-    draws = check_count(draws, name="draws")
-    tune = check_count(tune, name="tune", minimum=0)
-    chains = check_count(chains, name="chains")
-    prior = resolve_prior(prior, stats.d)
+    stats, rng, draws, tune, chains, prior = check_mcmc_run(
+        stats, method="mcmc_normalX", rng=rng, draws=draws, tune=tune, chains=chains, prior=prior
+    )
     if np.any(stats.n < stats.d):
         raise ValueError(
             f"mcmc_normalX needs n_j >= d = {stats.d} records on every node (S_j ~ Wishart(Σ_x, n_j)), "
