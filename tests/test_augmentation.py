@@ -131,7 +131,7 @@ def test_records_move_and_stay_valid_with_sweeps_and_metropolis():
 def test_transformed_and_discrete_records_in_one_block():
     """Naive-Bayes-like records: class y and a positive feature z drawn jointly given y."""
     n = 20
-    with pm.Model() as model:
+    with pm.Model():
         p = pm.Beta("p", 2, 2)
         y = pm.Bernoulli("y", p, shape=n)
         z = pm.Gamma("z", alpha=2.0 + 3.0 * y, beta=1.0, shape=n)

@@ -100,7 +100,7 @@ def test_errors():
 def test_nuts_on_the_closed_form_marginal_matches_quadrature():
     n, A, eps, y = 100, 10.0, 1.0, 1.05
     sigma = A / (n * eps)
-    with pm.Model() as model:
+    with pm.Model():
         th = pm.HalfNormal("th", 5.0)
         mu, var = pdp.normal_variance_moments(th, a=1)
         pdp.CLTRelease("s", mu, var, n, mechanism=pdp.Gaussian(sigma=sigma), sensitivity=A / n, observed=y)

@@ -139,7 +139,7 @@ def test_rr_release_out_of_range_and_scalar_data():
 
 def test_posterior_predictive_adds_fresh_noise_to_the_statistic():
     """s_rep - S(x_draw) must follow the noise distribution for posterior draws of the records."""
-    with pm.Model() as model:
+    with pm.Model():
         mu = pm.Normal("mu", 0, 1)
         x = pm.Normal("x", mu, 1.0, shape=6)
         pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=pdp.Gaussian(sigma=0.7), observed=1.0)
