@@ -2,21 +2,17 @@
 
 import itertools
 import math
-import os
 import re
-import sys
 
 import numpy as np
 import pymc as pm
 import pytest
 from scipy import stats
 
-sys.path.insert(0, os.path.dirname(__file__))
-from test_pmmh import _records_model, assert_matches, exact_clt_laplace, exact_records_sum, run
-
 import pymc_dp as pdp
 from pymc_dp.samplers.mhaar import MHAARState, mhaar_kernel
 from pymc_dp.statistics.order import order_smooth_sensitivity
+from tests.test_pmmh import _records_model, assert_matches, exact_clt_laplace, exact_records_sum, run
 
 # ------------------------------------------------------------------------------------------------
 # kernel: the returned particle is drawn with w' when accepted and with w when rejected
