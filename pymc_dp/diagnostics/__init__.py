@@ -1,5 +1,6 @@
-"""Diagnostics for DP MCMC output: maximum mean discrepancy against exact posterior draws."""
+"""Diagnostics for DP MCMC output: MMD against exact draws, PMMH's likelihood-estimate noise, IAC."""
 
 from pymc_dp.diagnostics.mmd import median_bandwidth, mmd, mmd2
+from pymc_dp.diagnostics.particles import iac, loglik_estimate_sd, particles_for_sd
 
-__all__ = ["median_bandwidth", "mmd", "mmd2"]
+__all__ = ["median_bandwidth", "mmd", "mmd2", "loglik_estimate_sd", "particles_for_sd", "iac"]
