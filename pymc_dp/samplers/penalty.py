@@ -22,8 +22,9 @@ Proposals (seed 002 §3.1): ``"rw"`` full Gaussian random walk; ``"coordinate"``
 coordinate; ``"guided"`` one coordinate moved along its current direction by a half-normal step,
 the direction kept after an acceptance and flipped after a rejection (a lifted, non-reversible
 kernel that leaves :math:`\pi(\theta)\times\text{Uniform}\{\pm1\}^d` invariant). Variants:
-subsampling (:mod:`pymc_dp.samplers.penalty_subsampled`) and the MALA proposal
-(:mod:`pymc_dp.samplers.penalty_mala`).
+subsampling (:mod:`pymc_dp.samplers.penalty_subsampled`), the MALA proposal
+(:mod:`pymc_dp.samplers.penalty_mala`) and the DP Barker acceptance test
+(:mod:`pymc_dp.samplers.penalty_barker`, ``acceptance="barker"``).
 
 The pure kernel :func:`penalty_kernel` works on any ``target`` with ``loglik(theta, idx=None)``
 (per-record vector), ``logprior(theta)`` and ``n``; :class:`PenaltyMH` is the PyMC adapter.
@@ -68,6 +69,7 @@ __all__ = [
 ]
 
 PROPOSALS = ("rw", "coordinate", "guided", "mala")
+ACCEPTANCES = ("penalty", "barker")
 
 
 class ClippingWarning(UserWarning):
@@ -230,6 +232,14 @@ class PenaltyMH(BlockedStep):
         would exceed it (counted over all chains this object runs in one process).
     accountant : {"pld", "rdp"}
         Accountant for the budget ("rdp" is used for subsampled runs).
+    acceptance : {"penalty", "barker"}
+        ``"penalty"`` (default): penalty test min{1, exp(λ* − σ²/2)}. ``"barker"``: DP Barker test
+        (seed 002 §3.2, :mod:`pymc_dp.samplers.penalty_barker`): the noise is topped up to the fixed
+        sd ``barker_sigma`` and a fitted Gaussian-mixture correction makes the test Barker's
+        1/(1+e^{−λ}) up to ``barker_error``. Proposals "rw", "coordinate", "guided"; full data only.
+    barker_sigma : float
+        Total Gaussian noise sd of the Barker test, in [0.1, 1.25]. Proposals whose privacy noise
+        τ·2L‖θ′−θ‖ exceeds it are rejected without reading the data (``dp_noise_sd > barker_sigma``).
     clip_warning : float
         Warn (:class:`ClippingWarning`) once per chain when the running clipped fraction exceeds it.
     tune_interval : int
@@ -241,7 +251,7 @@ class PenaltyMH(BlockedStep):
 
     Sampler stats
     -------------
-    ``dp_accepted``, ``dp_accept_prob`` (noisy penalty probability), ``dp_clipped_fraction``,
+    ``dp_accepted``, ``dp_accept_prob`` (acceptance probability given the noisy ratio), ``dp_clipped_fraction``,
     ``dp_noise_sd``, ``dp_noise_multiplier``, ``dp_grad_noise_multiplier`` (NaN unless MALA),
     ``dp_n_records``, ``dp_batch_size``, ``dp_iterations`` (data-touching iterations of the chain,
     tuning included), ``dp_coordinate``.
@@ -266,7 +276,8 @@ class PenaltyMH(BlockedStep):
     def __init__(self, vars=None, *, lipschitz, tau, scale=1.0, proposal="rw", observed=None,
                  batch_size=None, temperature=1.0, grad_bound=None, mala_a=1.0,
                  total_grad_bound=None, budget=None, accountant="pld", clip_warning=0.1,
-                 tune_interval=100, model=None, rng=None, blocked=True):
+                 tune_interval=100, acceptance="penalty", barker_sigma=1.0, model=None, rng=None,
+                 blocked=True):
         import pymc as pm
         from pymc.util import get_value_vars_from_user_vars
 
@@ -284,6 +295,25 @@ class PenaltyMH(BlockedStep):
                 "Use 'rw' (full random walk), 'coordinate', 'guided' or 'mala'."
             )
         self.proposal = proposal
+        if acceptance not in ACCEPTANCES:
+            raise ValueError(
+                f"acceptance must be one of {ACCEPTANCES}, got acceptance={acceptance!r}. "
+                "Use 'penalty' (default) or 'barker' (DP Barker test, seed 002 §3.2)."
+            )
+        self.acceptance = acceptance
+        self.barker_correction = None
+        self.barker_error = None
+        if acceptance == "barker":
+            if proposal == "mala" or batch_size is not None:
+                raise ValueError(
+                    f"acceptance='barker' supports proposal='rw', 'coordinate' or 'guided' on the full "
+                    f"data, got proposal={proposal!r}, batch_size={batch_size!r}. Use "
+                    "acceptance='penalty' for DP MALA or subsampling."
+                )
+            from pymc_dp.samplers.penalty_barker import check_sigma, fit_correction
+
+            self.barker_correction = fit_correction(check_sigma(barker_sigma))
+            self.barker_error = self.barker_correction.error
         self.temperature = check_positive(temperature, name="temperature", fix="Use 1.0 for no tempering.")
         value_vars = model.value_vars if vars is None else get_value_vars_from_user_vars(vars, model)
         for v in value_vars:
@@ -445,6 +475,10 @@ class PenaltyMH(BlockedStep):
             from pymc_dp.samplers.penalty_mala import mala_kernel
 
             st, info = mala_kernel(self.rng, st, t, self.params, self.mala)
+        elif self.acceptance == "barker":
+            from pymc_dp.samplers.penalty_barker import barker_kernel
+
+            st, info = barker_kernel(self.rng, st, t, self.params, self.barker_correction)
         elif self.batch_size is not None:
             from pymc_dp.samplers.penalty_subsampled import subsampled_kernel
 
