@@ -62,6 +62,7 @@ __all__ = [
     "PenaltyParams",
     "ClippingWarning",
     "penalty_kernel",
+    "advance",
     "propose",
     "clipped_sum",
     "clipped_diff_sum",
@@ -168,6 +169,17 @@ def penalty_accept(rng, lam, sigma):
     return accepted, (1.0 if log_a >= 0 else math.exp(log_a)), noisy
 
 
+def advance(state: PenaltyState, accepted, prop, ll_prop, lp_prop, proposal, j) -> PenaltyState:
+    """The state after the test: move on acceptance; the guided walk flips coordinate j's direction on rejection."""
+    direction = state.direction
+    if proposal == "guided" and not accepted:
+        direction = direction.copy()
+        direction[j] = -direction[j]
+    if accepted:
+        return PenaltyState(prop, ll_prop, lp_prop, direction, None)
+    return state._replace(direction=direction)
+
+
 def penalty_kernel(rng, state: PenaltyState, target, params: PenaltyParams):
     """One DP-penalty iteration on the full data (seed 002, §3.1). Returns ``(state, info)``."""
     prop, step, j = propose(rng, state.theta, state.direction, params.proposal, params.scale)
@@ -179,14 +191,7 @@ def penalty_kernel(rng, state: PenaltyState, target, params: PenaltyParams):
     c = 2.0 * params.lipschitz * norm
     sigma = params.tau * c
     accepted, p, noisy = penalty_accept(rng, lsum + lp_prop - state.logprior, sigma)
-    direction = state.direction
-    if params.proposal == "guided" and not accepted:
-        direction = direction.copy()
-        direction[j] = -direction[j]
-    if accepted:
-        state = PenaltyState(prop, ll_prop, lp_prop, direction, None)
-    else:
-        state = state._replace(direction=direction)
+    state = advance(state, accepted, prop, ll_prop, lp_prop, params.proposal, j)
     return state, PenaltyInfo(accepted, p, noisy, sigma, c, frac, j)
 
 

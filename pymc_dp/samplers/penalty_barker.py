@@ -56,6 +56,7 @@ from scipy.special import expit, ndtr
 from pymc_dp.samplers.penalty import (
     PenaltyInfo,
     PenaltyState,
+    advance,
     clipped_diff_sum,
     propose,
 )
@@ -216,18 +217,12 @@ def barker_kernel(rng, state: PenaltyState, target, params, corr: BarkerCorrecti
     sigma_i = params.tau * c
     if sigma_i > corr.sigma:  # cannot top up: reject without reading the data
         accepted, p, noisy, frac = False, 0.0, math.nan, 0.0
+        ll_prop = lp_prop = None
     else:
         ll_prop = target.loglik(prop)
         lsum, count = clipped_diff_sum(ll_prop, state.loglik, params.lipschitz * norm)
         frac = count / max(ll_prop.size, 1)
         lp_prop = target.logprior(prop)
         accepted, p, noisy = barker_accept(rng, lsum + lp_prop - state.logprior, sigma_i, corr)
-    direction = state.direction
-    if params.proposal == "guided" and not accepted:
-        direction = direction.copy()
-        direction[j] = -direction[j]
-    if accepted:
-        state = PenaltyState(prop, ll_prop, lp_prop, direction, None)
-    else:
-        state = state._replace(direction=direction)
+    state = advance(state, accepted, prop, ll_prop, lp_prop, params.proposal, j)
     return state, PenaltyInfo(accepted, p, noisy, sigma_i, c, frac, j)

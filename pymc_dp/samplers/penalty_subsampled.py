@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from pymc_dp.accounting.penalty_bounds import subsampled_sensitivity
-from pymc_dp.samplers.penalty import PenaltyInfo, PenaltyState, clipped_sum, penalty_accept, propose
+from pymc_dp.samplers.penalty import PenaltyInfo, PenaltyState, advance, clipped_sum, penalty_accept, propose
 
 __all__ = ["subsampled_kernel", "batch_log_ratio"]
 
@@ -50,12 +50,5 @@ def subsampled_kernel(rng, state: PenaltyState, target, params, batch_size, temp
     c = float(c)
     sigma = params.tau * c
     accepted, p, noisy = penalty_accept(rng, lam_hat - 0.5 * var_b + lp_prop - state.logprior, sigma)
-    direction = state.direction
-    if params.proposal == "guided" and not accepted:
-        direction = direction.copy()
-        direction[j] = -direction[j]
-    if accepted:
-        state = PenaltyState(prop, None, lp_prop, direction, None)
-    else:
-        state = state._replace(direction=direction)
+    state = advance(state, accepted, prop, None, lp_prop, params.proposal, j)
     return state, PenaltyInfo(accepted, p, noisy, sigma, c, frac, j)
