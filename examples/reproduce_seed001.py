@@ -16,7 +16,8 @@ Usage::
     python examples/reproduce_seed001.py --full     # the seed's settings (hours)
     python examples/reproduce_seed001.py --only table3
 
-Writes ``examples/SEED001_RESULTS.md`` (or ``--out``) with the command and the numbers.
+Writes ``examples/SEED001_RESULTS.md`` (or ``--out``; ``--smoke`` writes ``examples/output/``) with the
+command and the numbers, keeping any commentary below the marker line.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import pymc as pm
 
 import pymc_dp as pdp
 
+MARKER = "<!-- commentary below is kept when the script rewrites this file -->"
 THETA_STAR, N_RECORDS, A = 2.0, 100, 10.0
 SEED_TABLE3 = {2: (44.03, 17.99), 5: (28.19, 17.10), 10: (21.11, 16.13), 20: (18.16, 15.44),
                50: (15.32, 13.78), 100: (16.42, 15.86)}
@@ -158,8 +160,12 @@ def main(argv=None):
     p.add_argument("--smoke", action="store_true", help="tiny settings to check the script runs")
     p.add_argument("--only", choices=["table3", "table4", "figure7"], action="append")
     p.add_argument("--seed", type=int, default=2024)
-    p.add_argument("--out", default=str(Path(__file__).with_name("SEED001_RESULTS.md")))
+    p.add_argument("--out", default=None,
+                   help="results file (default SEED001_RESULTS.md; with --smoke, examples/output/)")
     args = p.parse_args(argv)
+    if args.out is None:  # a smoke run must not overwrite the recorded results
+        here = Path(__file__).parent
+        args.out = str(here / "output" / "seed001_smoke.md" if args.smoke else here / "SEED001_RESULTS.md")
     small = dict(particles=[2, 5, 10, 20, 50, 100], t3_reps=2, t3_iters=4000, t3_scale=0.15,
                  t4_M=10, t4_N=10, t4_iters=1500, epsilons=[0.5, 1.0, 2.0, 5.0, 10.0],
                  f7_M=20, f7_N=50, f7_iters=1500)
@@ -211,7 +217,11 @@ def main(argv=None):
             lines.append(f"| {eps} | {m1:.4f} | {m2:.4f} | {'abs' if m1 < m2 else 'square'} |")
         lines.append("")
     lines.append(f"Total time: {time.time() - t0:.0f} s.")
-    Path(args.out).write_text("\n".join(lines) + "\n")
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    old = out.read_text() if out.exists() else ""
+    tail = MARKER + old.split(MARKER, 1)[1] if MARKER in old else MARKER + "\n"
+    out.write_text("\n".join(lines) + "\n\n" + tail)
     print("\n".join(lines))
 
 
