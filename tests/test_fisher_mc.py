@@ -20,6 +20,7 @@ from pymc_dp.fisher import (
     clt_gaussian_fisher,
     fisher_information,
     fisher_noisy_mean,
+    fisher_noisy_mean_exact,
     fisher_noisy_values,
     fisher_randomized_response,
     normal_variance_example,
@@ -41,17 +42,6 @@ def mixture_fisher(theta, n, sigma):
         return (a - b) ** 2 / (theta * a + (1 - theta) * b)
 
     return n * integrate.quad(f, -12 * sigma, 1 + 12 * sigma, limit=200)[0]
-
-
-def binomial_mean_fisher(theta, n, sigma):
-    """Exact F of mean(X) + N(0, σ²), X_i ~ Bern(θ), summing the binomial and integrating y."""
-    k = np.arange(n + 1)
-    pk = stats.binom.pmf(k, n, theta)
-    dpk = pk * (k / theta - (n - k) / (1 - theta))
-    y = np.linspace(-10 * sigma, 1 + 10 * sigma, 40_001)
-    phi = stats.norm.pdf(y[:, None], k[None, :] / n, sigma)
-    p, dp = phi @ pk, phi @ dpk
-    return integrate.simpson(np.where(p > 0, dp**2 / np.maximum(p, 1e-300), 0.0), x=y)
 
 
 # -- Algorithm 1 -----------------------------------------------------------------------------
@@ -122,7 +112,7 @@ def test_algorithm2_noisy_mean_matches_the_exact_binomial_marginal_and_F3():
                              mechanism=pdp.Gaussian(sigma=1 / (n * eps)), n_outer=400, n_inner=400,
                              rng=np.random.default_rng(9))
     assert est.method == "marginal_mc"
-    exact = binomial_mean_fisher(theta, n, 1 / (n * eps))
+    exact = fisher_noisy_mean_exact(theta, n, 1 / (n * eps))
     assert within(est, exact)
     assert fisher_noisy_mean(theta, n, eps) == pytest.approx(exact, rel=0.02)
 

@@ -12,6 +12,7 @@ Public entry points: :func:`fisher_information` (§3.1 closed form and Algorithm
 from pymc_dp.fisher.analytic import (
     clt_gaussian_fisher,
     fisher_noisy_mean,
+    fisher_noisy_mean_exact,
     fisher_noisy_values,
     fisher_randomized_response,
 )
@@ -52,6 +53,7 @@ __all__ = [
     "fisher_randomized_response",
     "fisher_noisy_values",
     "fisher_noisy_mean",
+    "fisher_noisy_mean_exact",
     "inverse_trace",
     "METHODS",
 ]

@@ -50,6 +50,7 @@ __all__ = [
     "fisher_randomized_response",
     "fisher_noisy_values",
     "fisher_noisy_mean",
+    "fisher_noisy_mean_exact",
 ]
 
 
@@ -176,3 +177,23 @@ def fisher_noisy_mean(theta, n: int, epsilon: float, *, printed: bool = False):
     :math:`\approx \mathcal N(\theta, v/n)`, :math:`v = \theta(1-\theta) + 1/(n\varepsilon^2)` (Ex. 4.3)."""
     th, n, eps = _check_binary(theta, n, epsilon)
     return _gauss_mean_fisher(th, n, th * (1 - th) + 1 / (n * eps**2), printed)
+
+
+def fisher_noisy_mean_exact(theta, n: int, sigma: float) -> float:
+    r"""Exact F of :math:`\bar X + \mathcal N(0, \sigma^2)`, :math:`X_i \sim \mathrm{Bern}(\theta)`.
+
+    The release's density is the binomial mixture :math:`p(y) = \sum_k \binom nk\theta^k(1-\theta)^{n-k}
+    \phi_\sigma(y - k/n)`; F = ∫ (∂_θ p)² / p dy by Simpson's rule over ±10σ beyond [0, 1].
+    The reference against which :func:`fisher_noisy_mean` (a normal approximation) and Algorithm 2
+    are checked.
+    """
+    from scipy import integrate, stats
+
+    n = check_n(n)
+    k = np.arange(n + 1)
+    pk = stats.binom.pmf(k, n, theta)
+    dpk = pk * (k / theta - (n - k) / (1 - theta))
+    y = np.linspace(-10 * sigma, 1 + 10 * sigma, 40_001)
+    phi = stats.norm.pdf(y[:, None], k[None, :] / n, sigma)
+    p, dp = phi @ pk, phi @ dpk
+    return float(integrate.simpson(np.where(p > 0, dp**2 / np.maximum(p, 1e-300), 0.0), x=y))
