@@ -1,0 +1,85 @@
+"""One home for PyMC's step contract: :class:`DPStep`, the base of every pymc-dp step method.
+
+PyMC drives a step through a handful of calls whose details changed across versions:
+
+* ``set_rng(rng)`` once per chain (PyMC ≤ 6.2) or ``setup_chain(rng, tune, draws)`` (PyMC ≥ 6.3);
+* ``tune`` set on the *top-level* step only (a ``CompoundStep`` does not forward it), then
+  ``reset_tuning()`` (forwarded by ``CompoundStep``) at the start of every chain and
+  ``stop_tuning()`` (forwarded) when warm-up ends;
+* with ``cores=1`` one step object runs every chain in turn, so anything learnt in one chain
+  (adapted proposal scales, a carried likelihood estimate, cached latent variables) must be reset
+  before the next.
+
+:class:`DPStep` answers all of these once. A subclass declares its ``dp_stats`` (dtype and shape of
+each ``dp_``-prefixed sampler stat; the ``tune`` stat that PyMC 5.25–5.27 read is added here) and
+implements
+
+* :meth:`DPStep.reseed` — reseed compiled graphs from the chain's generator (optional);
+* :meth:`DPStep.start_chain` — reset every piece of per-chain state, adaptation included;
+* :meth:`DPStep.plan_chain` — see ``tune`` and ``draws`` before the chain runs (optional; e.g. a
+  privacy budget check);
+* ``step(point)`` — one iteration, returning ``({**point, **new}, [stats])``, ``stats`` holding
+  exactly the keys of ``dp_stats`` and ``"tune"`` (use :meth:`DPStep.stats`).
+"""
+
+from __future__ import annotations
+
+from pymc.step_methods.compound import BlockedStep, Competence, StepMethodState
+from pymc.util import get_random_generator
+
+__all__ = ["DPStep", "Competence"]
+
+
+class DPStep(BlockedStep):
+    """Base class of pymc-dp's step methods (see the module docstring for the contract)."""
+
+    #: name -> (dtype, shape) of the sampler stats, without ``tune``; subclasses override
+    dp_stats: dict = {}
+    _state_class = StepMethodState
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.stats_dtypes_shapes = {**cls.dp_stats, "tune": (bool, [])}
+
+    # -- hooks -------------------------------------------------------------------------------
+    def reseed(self, rng) -> None:
+        """Reseed compiled graphs' generators from ``rng`` (default: nothing to reseed)."""
+
+    def start_chain(self) -> None:
+        """Reset per-chain state, adaptation included (default: nothing)."""
+
+    def plan_chain(self, tune: int, draws: int) -> None:
+        """Called with the chain's warm-up and draw counts when PyMC gives them (PyMC ≥ 6.3)."""
+
+    # -- PyMC's contract ---------------------------------------------------------------------
+    def _init_step(self, rng) -> None:
+        """End of a subclass ``__init__``: start tuning and set up the first chain."""
+        self.tune = True
+        self.set_rng(rng)
+
+    def set_rng(self, rng) -> None:  # PyMC <= 6.2: once per chain
+        self.rng = get_random_generator(rng, copy=False)
+        self.reseed(self.rng)
+        self.tune = True
+        self.start_chain()
+
+    def setup_chain(self, rng, tune, draws) -> None:  # PyMC >= 6.3: once per chain
+        self.set_rng(rng)
+        self.tune = tune > 0
+        self.plan_chain(int(tune), int(draws))
+
+    def reset_tuning(self) -> None:
+        """Forwarded by ``CompoundStep`` at the start of every chain: tune again from scratch."""
+        self.tune = True
+        self.start_chain()
+
+    def stop_tuning(self) -> None:
+        self.tune = False
+
+    def stats(self, **values) -> dict:
+        """The stats dict of one iteration: ``values`` (the ``dp_stats`` keys) plus ``tune``."""
+        return {**values, "tune": bool(self.tune)}
+
+    @staticmethod
+    def competence(var, has_grad):
+        return Competence.INCOMPATIBLE
