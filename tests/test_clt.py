@@ -62,7 +62,7 @@ def test_laplace_release_adds_a_latent_statistic():
     assert got == pytest.approx(stats.norm.logpdf(0.6, m, math.sqrt(v / 30)), rel=1e-10)
 
 
-@pytest.mark.parametrize("a", [1, 3])
+@pytest.mark.parametrize("a", [1, 2, 3])
 def test_example1_moments(a):
     theta = 0.7
     m, v = pdp.normal_mean_moments(theta, a=a)
@@ -92,8 +92,10 @@ def test_errors():
             pdp.CLTStatistic("u", None, th, 10)
         with pytest.raises(ValueError, match=re.escape("as an integer >= 1, got n=0.")):
             pdp.CLTStatistic("u", th, th, 0)
-    with pytest.raises(ValueError, match=re.escape("has the seed's moments for a=1 and a=3, got a=2")):
-        pdp.normal_mean_moments(1.0, a=2)
+    with pytest.raises(ValueError, match=re.escape("needs an integer a >= 1 (s(x) = x**a), got a=1.5.")):
+        pdp.normal_mean_moments(1.0, a=1.5)
+    with pytest.raises(ValueError, match=re.escape("a must be finite and > 0, got a=0.")):
+        pdp.normal_variance_moments(1.0, a=0)
 
 
 @pytest.mark.slow

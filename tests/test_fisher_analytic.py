@@ -302,17 +302,3 @@ def test_vector_theta_selection_uses_the_trace_of_the_inverse_information():
     assert sel.scores["x and x^2"] == pytest.approx(
         np.mean([np.trace(np.linalg.inv(f)) for f in sel.fisher["x and x^2"]]))
     assert np.all(np.linalg.eigvalsh(F) > 0)
-
-
-def test_examples_agree_with_the_clt_helpers_of_pymc_dp_distributions():
-    """Two routes: the seed's moment formulas in pymc_dp.distributions.clt (tuple form)."""
-    clt = pytest.importorskip("pymc_dp.distributions.clt")
-    pairs = [
-        (normal_mean_example(3), lambda t: clt.normal_mean_moments(t, a=3), 1.2),
-        (normal_variance_example(1), lambda t: clt.normal_variance_moments(t, a=1), 2.0),
-        (uniform_width_example(0.5), lambda t: clt.uniform_width_moments(t, a=0.5), 0.7),
-    ]
-    for mine, theirs, theta in pairs:
-        other = Moments.from_pair(theirs, theta_bounds=mine.theta_bounds)
-        for got, want in zip(other.evaluate(theta), mine.evaluate(theta)):
-            np.testing.assert_allclose(got, want, rtol=1e-10)

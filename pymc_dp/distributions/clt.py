@@ -37,6 +37,8 @@ __all__ = [
     "normal_mean_moments",
     "normal_variance_moments",
     "uniform_width_moments",
+    "bernoulli_moments",
+    "check_moment_power",
 ]
 
 
@@ -155,18 +157,42 @@ def CLTRelease(name, mu, var, n, *, mechanism, observed, sensitivity, latent_nam
     return DPObserved(name, u, statistic=statistic, mechanism=mechanism, observed=observed)
 
 
-# -- moments of the seed's examples -------------------------------------------------------------
-def _lib(theta):
-    return np if isinstance(theta, int | float | np.ndarray | np.number) else pt
+# -- moments of the seed's examples (the one definition; pymc_dp.fisher wraps these) -----------
+def _normal_raw_moment(theta, k: int):
+    """E[X^k] for X ~ N(θ, 1): Σ_{j even} C(k, j) θ^{k-j} (j-1)!!."""
+    total = 0.0
+    for j in range(0, k + 1, 2):
+        total = total + math.comb(k, j) * _double_factorial(j - 1) * theta ** (k - j)
+    return total
+
+
+def _double_factorial(m: int) -> int:
+    """m!! with (-1)!! = 0!! = 1."""
+    out = 1
+    while m > 1:
+        out *= m
+        m -= 2
+    return out
 
 
 def normal_mean_moments(theta, a: int = 1):
-    r"""Example 1: :math:`X \sim \mathcal N(\theta, 1)`, :math:`s(x) = x^a`, ``a`` ∈ {1, 3}."""
-    if a == 1:
+    r"""Example 1: :math:`X \sim \mathcal N(\theta, 1)`, :math:`s(x) = x^a` (integer a ≥ 1).
+
+    :math:`\mu_s = \mathbb E X^a`, :math:`\Sigma_s = \mathbb E X^{2a} - (\mathbb E X^a)^2` with
+    :math:`\mathbb E X^k = \sum_{j\ \mathrm{even}} \binom kj (j-1)!!\,\theta^{k-j}`; for a = 3 this is
+    :math:`\theta^3 + 3\theta` and :math:`9\theta^4 + 36\theta^2 + 15`. ``theta`` may be a number or a
+    PyTensor variable.
+    """
+    if isinstance(a, bool) or not (isinstance(a, int | np.integer) and a >= 1):
+        raise ValueError(
+            f"normal_mean_moments needs an integer a >= 1 (s(x) = x**a), got a={a!r}. "
+            "The seed uses a = 1 and a = 3."
+        )
+    a = int(a)
+    if a == 1:  # exact, without cancellation
         return theta, 1.0 + 0.0 * theta
-    if a == 3:
-        return theta**3 + 3 * theta, 9 * theta**4 + 36 * theta**2 + 15
-    raise ValueError(f"normal_mean_moments has the seed's moments for a=1 and a=3, got a={a!r}.")
+    mean = _normal_raw_moment(theta, a)
+    return mean + 0.0 * theta, _normal_raw_moment(theta, 2 * a) - mean**2 + 0.0 * theta
 
 
 def normal_variance_moments(theta, a: float = 1):
@@ -176,6 +202,7 @@ def normal_variance_moments(theta, a: float = 1):
               \Sigma_s = (2\theta)^a\Big[\frac{\Gamma(\frac{2a+1}{2})}{\sqrt\pi}
               - \frac{\Gamma(\frac{a+1}{2})^2}{\pi}\Big].
     """
+    a = check_moment_power(a)
     g1 = math.gamma((a + 1) / 2) / math.sqrt(math.pi)
     g2 = math.gamma((2 * a + 1) / 2) / math.sqrt(math.pi)
     return (2 * theta) ** (a / 2) * g1, (2 * theta) ** a * (g2 - g1**2)
@@ -186,4 +213,24 @@ def uniform_width_moments(theta, a: float = 1):
 
     .. math:: \mu_s = \frac{\theta^a}{a+1}, \quad \Sigma_s = \frac{\theta^{2a} a^2}{(a+1)^2(2a+1)}.
     """
+    a = check_moment_power(a)
     return theta**a / (a + 1), theta ** (2 * a) * a**2 / ((a + 1) ** 2 * (2 * a + 1))
+
+
+def bernoulli_moments(theta):
+    r"""Example 4: :math:`X \sim \mathrm{Bern}(\theta)`, :math:`s(x) = x`: :math:`\mu_s = \theta`,
+    :math:`\Sigma_s = \theta(1-\theta)`."""
+    return theta, theta * (1 - theta)
+
+
+def check_moment_power(a) -> float:
+    """The power ``a`` of :math:`s(x) = |x|^a` as a float, checked finite and > 0."""
+    if isinstance(a, bool):
+        raise TypeError(f"a must be a number, got a={a!r}.")
+    try:
+        value = float(a)
+    except (TypeError, ValueError):
+        raise TypeError(f"a must be a number, got a={a!r}.") from None
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"a must be finite and > 0, got a={a!r}. Use s(x) = |x|**a with a > 0.")
+    return value

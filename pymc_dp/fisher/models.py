@@ -25,8 +25,15 @@ import math
 import numpy as np
 import pytensor
 import pytensor.tensor as pt
-from scipy import integrate, special
+from scipy import integrate
 
+from pymc_dp.distributions.clt import (
+    bernoulli_moments,
+    check_moment_power,
+    normal_mean_moments,
+    normal_variance_moments,
+    uniform_width_moments,
+)
 from pymc_dp.fisher._validate import check_theta_bounds, theta_array
 
 __all__ = [
@@ -337,86 +344,35 @@ class QuadratureMoments:
         return self.name
 
 
-# -- seed 001 Examples 1-4 ---------------------------------------------------------------------
-def _normal_raw_moment(theta, k: int):
-    """E[X^k] for X ~ N(θ, 1): Σ_{j even} C(k, j) θ^{k-j} (j-1)!!."""
-    total = 0.0
-    for j in range(0, k + 1, 2):
-        total = total + math.comb(k, j) * _double_factorial(j - 1) * theta ** (k - j)
-    return total
-
-
-def _double_factorial(m: int) -> int:
-    """m!! with (-1)!! = 0!! = 1."""
-    out = 1
-    while m > 1:
-        out *= m
-        m -= 2
-    return out
-
-
+# -- seed 001 Examples 1-4: the formulas live in pymc_dp.distributions.clt ----------------------
 @functools.lru_cache(maxsize=64)
 def normal_mean_example(a: int) -> Moments:
-    r"""Seed 001 Example 1: :math:`X \sim \mathcal N(\theta, 1)`, :math:`s(x) = x^a` (integer a ≥ 1).
-
-    :math:`\mu_s = \mathbb E X^a`, :math:`\Sigma_s = \mathbb E X^{2a} - (\mathbb E X^a)^2` with
-    :math:`\mathbb E X^k = \sum_{j\ \mathrm{even}} \binom kj (j-1)!!\,\theta^{k-j}`; for a = 3 this is
-    :math:`\theta^3 + 3\theta` and :math:`9\theta^4 + 36\theta^2 + 15`.
-    """
-    if not (isinstance(a, int) and a >= 1):
-        raise ValueError(f"a must be an integer >= 1, got a={a!r}. Use s(x) = x**a with a = 1, 3, ...")
-    return Moments(
-        lambda t: _normal_raw_moment(t, a) + 0.0 * t,
-        lambda t: _normal_raw_moment(t, 2 * a) - _normal_raw_moment(t, a) ** 2 + 0.0 * t,
-        name=f"N(theta, 1), s(x)=x^{a}",
-    )
+    r"""Seed 001 Example 1: :math:`X \sim \mathcal N(\theta, 1)`, :math:`s(x) = x^a` (integer a ≥ 1);
+    moments from :func:`pymc_dp.distributions.clt.normal_mean_moments`."""
+    normal_mean_moments(0.0, a)  # checks a
+    return Moments.from_pair(lambda t: normal_mean_moments(t, a), name=f"N(theta, 1), s(x)=x^{a}")
 
 
 @functools.lru_cache(maxsize=64)
 def normal_variance_example(a: float) -> Moments:
-    r"""Seed 001 Example 2: :math:`X \sim \mathcal N(0, \theta)`, :math:`s(x) = |x|^a`, a > 0.
-
-    .. math:: \mu_s = (2\theta)^{a/2}\,\Gamma(\tfrac{a+1}2)/\sqrt\pi, \qquad
-              \Sigma_s = (2\theta)^a\big[\Gamma(\tfrac{2a+1}2)/\sqrt\pi - \Gamma(\tfrac{a+1}2)^2/\pi\big].
-    """
-    a = _check_a(a)
-    c1 = special.gamma((a + 1) / 2) / math.sqrt(math.pi)
-    c2 = special.gamma((2 * a + 1) / 2) / math.sqrt(math.pi) - c1**2
-    return Moments(
-        lambda t: c1 * (2 * t) ** (a / 2),
-        lambda t: c2 * (2 * t) ** a,
-        theta_bounds=(0.0, None),
-        name=f"N(0, theta), s(x)=|x|^{a:g}",
-    )
+    r"""Seed 001 Example 2: :math:`X \sim \mathcal N(0, \theta)`, :math:`s(x) = |x|^a`, a > 0;
+    moments from :func:`pymc_dp.distributions.clt.normal_variance_moments`."""
+    a = check_moment_power(a)
+    return Moments.from_pair(lambda t: normal_variance_moments(t, a), theta_bounds=(0.0, None),
+                             name=f"N(0, theta), s(x)=|x|^{a:g}")
 
 
 @functools.lru_cache(maxsize=64)
 def uniform_width_example(a: float) -> Moments:
-    r"""Seed 001 Example 3: :math:`X \sim \mathrm{Unif}(-\theta, \theta)`, :math:`s(x) = |x|^a`.
-
-    .. math:: \mu_s = \frac{\theta^a}{a+1}, \qquad \Sigma_s = \frac{a^2\,\theta^{2a}}{(a+1)^2(2a+1)}.
-    """
-    a = _check_a(a)
-    return Moments(
-        lambda t: t**a / (a + 1),
-        lambda t: t ** (2 * a) * a**2 / ((a + 1) ** 2 * (2 * a + 1)),
-        theta_bounds=(0.0, None),
-        name=f"Unif(-theta, theta), s(x)=|x|^{a:g}",
-    )
+    r"""Seed 001 Example 3: :math:`X \sim \mathrm{Unif}(-\theta, \theta)`, :math:`s(x) = |x|^a`;
+    moments from :func:`pymc_dp.distributions.clt.uniform_width_moments`."""
+    a = check_moment_power(a)
+    return Moments.from_pair(lambda t: uniform_width_moments(t, a), theta_bounds=(0.0, None),
+                             name=f"Unif(-theta, theta), s(x)=|x|^{a:g}")
 
 
 @functools.lru_cache(maxsize=64)
 def bernoulli_example() -> Moments:
     r"""Seed 001 Example 4: :math:`X \sim \mathrm{Bern}(\theta)`, :math:`s(x) = x`:
     :math:`\mu_s = \theta`, :math:`\Sigma_s = \theta(1-\theta)`."""
-    return Moments(lambda t: t, lambda t: t * (1 - t), theta_bounds=(0.0, 1.0), name="Bern(theta)")
-
-
-def _check_a(a):
-    try:
-        a = float(a)
-    except (TypeError, ValueError):
-        raise TypeError(f"a must be a number, got a={a!r}.") from None
-    if not (math.isfinite(a) and a > 0):
-        raise ValueError(f"a must be finite and > 0, got a={a!r}. Use s(x) = |x|**a with a > 0.")
-    return a
+    return Moments.from_pair(bernoulli_moments, theta_bounds=(0.0, 1.0), name="Bern(theta)")

@@ -306,7 +306,7 @@ def _database_evaluator(statistic, mechanism, n):
                     f"mechanism={mechanism!r} scales its noise with the records, but its scale is "
                     "not known here. Pass release_logpdf=... and release_sample=...."
                 )
-            sens = _order_smooth_sensitivity(vals, statistic, mechanism.beta)
+            sens = statistic.smooth_sensitivity_np(vals, mechanism.beta)
             return S, (sens / mechanism.alpha,)
 
         return fn
@@ -328,40 +328,14 @@ def _database_evaluator(statistic, mechanism, n):
     return fn
 
 
-def _order_smooth_sensitivity(sorted_vals, statistic, beta):
-    r"""β-smooth sensitivity of ``statistic`` (``Median``/``Max``) for many sorted databases.
-
-    The batched form of ``pymc_dp.statistics.order.order_smooth_sensitivity``
-    (:math:`\max_k e^{-k\beta} \max_t (s_{m+t} - s_{m+t-k-1})`, padded with the range ends);
-    tested equal to the statistic's own ``smooth_sensitivity_np``.
-    """
-    from pymc_dp.statistics.order import _index_tables
-
-    B, n = sorted_vals.shape
-    hi, lo = _index_tables(n, statistic.rank(n))
-    width = statistic.upper - statistic.lower
-    v = np.clip(sorted_vals, statistic.lower, statistic.upper) - statistic.lower
-    decay = np.exp(-beta * np.arange(n + 1))
-    out = np.empty(B)
-    step = max(1, 2_000_000 // ((n + 1) * (n + 2)))
-    for a in range(0, B, step):
-        blk = v[a : a + step]
-        pad = np.concatenate(
-            [np.zeros((len(blk), n + 2)), blk, np.full((len(blk), n + 2), width)], axis=1
-        )
-        b = (pad[:, hi] - pad[:, lo]).max(axis=2)
-        out[a : a + step] = (b * decay).max(axis=1)
-    return out
-
-
 def _calibrate(statistic, mechanism, n, dim):
-    if hasattr(mechanism, "bind"):
-        from pymc_dp.release import bind_mechanism
+    """A pymc_dp mechanism calibrated to ``statistic`` (the one pairing rule,
+    :func:`pymc_dp.release.bind_mechanism`); any other noise model is used as given."""
+    from pymc_dp.mechanisms.base import Mechanism
+    from pymc_dp.release import bind_mechanism
 
-        try:
-            return bind_mechanism(statistic, mechanism, n, dim)
-        except TypeError:
-            return mechanism.bind(statistic, n=n, dim=dim)
+    if isinstance(mechanism, Mechanism):
+        return bind_mechanism(statistic, mechanism, n, dim)
     return mechanism
 
 

@@ -48,8 +48,9 @@ def order_smooth_sensitivity(values, m: int, width: float, beta: float, xp=np):
 
     Parameters
     ----------
-    values : array (n,)
-        Per-record values already shifted into ``[0, width]`` (NumPy or PyTensor).
+    values : array (n,) or, with NumPy, (B, n)
+        Per-record values already shifted into ``[0, width]`` (NumPy or PyTensor); with NumPy a
+        leading batch axis gives one sensitivity per row (B databases of n records).
     m : int
         1-indexed rank (``(n+1)//2`` median, ``n`` maximum).
     width : float
@@ -59,16 +60,35 @@ def order_smooth_sensitivity(values, m: int, width: float, beta: float, xp=np):
     xp : module
         ``numpy`` or ``pytensor.tensor``.
     """
-    n = int(values.shape[0]) if xp is np else _static_len(values)
+    if xp is np:
+        return _order_smooth_sensitivity_np(np.asarray(values, dtype=float), m, width, beta)
+    n = _static_len(values)
     hi, lo = _index_tables(n, m)
-    s = xp.sort(values)
     dtype = "float64"
     zeros = xp.zeros(n + 2, dtype=dtype)
     tops = xp.zeros(n + 2, dtype=dtype) + width
-    padded = xp.concatenate([zeros, xp.cast(s, dtype) if xp is not np else s.astype(float), tops])
+    padded = xp.concatenate([zeros, xp.cast(xp.sort(values), dtype), tops])
     b = (padded[hi] - padded[lo]).max(axis=1)
+    return (b * np.exp(-beta * np.arange(n + 1))).max()
+
+
+def _order_smooth_sensitivity_np(values, m, width, beta, max_entries=2_000_000):
+    """NumPy form of :func:`order_smooth_sensitivity`, batched over leading rows in memory-bounded
+    blocks (each block indexes ``(rows, n+1, n+2)`` entries)."""
+    batch = values.reshape(-1, values.shape[-1])
+    B, n = batch.shape
+    hi, lo = _index_tables(n, m)
     decay = np.exp(-beta * np.arange(n + 1))
-    return (b * decay).max()
+    out = np.empty(B)
+    step = max(1, max_entries // ((n + 1) * (n + 2)))
+    for a in range(0, B, step):
+        blk = np.sort(batch[a : a + step], axis=1)
+        pad = np.concatenate(
+            [np.zeros((len(blk), n + 2)), blk, np.full((len(blk), n + 2), float(width))], axis=1
+        )
+        b = (pad[:, hi] - pad[:, lo]).max(axis=2)
+        out[a : a + step] = (b * decay).max(axis=1)
+    return out.reshape(values.shape[:-1]) if values.ndim > 1 else out[0]
 
 
 def _static_len(values):
@@ -133,10 +153,12 @@ class _Order(Statistic):
         n = _n_records(data)
         return order_smooth_sensitivity(t, self.rank(n), self.width, beta, xp=pt)
 
-    def smooth_sensitivity_np(self, values, beta: float) -> float:
-        """β-smooth sensitivity from already computed per-record values (NumPy)."""
+    def smooth_sensitivity_np(self, values, beta: float):
+        """β-smooth sensitivity from already computed per-record values (NumPy): a float for
+        ``values`` of shape ``(n,)``, an array of B for ``(B, n)`` (B databases)."""
         v = np.clip(np.asarray(values, dtype=float), self.lower, self.upper) - self.lower
-        return float(order_smooth_sensitivity(v, self.rank(v.shape[0]), self.width, beta))
+        out = order_smooth_sensitivity(v, self.rank(v.shape[-1]), self.width, beta)
+        return float(out) if v.ndim == 1 else out
 
     def sensitivity(self, norm, *, n, dim):
         """Global sensitivity: the whole range (why SmoothLaplace is the mechanism to use)."""
