@@ -3,8 +3,18 @@
 from __future__ import annotations
 
 import math
+import numbers
 
-__all__ = ["check_epsilon", "check_delta", "check_positive", "check_bounds"]
+import numpy as np
+
+__all__ = [
+    "check_epsilon",
+    "check_delta",
+    "check_positive",
+    "check_bounds",
+    "check_count",
+    "check_rng",
+]
 
 
 def check_epsilon(epsilon, *, name: str = "epsilon") -> float:
@@ -67,3 +77,33 @@ def check_bounds(lower, upper, *, owner: str):
             "Swap them or widen the interval."
         )
     return lo, hi
+
+
+def check_count(value, *, name: str, minimum: int = 1, rule: str | None = None, fix: str = "") -> int:
+    """Return ``value`` as an int after checking it is an integer (not a bool) ``>= minimum``.
+
+    ``rule`` words the requirement in the message (default ``"an integer >= {minimum}"``).
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        rule = rule or f"an integer >= {minimum}"
+        raise ValueError(f"{name} must be {rule}, got {name}={value!r}. {fix}".rstrip())
+    return int(value)
+
+
+def check_rng(rng, *, name: str = "rng") -> np.random.Generator:
+    """The package's one rule for randomness passed in.
+
+    A ``np.random.Generator`` is used as it is; an int or ``SeedSequence`` seeds a new one (runs
+    reproducible by seed); ``None`` gives a fresh, unseeded one. Anything else is refused.
+    (Releases treat ``rng=None`` differently: there it means secure noise from OpenDP.)
+    """
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is None or isinstance(rng, np.random.SeedSequence) or (
+        isinstance(rng, numbers.Integral) and not isinstance(rng, bool)
+    ):
+        return np.random.default_rng(rng)
+    raise TypeError(
+        f"{name} must be a numpy.random.Generator or an int seed, got {name}={rng!r}. "
+        f"Pass {name}=np.random.default_rng(seed)."
+    )

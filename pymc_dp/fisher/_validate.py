@@ -2,43 +2,23 @@
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
+
+from pymc_dp._checks import check_count, check_rng
 
 __all__ = ["check_n", "check_mc_size", "check_rng", "require_density", "theta_array", "check_theta_bounds"]
 
 
 def check_n(n, *, name: str = "n") -> int:
     """Return ``n`` as an int after checking it is a positive integer number of records."""
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-        raise ValueError(
-            f"{name} must be a positive integer, got {name}={n!r}. "
-            "Pass the number of confidential records behind the release (e.g. n=100)."
-        )
-    return int(n)
+    return check_count(n, name=name, rule="a positive integer", fix="Pass the number of confidential records behind the "
+                       "release (e.g. n=100).")
 
 
 def check_mc_size(value, *, name: str) -> int:
     """Return a Monte Carlo size as an int after checking ``value >= 1``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(
-            f"{name} must be an integer >= 1, got {name}={value!r}. "
-            f"Use a Monte Carlo size such as {name}=1000 (larger is more accurate)."
-        )
-    return int(value)
-
-
-def check_rng(rng) -> np.random.Generator:
-    """``rng`` must be a ``np.random.Generator`` (an int seeds a new one)."""
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if rng is None or isinstance(rng, numbers.Integral):
-        return np.random.default_rng(rng)
-    raise TypeError(
-        f"rng must be a numpy.random.Generator, got rng={rng!r}. "
-        "Pass np.random.default_rng(seed)."
-    )
+    return check_count(value, name=name, fix=f"Use a Monte Carlo size such as {name}=1000 "
+                       "(larger is more accurate).")
 
 
 def require_density(mechanism, probe_release, probe_statistic, *extras) -> None:
