@@ -183,6 +183,7 @@ class PenaltyMH(DPStep):
         opt.check_combination(proposal, acceptance, batch_size, grad_bound, temperature)
         self.proposal, self.acceptance, self.temperature = proposal, acceptance, temperature
         self.vars = opt.select_vars(model, vars)
+        self.rv_names = [model.values_to_rvs[v].name for v in self.vars]
         scale_in = opt.check_scale(scale, proposal)
         self.budget = opt.check_budget(budget)
         self.tune_interval = opt.check_tune_interval(tune_interval, proposal)
@@ -196,6 +197,7 @@ class PenaltyMH(DPStep):
         self.barker_correction = getattr(test, "correction", None)
         self.barker_error = None if self.barker_correction is None else self.barker_correction.error
         self.grad_noise_multiplier = opt.grad_noise_multiplier(kind)
+        self._grad_z_stat = opt.nan_if_none(self.grad_noise_multiplier)
         self.params = PenaltyParams(kind, self.scale, self.lipschitz, self.noise_multiplier, test,
                                     self.temperature)
         self._plan_budget(accountant)
@@ -261,6 +263,7 @@ class PenaltyMH(DPStep):
 
     def _set_scale(self, scale):
         self.scale = scale
+        self._scale_mean = float(np.mean(scale))
         self.params = self.params._replace(scale=scale)
 
     def _budget_message(self, wanted):
@@ -301,12 +304,12 @@ class PenaltyMH(DPStep):
             dp_clipped_fraction=float(info.clipped_fraction),
             dp_noise_sd=float(info.noise_sd),
             dp_noise_multiplier=self.noise_multiplier,
-            dp_grad_noise_multiplier=opt.nan_if_none(self.grad_noise_multiplier),
+            dp_grad_noise_multiplier=self._grad_z_stat,
             dp_n_records=self.n,
             dp_batch_size=self.n if self.batch_size is None else self.batch_size,
             dp_iterations=self._chain_iters,
             dp_coordinate=int(info.coordinate),
-            dp_scale=float(self.scale.mean()),
+            dp_scale=self._scale_mean,
         )
         new = {k: np.asarray(v).copy() for k, v in self.target.point_of(st.theta).items()}
         return {**point, **new}, [stats]

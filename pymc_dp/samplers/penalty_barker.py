@@ -201,7 +201,7 @@ def barker_accept(rng, lam, sigma_i, corr: BarkerCorrection):
 
 
 class BarkerTest(AcceptanceTest):
-    """The corrected DP Barker test on the full data, as a pluggable acceptance test of
+    r"""The corrected DP Barker test on the full data, as a pluggable acceptance test of
     :func:`~pymc_dp.samplers.penalty_core.penalty_kernel`: same estimate and sensitivity as the
     penalty test; proposals with :math:`\sigma_i > \bar\sigma` are rejected unread."""
 
