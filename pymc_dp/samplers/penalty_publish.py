@@ -37,6 +37,7 @@ import numpy as np
 
 from pymc_dp._checks import check_delta
 from pymc_dp.accounting.spent import epsilon_of_event, privacy_spent
+from pymc_dp.samplers.penalty import PenaltyMH
 
 __all__ = ["publishable", "PUBLIC_STATS"]
 
@@ -58,8 +59,6 @@ _STATS = ("sample_stats", "warmup_sample_stats")
 
 
 def _penalty_steps(steps):
-    from pymc_dp.samplers.penalty import PenaltyMH
-
     if isinstance(steps, PenaltyMH):
         steps = [steps]
     flat = []
