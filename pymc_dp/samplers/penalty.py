@@ -311,8 +311,7 @@ class PenaltyMH(DPStep):
             dp_coordinate=int(info.coordinate),
             dp_scale=self._scale_mean,
         )
-        new = {k: np.asarray(v).copy() for k, v in self.target.point_of(st.theta).items()}
-        return {**point, **new}, [stats]
+        return {**point, **self.target.point_of(st.theta)}, [stats]
 
     def _maybe_tune(self, accepted):
         if not (self.tune and self.tune_interval):
