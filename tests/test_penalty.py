@@ -174,6 +174,10 @@ def test_errors():
             pdp.PenaltyMH(lipschitz=1.0, tau=1.0, budget=(-1, 1e-5))
         with pytest.raises(ValueError, match=re.escape("proposal must be one of ('rw', 'coordinate', 'guided', 'mala'), got proposal='hmc'.")):
             pdp.PenaltyMH(lipschitz=1.0, tau=1.0, proposal="hmc")
+        with pytest.raises(ValueError, match=re.escape("scale must be one value or one per coordinate of the updated variables (d=2), got 3 values")):
+            pdp.PenaltyMH(lipschitz=1.0, tau=1.0, scale=[0.1, 0.2, 0.3])
+        with pytest.raises(ValueError, match=re.escape("accountant must be 'pld' or 'rdp', got accountant='zcdp'.")):
+            pdp.PenaltyMH(lipschitz=1.0, tau=1.0, accountant="zcdp")
         with pytest.raises(ValueError, match=re.escape("proposal='mala' needs grad_bound")):
             pdp.PenaltyMH(lipschitz=1.0, tau=1.0, proposal="mala")
     with pm.Model():

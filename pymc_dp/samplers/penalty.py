@@ -189,7 +189,7 @@ class PenaltyMH(DPStep):
         self.tune_interval = opt.check_tune_interval(tune_interval, proposal)
         self.clip_warning = float(clip_warning)
         self._build_target(model, observed, batch_size)
-        self.scale = np.broadcast_to(scale_in, (self.d,)).copy()
+        self.scale = opt.broadcast_scale(scale_in, self.d)
         self._scale0 = self.scale.copy()
         kind = opt.build_proposal(proposal, scale_in, grad_bound, mala_a, total_grad_bound)
         test = opt.build_test(acceptance, self.batch_size, barker_sigma)
@@ -227,7 +227,7 @@ class PenaltyMH(DPStep):
             )
 
     def _plan_budget(self, accountant):
-        self.accountant = "rdp" if self.batch_size is not None else accountant
+        self.accountant = "rdp" if self.batch_size is not None else opt.check_accountant(accountant)
         self.max_iterations = None
         if self.budget is not None:
             eps, delta = self.budget

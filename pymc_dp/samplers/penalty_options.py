@@ -24,6 +24,10 @@ __all__ = [
     "check_core",
     "check_scale",
     "check_budget",
+    "check_accountant",
+    "broadcast_scale",
+    "grad_noise_multiplier",
+    "nan_if_none",
     "check_tune_interval",
     "check_combination",
     "check_batch_size",
@@ -97,6 +101,26 @@ def check_scale(scale, proposal):
             "Pass a scalar scale (sigma_p); the proposal variance is mala_a * scale**2."
         )
     return arr
+
+
+def broadcast_scale(scale, d):
+    """The checked scale as one value per coordinate of θ (``d`` of them)."""
+    if scale.size not in (1, d):
+        raise ValueError(
+            f"scale must be one value or one per coordinate of the updated variables (d={d}), got "
+            f"{scale.size} values, scale={scale.tolist()!r}. Pass a scalar or an array of length {d} "
+            "(θ in the transformed space, variables in the order given in vars)."
+        )
+    return np.broadcast_to(scale.ravel() if scale.size == d else scale, (d,)).copy()
+
+
+def check_accountant(accountant):
+    if accountant not in ("pld", "rdp"):
+        raise ValueError(
+            f"accountant must be 'pld' or 'rdp', got accountant={accountant!r}. Use 'pld' (tight) "
+            "or 'rdp'; subsampled runs always use 'rdp'."
+        )
+    return accountant
 
 
 def check_budget(budget):
