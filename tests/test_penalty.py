@@ -174,6 +174,10 @@ def test_errors():
             pdp.PenaltyMH(lipschitz=1.0, tau=1.0, budget=(-1, 1e-5))
         with pytest.raises(ValueError, match=re.escape("proposal must be one of ('rw', 'coordinate', 'guided', 'mala'), got proposal='hmc'.")):
             pdp.PenaltyMH(lipschitz=1.0, tau=1.0, proposal="hmc")
+        with pytest.raises(ValueError, match=re.escape("scale must be one value or one per coordinate of the updated variables (d=2), got 3 values")):
+            pdp.PenaltyMH(lipschitz=1.0, tau=1.0, scale=[0.1, 0.2, 0.3])
+        with pytest.raises(ValueError, match=re.escape("accountant must be 'pld' or 'rdp', got accountant='zcdp'.")):
+            pdp.PenaltyMH(lipschitz=1.0, tau=1.0, accountant="zcdp")
         with pytest.raises(ValueError, match=re.escape("proposal='mala' needs grad_bound")):
             pdp.PenaltyMH(lipschitz=1.0, tau=1.0, proposal="mala")
     with pm.Model():
@@ -192,15 +196,49 @@ def test_partial_vars_warns():
             pdp.PenaltyMH([mu], lipschitz=1.0, tau=1.0)
 
 
-def test_transformed_variable_and_nan_rejects():
+def test_transformed_variable_exact_by_quadrature():
+    # s ~ HalfNormal(2), y_i ~ N(0, s²): θ = log s (transformed space); exact posterior by quadrature
     rng = np.random.default_rng(0)
+    y = rng.normal(0, 1.5, size=50)
     with pm.Model() as model:
         s = pm.HalfNormal("s", 2.0)
-        pm.Normal("y", 0.0, s, observed=rng.normal(0, 1.5, size=50))
+        pm.Normal("y", 0.0, s, observed=y)
         step = pdp.PenaltyMH(lipschitz=20.0, tau=0.5, scale=0.2)
-    idata = _sample(step, model, draws=300, tune=100, chains=1)
-    s_draws = np.asarray(idata["posterior"]["s"]).ravel()
-    assert np.all(s_draws > 0) and 0.9 < s_draws.mean() < 2.5
+    idata = _sample(step, model, draws=2000, tune=300, chains=2)
+    assert float(np.asarray(idata["sample_stats"]["dp_clipped_fraction"]).max()) == 0.0
+    grid = np.linspace(0.5, 4.0, 20001)
+    logp = -0.125 * grid**2 - y.size * np.log(grid) - 0.5 * np.sum(y**2) / grid**2
+    w = np.exp(logp - logp.max())
+    w /= w.sum()
+    mean = float(np.dot(w, grid))
+    var = float(np.dot(w, (grid - mean) ** 2))
+    d = np.asarray(idata["posterior"]["s"])
+    assert abs(d.mean() - mean) < 4 * d.std() / np.sqrt(float(az.ess(d)))
+    sq = (d - mean) ** 2
+    assert abs(sq.mean() - var) < 4 * sq.std() / np.sqrt(float(az.ess(sq)))
+
+
+class _NanAbove(NormalMeans):
+    """Per-record log-likelihood NaN where θ₀ > 0.3 (a model bug): such proposals must be rejected."""
+
+    def loglik(self, theta, idx=None):
+        out = super().loglik(theta, idx)
+        return out * np.nan if theta[0] > 0.3 else out
+
+
+def test_nan_log_ratio_rejects(normal_target):
+    target = _NanAbove(normal_target.x)
+    params = PenaltyParams("rw", np.full(2, 0.3), 10.0, 0.4)
+    rng = np.random.default_rng(1)
+    st = PenaltyState(np.zeros(2), target.loglik(np.zeros(2)), target.logprior(np.zeros(2)), np.ones(2))
+    nan_seen = 0
+    for _ in range(2000):
+        st, info = penalty_kernel(rng, st, target, params)
+        assert st.theta[0] <= 0.3
+        if np.isnan(info.log_ratio):
+            nan_seen += 1
+            assert not info.accepted and info.accept_prob == 0.0
+    assert nan_seen > 100  # the chain pushes against the NaN region (posterior mean θ₀ ≈ 0.5)
 
 
 @pytest.mark.slow
@@ -240,3 +278,102 @@ def test_scale_tuning_only_during_warmup():
     assert np.all(fixed.scale == 1e-3) and np.all(tuned != 1e-3)
     with pytest.raises(ValueError, match=re.escape("tune_interval must be an integer >= 0, got tune_interval=-1.")):
         pdp.PenaltyMH(lipschitz=1.0, tau=1.0, tune_interval=-1, model=model)
+
+
+# ------------------------------------------------------- compound step, several chains (issue 10)
+
+
+def _compound_model(n=100, seed=4):
+    """mu ~ N(0, 10²), y_i ~ N(mu, 1) (confidential), z ~ N(0, 1) data-free (left to Metropolis)."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(1.0, 1.0, size=n)
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0.0, 10.0)
+        pm.Normal("z", 0.0, 1.0)
+        pm.Normal("y", mu, 1.0, observed=x)
+    return model, mu, x
+
+
+def _compound_steps(model, mu, tau=0.5, **kw):
+    with model:
+        with pytest.warns(UserWarning, match="not in privacy_spent"):
+            pen = pdp.PenaltyMH([mu], lipschitz=12.0, tau=tau, proposal="guided", **kw)
+        return pen, pm.Metropolis([model["z"]])
+
+
+def test_compound_two_chains_both_tune_and_are_exact():
+    model, mu, x = _compound_model()
+    pen, met = _compound_steps(model, mu, scale=0.005, tune_interval=50)
+    tune, draws = 600, 2500
+    with model:
+        idata = pm.sample(draws=draws, tune=tune, chains=2, cores=1, step=[pen, met], random_seed=21,
+                          progressbar=False, compute_convergence_checks=False, discard_tuned_samples=False)
+    ss = idata["sample_stats"]
+    warm = np.asarray(idata["warmup_sample_stats"]["dp_scale"])
+    scale = np.asarray(ss["dp_scale"])
+    # every chain restarts from the declared scale and tunes it (x3 at least; fixed after warm-up)
+    assert warm.shape == (2, tune) and np.all(warm[:, 0] == 0.005), warm[:, 0]
+    assert np.all(scale[:, 0] > 0.015) and np.all(scale == scale[:, [0]]), scale[:, 0]
+    assert float(np.asarray(ss["dp_clipped_fraction"]).max()) == 0.0
+    d = np.asarray(idata["posterior"]["mu"])
+    prec = x.size + 1e-2
+    mean, var = x.sum() / prec, 1.0 / prec
+    z_mean = abs(d.mean() - mean) / (d.std() / np.sqrt(float(az.ess(d))))
+    sq = (d - mean) ** 2
+    z_var = abs(sq.mean() - var) / (sq.std() / np.sqrt(float(az.ess(sq))))
+    assert z_mean < 4 and z_var < 4, (z_mean, z_var)
+    # the privacy accounting counts both chains, tuning included
+    assert pen.total_iterations == 2 * (tune + draws)
+    assert np.asarray(ss["dp_iterations"])[:, -1].tolist() == [tune + draws] * 2
+    expected = epsilon_of_event(run_event(iteration_event(0.5), 2 * (tune + draws)), 1e-5)
+    assert pdp.privacy_spent(idata, delta=1e-5) == pytest.approx(expected, rel=1e-6)
+
+
+def test_budget_counts_both_chains_of_a_compound_step():
+    model, mu, _ = _compound_model()
+    pen, met = _compound_steps(model, mu, tau=20.0, scale=0.1, budget=(1.0, 1e-5))
+    k = pen.max_iterations
+    assert k > 20
+    draws = int(0.6 * k)  # the first chain fits, the second does not
+    with model, pytest.raises(PrivacyBudgetExceeded, match="privacy budget exceeded"):
+        pm.sample(draws=draws, tune=0, chains=2, cores=1, step=[pen, met], random_seed=2,
+                  progressbar=False, compute_convergence_checks=False)
+    assert draws <= pen.total_iterations <= k
+
+
+# ------------------------------------------------------------- what may be published (issue 10)
+
+
+def _group_names(data):
+    return set(data.children) if hasattr(data, "children") else set(data.groups())
+
+
+def test_publishable_drops_non_private_parts_and_attaches_epsilon():
+    model, mu, _ = _compound_model()
+    pen, met = _compound_steps(model, mu, scale=0.1)
+    with model:
+        idata = pm.sample(draws=60, tune=20, chains=2, cores=1, step=[pen, met], random_seed=3,
+                          progressbar=False, compute_convergence_checks=False)
+    pub = pdp.publishable(idata, [pen, met], delta=1e-5)
+    assert type(pub) is type(idata)
+    ss = pub["sample_stats"]
+    for name in ["dp_clipped_fraction", "dp_noise_sd", "accept", "scaling", "accepted"]:
+        assert name not in ss
+    for name in ["dp_accepted", "dp_accept_prob", "dp_iterations", "dp_noise_multiplier", "dp_scale"]:
+        assert name in ss
+    assert "observed_data" not in _group_names(pub) and "observed_data" in _group_names(idata)
+    assert set(pub["posterior"].data_vars) == {"mu"}  # z was updated by another step
+    np.testing.assert_array_equal(np.asarray(pub["posterior"]["mu"]), np.asarray(idata["posterior"]["mu"]))
+    eps = pdp.privacy_spent(idata, delta=1e-5)
+    assert eps == pytest.approx(epsilon_of_event(run_event(iteration_event(0.5), 160), 1e-5), rel=1e-6)
+    for attrs in (pub.attrs, pub["posterior"].attrs):
+        assert attrs["dp_epsilon"] == pytest.approx(eps) and attrs["dp_delta"] == 1e-5
+        assert attrs["dp_accountant"] == "pld" and attrs["dp_iterations"] == 160
+        assert "dp_clipped_fraction" in attrs["dp_removed_stats"]
+    assert "sampling_time" not in pub["posterior"].attrs
+    assert "dp_clipped_fraction" in idata["sample_stats"]  # the input is not modified
+    assert set(pdp.publishable(idata, pen, delta=1e-5, keep=["z"])["posterior"].data_vars) == {"mu", "z"}
+    with pytest.raises(ValueError, match=re.escape("steps must hold the PenaltyMH step(s) of the run")):
+        pdp.publishable(idata, [met], delta=1e-5)
+    with pytest.raises(ValueError, match=re.escape("keep names variables absent from the posterior: ['w']")):
+        pdp.publishable(idata, pen, delta=1e-5, keep=["w"])

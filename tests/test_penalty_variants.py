@@ -9,7 +9,7 @@ import pytest
 
 import pymc_dp as pdp
 from pymc_dp.accounting import epsilon_of_event, iteration_event, run_event, subsampled_sensitivity
-from pymc_dp.samplers.penalty import PenaltyParams, PenaltyState
+from pymc_dp.samplers.penalty_core import PenaltyParams, PenaltyState, penalty_init, penalty_kernel
 from pymc_dp.samplers.penalty_mala import MalaParams, clipped_grad_sum, mala_kernel
 from pymc_dp.samplers.penalty_subsampled import batch_log_ratio, subsampled_kernel
 from tests.test_penalty import NormalMeans, mcse_z
@@ -131,3 +131,70 @@ def test_variant_errors():
             pdp.PenaltyMH(lipschitz=1.0, tau=1.0, proposal="mala", grad_bound=1.0, scale=[0.1, 0.2])
         with pytest.raises(ValueError, match=re.escape("grad_bound must be finite and > 0, got grad_bound=0.")):
             pdp.PenaltyMH(lipschitz=1.0, tau=1.0, proposal="mala", grad_bound=0)
+
+
+# ------------------------------------------------------------------- tempering (issue 10 item 7)
+
+
+def test_tempered_kernel_exact_and_sensitivity_scaled(target):
+    # target p(θ) Π p(x_i|θ)^T: conjugate, precision T n + 1/100; clipping inactive (|r_i| <= 10 ||dθ||)
+    T, L, z = 0.5, 10.0, 0.4
+    params = PenaltyParams("rw", np.full(2, 0.15), L, z, temperature=T)
+    rng = np.random.default_rng(8)
+    st = penalty_init(target, np.zeros(2), params)
+    draws, clipped, acc = np.empty((12_000, 2)), 0.0, 0
+    for i in range(draws.shape[0]):
+        before = st.theta
+        st, info = penalty_kernel(rng, st, target, params)
+        draws[i], clipped, acc = st.theta, clipped + info.clipped_fraction, acc + info.accepted
+        if info.accepted:  # sensitivity 2 T L ||θ'-θ||, noise sd z times it
+            c = 2 * T * L * np.linalg.norm(st.theta - before)
+            assert info.sensitivity == pytest.approx(c) and info.noise_sd == pytest.approx(z * c)
+    assert clipped == 0.0 and 0.1 < acc / draws.shape[0] < 0.9
+    prec = T * target.n + 1e-2
+    mean, var = T * target.x.sum(0) / prec, 1.0 / prec
+    z_scores = mcse_z(draws[1000:], mean, var)
+    assert np.all(z_scores < 4.0), z_scores
+    # and it is not the untempered posterior (twice the variance): the test can fail
+    assert np.all(draws[1000:].var(0) > 1.5 / (target.n + 1e-2))
+
+
+def test_tempered_pm_sample_accounting_unchanged_and_mala_refused():
+    model = _model()
+    with model:
+        hot = pdp.PenaltyMH(lipschitz=5.0, tau=0.5, scale=0.02, temperature=0.25)
+        cold = pdp.PenaltyMH(lipschitz=5.0, tau=0.5, scale=0.02)
+        assert hot.params.temperature == 0.25 and cold.params.temperature == 1.0
+        with pytest.raises(ValueError, match=re.escape(
+                "temperature is not supported with proposal='mala' (the clipped-gradient drift and its "
+                "privacy are those of the untempered likelihood), got temperature=0.5.")):
+            pdp.PenaltyMH(lipschitz=1.0, tau=1.0, proposal="mala", grad_bound=1.0, temperature=0.5)
+        with pytest.raises(ValueError, match=re.escape("temperature must be finite and > 0, got temperature=0.")):
+            pdp.PenaltyMH(lipschitz=1.0, tau=1.0, temperature=0)
+    hot_id, cold_id = _sample(hot, model), _sample(cold, model)
+    # the noise sd scales with T (same proposal draws from the same seed until the first decision)
+    sd_hot = np.asarray(hot_id["sample_stats"]["dp_noise_sd"]).ravel()[0]
+    sd_cold = np.asarray(cold_id["sample_stats"]["dp_noise_sd"]).ravel()[0]
+    assert sd_hot == pytest.approx(0.25 * sd_cold)
+    assert pdp.privacy_spent(hot_id, delta=1e-5) == pytest.approx(pdp.privacy_spent(cold_id, delta=1e-5))
+
+
+def test_penalty_modules_depend_one_way():
+    """penalty_core imports no penalty module; the variants import only the core; no cycle."""
+    import ast
+    from pathlib import Path
+
+    import pymc_dp.samplers as pkg
+
+    root = Path(pkg.__file__).parent
+
+    def imports(mod):
+        tree = ast.parse((root / f"{mod}.py").read_text())
+        names = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+        names |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        return {n.rsplit(".", 1)[-1] for n in names if n.startswith("pymc_dp.samplers.penalty")}
+
+    assert imports("penalty_core") == set()
+    for variant in ("penalty_barker", "penalty_mala", "penalty_subsampled"):
+        assert imports(variant) == {"penalty_core"}, variant
+    assert "penalty" not in imports("penalty_options") | imports("penalty_target")

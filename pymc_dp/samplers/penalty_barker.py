@@ -3,8 +3,8 @@ r"""DP Barker acceptance test on the full data (seed 002, Räisä 2020, §3.2; H
 The Barker test (Barker 1965) accepts a proposal :math:`\theta'` when :math:`\lambda + V_{log} > 0`
 with :math:`V_{log}\sim\mathrm{Logistic}(0, 1)`, i.e. with probability
 :math:`g(\lambda) = 1/(1+e^{-\lambda})`; :math:`g(\lambda)/g(-\lambda) = e^{\lambda}` gives detailed
-balance. The data holder releases the clipped log ratio of :mod:`pymc_dp.samplers.penalty` with
-Gaussian noise, :math:`\lambda^* = \lambda + \mathcal N(0, \sigma_i^2)`, :math:`\sigma_i = \tau c`,
+balance. The data holder releases the clipped log ratio of :mod:`pymc_dp.samplers.penalty_core` with
+Gaussian noise, :math:`\lambda^* = \lambda + \mathcal N(0, \sigma_i^2)`, :math:`\sigma_i = z c` (z the noise multiplier),
 :math:`c = 2L\lVert\theta'-\theta\rVert_2`, then (post-processing) adds a top-up
 :math:`\mathcal N(0, \bar\sigma^2 - \sigma_i^2)`, so the total Gaussian noise has the *fixed*
 variance :math:`\bar\sigma^2` (the seed's :math:`\sigma^2`; Algorithm 2 tops up the CLT variance
@@ -35,7 +35,7 @@ rejected without touching the data (:math:`\sigma_i` is symmetric in :math:`(\th
 this only truncates the symmetric proposal and keeps the target). The ``noise_sd`` of the info is
 :math:`\sigma_i`, so such iterations show ``noise_sd > sigma``. Invariant target: the posterior of
 the clipped likelihood, up to the mixture error. Privacy: as the penalty test — one Gaussian
-mechanism with noise multiplier :math:`\tau` per iteration (the top-up, the correction and the test
+mechanism with noise multiplier :math:`z` per iteration (the top-up, the correction and the test
 are post-processing; truncated iterations touch no data and are counted anyway).
 
 Not implemented: the seed's subsampled DP Barker (Algorithm 2 with a batch, the CLT variance
@@ -53,19 +53,14 @@ import numpy as np
 from scipy.optimize import nnls
 from scipy.special import expit, ndtr
 
-from pymc_dp.samplers.penalty import (
-    PenaltyInfo,
-    PenaltyState,
-    advance,
-    clipped_diff_sum,
-    propose,
-)
+from pymc_dp.samplers.penalty_core import AcceptanceTest, PenaltyState, penalty_kernel
 
 __all__ = [
     "MAX_ERROR",
     "SIGMA_MAX",
     "SIGMA_MIN",
     "BarkerCorrection",
+    "BarkerTest",
     "barker_accept",
     "barker_kernel",
     "check_sigma",
@@ -205,24 +200,25 @@ def barker_accept(rng, lam, sigma_i, corr: BarkerCorrection):
     return bool(noisy + v > 0.0), p, noisy
 
 
-def barker_kernel(rng, state: PenaltyState, target, params, corr: BarkerCorrection):
-    """One DP-Barker iteration on the full data (seed 002 §3.2). Returns ``(state, info)``.
+class BarkerTest(AcceptanceTest):
+    r"""The corrected DP Barker test on the full data, as a pluggable acceptance test of
+    :func:`~pymc_dp.samplers.penalty_core.penalty_kernel`: same estimate and sensitivity as the
+    penalty test; proposals with :math:`\sigma_i > \bar\sigma` are rejected unread."""
 
-    ``params`` is a :class:`~pymc_dp.samplers.penalty.PenaltyParams` (proposal ``"rw"``,
-    ``"coordinate"`` or ``"guided"``); ``corr`` from :func:`fit_correction`.
-    """
-    prop, step, j = propose(rng, state.theta, state.direction, params.proposal, params.scale)
-    norm = float(np.sqrt(np.dot(step, step)))
-    c = 2.0 * params.lipschitz * norm
-    sigma_i = params.tau * c
-    if sigma_i > corr.sigma:  # cannot top up: reject without reading the data
-        accepted, p, noisy, frac = False, 0.0, math.nan, 0.0
-        ll_prop = lp_prop = None
-    else:
-        ll_prop = target.loglik(prop)
-        lsum, count = clipped_diff_sum(ll_prop, state.loglik, params.lipschitz * norm)
-        frac = count / max(ll_prop.size, 1)
-        lp_prop = target.logprior(prop)
-        accepted, p, noisy = barker_accept(rng, lsum + lp_prop - state.logprior, sigma_i, corr)
-    state = advance(state, accepted, prop, ll_prop, lp_prop, params.proposal, j)
-    return state, PenaltyInfo(accepted, p, noisy, sigma_i, c, frac, j)
+    name = "barker"
+
+    def __init__(self, correction: BarkerCorrection):
+        self.correction = correction
+
+    def releasable(self, sigma):
+        return sigma <= self.correction.sigma
+
+    def decide(self, rng, lam, sigma):
+        return barker_accept(rng, lam, sigma, self.correction)
+
+
+def barker_kernel(rng, state: PenaltyState, target, params, corr: BarkerCorrection):
+    """One DP-Barker iteration on the full data (seed 002 §3.2): :func:`penalty_kernel` with
+    :class:`BarkerTest` (``params`` a :class:`~pymc_dp.samplers.penalty_core.PenaltyParams` with a
+    symmetric proposal; ``corr`` from :func:`fit_correction`). Returns ``(state, info)``."""
+    return penalty_kernel(rng, state, target, params._replace(acceptance=BarkerTest(corr)))

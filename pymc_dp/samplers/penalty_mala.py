@@ -13,32 +13,28 @@ multiplier :math:`\sqrt a/(\sigma_p L_g)`). The log ratio
               + \ln\frac{q(\theta\mid\theta')}{q(\theta'\mid\theta)}
 
 has sensitivity :math:`c_l` of :func:`pymc_dp.accounting.mala_sensitivity` (the seed's bound,
-with :math:`L_S` when given) and is released with noise :math:`\tau c_l` (Lemma 3:
-:math:`\rho_l = 1/(2\tau^2)`); acceptance is the penalty test. The drift is a deterministic
+with :math:`L_S` when given) and is released with noise :math:`z c_l` (z the noise multiplier;
+Lemma 3: :math:`\rho_l = 1/(2z^2)`); acceptance is the penalty test. The drift is a deterministic
 function of θ and the data, so the chain is an exact MH chain for the clipped-likelihood
 posterior; gradient clipping changes only efficiency. Accounting: Theorem 10 (zCDP) or the
 composition of both Gaussian events in ``dp_accounting``.
+
+:class:`MalaProposal` is the proposal plugged into
+:func:`~pymc_dp.samplers.penalty_core.penalty_kernel`: it evaluates the per-record gradients with
+the log-likelihood, caches :math:`g(\theta)` in the state, and adds the :math:`q` ratio and its
+share :math:`c_l - 2L\lVert\theta'-\theta\rVert_2` of the sensitivity. Untempered only (T = 1).
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from dataclasses import dataclass
 
 import numpy as np
 
 from pymc_dp.accounting.penalty_bounds import mala_sensitivity
-from pymc_dp.samplers.penalty import PenaltyInfo, PenaltyState, clipped_diff_sum, penalty_accept
+from pymc_dp.samplers.penalty_core import Move, PenaltyState, Proposal, penalty_kernel
 
-__all__ = ["MalaParams", "mala_kernel", "clipped_grad_sum", "log_q"]
-
-
-class MalaParams(NamedTuple):
-    """σ_p (step size), L_g (per-record gradient norm bound), a (variance factor), L_S (optional)."""
-
-    step_size: float
-    grad_bound: float
-    a: float
-    total_grad_bound: float | None
+__all__ = ["MalaProposal", "MalaParams", "mala_kernel", "clipped_grad_sum", "log_q"]
 
 
 def clipped_grad_sum(per_record_grad, bound):
@@ -48,30 +44,52 @@ def clipped_grad_sum(per_record_grad, bound):
     return factor @ per_record_grad
 
 
-def log_q(to, frm, grad_frm, mala: MalaParams):
+@dataclass(frozen=True)
+class MalaProposal(Proposal):
+    """σ_p (``step_size``), L_g (per-record gradient norm bound), a (variance factor), L_S (optional)."""
+
+    step_size: float
+    grad_bound: float
+    a: float = 1.0
+    total_grad_bound: float | None = None
+    name = "mala"
+
+    @property
+    def grad_noise_multiplier(self) -> float:
+        """Noise multiplier :math:`\\sqrt a/(\\sigma_p L_g)` of the drift (seed 002 Lemma 2)."""
+        return float(np.sqrt(self.a) / (self.step_size * self.grad_bound))
+
+    def draw(self, rng, state: PenaltyState, params) -> Move:
+        theta, s = state.theta, self.step_size
+        prop = theta + 0.5 * s * s * state.grad + np.sqrt(self.a) * s * rng.standard_normal(theta.size)
+        step = prop - theta
+        return Move(prop, float(np.sqrt(np.dot(step, step))), -1)
+
+    def evaluate(self, target, theta):
+        ll, g = target.loglik_grad(theta)
+        return ll, clipped_grad_sum(g, self.grad_bound)
+
+    def q_sensitivity(self, params, move, n):
+        # c_l without its 2 L ||θ'-θ|| term, which the acceptance test counts
+        return float(mala_sensitivity(0.0, self.grad_bound, move.norm, self.step_size, self.a, n,
+                                      total_grad_bound=self.total_grad_bound))
+
+    def log_q_ratio(self, state, move, cache):
+        return log_q(state.theta, move.theta, cache, self) - log_q(move.theta, state.theta, state.grad, self)
+
+
+MalaParams = MalaProposal
+"""Former name of :class:`MalaProposal` (same fields)."""
+
+
+def log_q(to, frm, grad_frm, mala: MalaProposal):
     """Log density (up to a constant) of the MALA proposal ``to`` given ``frm``."""
     s2 = mala.step_size**2
     diff = to - frm - 0.5 * s2 * grad_frm
     return -float(np.dot(diff, diff)) / (2.0 * mala.a * s2)
 
 
-def mala_kernel(rng, state: PenaltyState, target, params, mala: MalaParams):
-    """One DP-MALA iteration (seed 002, Algorithm 3). ``state.grad`` caches g(θ)."""
-    theta = state.theta
-    s = mala.step_size
-    prop = theta + 0.5 * s * s * state.grad + np.sqrt(mala.a) * s * rng.standard_normal(theta.size)
-    step = prop - theta
-    norm = float(np.sqrt(np.dot(step, step)))
-    ll_prop, g_rec = target.loglik_grad(prop)
-    g_prop = clipped_grad_sum(g_rec, mala.grad_bound)
-    lsum, count = clipped_diff_sum(ll_prop, state.loglik, params.lipschitz * norm)
-    frac = count / max(ll_prop.size, 1)
-    lp_prop = target.logprior(prop)
-    lq = log_q(theta, prop, g_prop, mala) - log_q(prop, theta, state.grad, mala)
-    c = float(mala_sensitivity(params.lipschitz, mala.grad_bound, norm, s, mala.a, target.n,
-                               total_grad_bound=mala.total_grad_bound))
-    sigma = params.tau * c
-    accepted, p, noisy = penalty_accept(rng, lsum + lp_prop - state.logprior + lq, sigma)
-    if accepted:
-        state = PenaltyState(prop, ll_prop, lp_prop, state.direction, g_prop)
-    return state, PenaltyInfo(accepted, p, noisy, sigma, c, frac, -1)
+def mala_kernel(rng, state: PenaltyState, target, params, mala: MalaProposal):
+    """One DP-MALA iteration (seed 002, Algorithm 3): :func:`penalty_kernel` with ``mala`` as the
+    proposal. ``state.grad`` caches g(θ)."""
+    return penalty_kernel(rng, state, target, params._replace(proposal=mala))

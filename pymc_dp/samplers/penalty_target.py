@@ -85,8 +85,8 @@ class ModelTarget:
         self.data = data
         self.obs_names = [rv.name for rv in obs]
         self._spec = (model, value_vars, obs, inputs, need_grad)
-        self._values = None
-        self._info = None
+        self._values = None  # values of every value variable, in the order of all_vars
+        self._info = None  # (name, shape, size, dtype) of the θ variables
         self.names = [v.name for v in value_vars]
         self.all_vars = list(model.value_vars)
 
@@ -132,7 +132,7 @@ class ModelTarget:
     def batch_ok(self) -> bool:
         """True if a batch of records can be evaluated alone (no other per-record constants)."""
         try:
-            theta = self.theta_of(self._values)
+            theta = np.concatenate([np.ravel(self._values[i]).astype(np.float64) for i in self._theta_pos])
             full = self.loglik(theta)
             part = self.loglik(theta, np.array([0, self.n - 1]))
             return bool(np.allclose(part, full[[0, self.n - 1]], equal_nan=True))
@@ -141,27 +141,37 @@ class ModelTarget:
 
     def set_point(self, point) -> bool:
         """Store the point; return True if a value outside θ changed (caches must be rebuilt)."""
-        others = {v.name: point[v.name] for v in self.all_vars if v.name not in self.names}
-        changed = self._values is None or any(
-            not np.array_equal(others[k], self._values[k]) for k in others
-        )
-        self._values = {v.name: np.asarray(point[v.name]) for v in self.all_vars}
         if self._info is None:
             self._info = self._bij.map({k: point[k] for k in self.names}).point_map_info
+            self._others = [i for i, v in enumerate(self.all_vars) if v.name not in self.names]
+            pos = {v.name: i for i, v in enumerate(self.all_vars)}
+            self._theta_pos = [pos[name] for name, *_ in self._info]
+        values = [np.asarray(point[v.name]) for v in self.all_vars]
+        changed = self._values is None or any(
+            not np.array_equal(values[i], self._values[i]) for i in self._others
+        )
+        self._values = values
         return changed
 
     def theta_of(self, point) -> np.ndarray:
-        return np.asarray(self._bij.map({k: point[k] for k in self.names}).data, dtype=np.float64)
+        """The flat θ (a new float64 array) of a point."""
+        return np.concatenate([np.ravel(np.asarray(point[name], dtype=np.float64)) for name, *_ in self._info])
+
+    def _pieces(self, theta, copy):
+        start = 0
+        for _, shape, size, dtype in self._info:
+            yield theta[start:start + size].reshape(shape).astype(dtype, copy=copy)
+            start += size
 
     def point_of(self, theta) -> dict:
-        from pymc.blocking import RaveledVars
-
-        return self._bij.rmap(RaveledVars(theta, self._info))
+        """``{name: value}`` of the θ variables (new arrays in the variables' shapes and dtypes)."""
+        return {name: piece for (name, *_), piece in zip(self._info, self._pieces(theta, True))}
 
     def _args(self, theta):
-        vals = dict(self._values)
-        vals.update(self.point_of(theta))
-        return [vals[v.name] for v in self.all_vars]
+        args = list(self._values)
+        for i, piece in zip(self._theta_pos, self._pieces(theta, False)):
+            args[i] = piece
+        return args
 
     def loglik(self, theta, idx=None) -> np.ndarray:
         data = self.data if idx is None else [d[idx] for d in self.data]

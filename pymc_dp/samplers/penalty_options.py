@@ -1,0 +1,200 @@
+"""Argument checks and builders of :class:`~pymc_dp.samplers.penalty.PenaltyMH`.
+
+Each helper checks one group of keyword arguments (messages name the argument, the rule, the
+value and the fix) and builds the kernel piece they configure: the proposal, the acceptance test,
+the budget. :class:`PenaltyMH.__init__` only calls them in order.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from pymc_dp._checks import check_delta, check_epsilon, check_positive
+from pymc_dp.samplers.penalty_barker import BarkerTest, check_sigma, fit_correction
+from pymc_dp.samplers.penalty_core import PROPOSALS, PenaltyTest
+from pymc_dp.samplers.penalty_mala import MalaProposal
+from pymc_dp.samplers.penalty_subsampled import SubsampledTest
+
+__all__ = [
+    "PROPOSAL_NAMES",
+    "ACCEPTANCES",
+    "check_core",
+    "check_scale",
+    "check_budget",
+    "check_accountant",
+    "broadcast_scale",
+    "grad_noise_multiplier",
+    "nan_if_none",
+    "check_tune_interval",
+    "check_combination",
+    "check_batch_size",
+    "select_vars",
+    "build_proposal",
+    "build_test",
+]
+
+PROPOSAL_NAMES = (*PROPOSALS, "mala")
+ACCEPTANCES = ("penalty", "barker")
+
+
+def check_core(lipschitz, tau, temperature):
+    """``(lipschitz, noise_multiplier, temperature)`` as positive floats."""
+    lipschitz = check_positive(
+        lipschitz, name="lipschitz",
+        fix="L bounds |log p(x|θ') - log p(x|θ)| <= L·||θ' - θ||; pass e.g. lipschitz=5.0.",
+    )
+    noise_multiplier = check_positive(
+        tau, name="tau", fix="tau is the noise multiplier; plan it with pymc_dp.accounting.penalty_tau."
+    )
+    temperature = check_positive(temperature, name="temperature", fix="Use 1.0 for no tempering.")
+    return lipschitz, noise_multiplier, temperature
+
+
+def check_combination(proposal, acceptance, batch_size, grad_bound, temperature):
+    """Refuse unknown names and the combinations the kernel does not support."""
+    if proposal not in PROPOSAL_NAMES:
+        raise ValueError(
+            f"proposal must be one of {PROPOSAL_NAMES}, got proposal={proposal!r}. "
+            "Use 'rw' (full random walk), 'coordinate', 'guided' or 'mala'."
+        )
+    if acceptance not in ACCEPTANCES:
+        raise ValueError(
+            f"acceptance must be one of {ACCEPTANCES}, got acceptance={acceptance!r}. "
+            "Use 'penalty' (default) or 'barker' (DP Barker test, seed 002 §3.2)."
+        )
+    if acceptance == "barker" and (proposal == "mala" or batch_size is not None):
+        raise ValueError(
+            f"acceptance='barker' supports proposal='rw', 'coordinate' or 'guided' on the full "
+            f"data, got proposal={proposal!r}, batch_size={batch_size!r}. Use "
+            "acceptance='penalty' for DP MALA or subsampling."
+        )
+    if proposal == "mala":
+        if grad_bound is None:
+            raise ValueError(
+                "proposal='mala' needs grad_bound (L_g, the per-record gradient clipping norm), "
+                "got grad_bound=None. Pass e.g. grad_bound=5.0."
+            )
+        if batch_size is not None:
+            raise ValueError("batch_size is not supported with proposal='mala'; pass batch_size=None.")
+        if temperature != 1.0:
+            raise ValueError(
+                f"temperature is not supported with proposal='mala' (the clipped-gradient drift and "
+                f"its privacy are those of the untempered likelihood), got temperature={temperature!r}. "
+                "Use temperature=1.0, or a symmetric proposal ('rw', 'coordinate', 'guided')."
+            )
+
+
+def check_scale(scale, proposal):
+    """The proposal scale as a float array (one value for MALA)."""
+    arr = np.asarray(scale, dtype=np.float64)
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise ValueError(
+            f"scale must be finite and > 0 in every coordinate, got scale={arr.tolist()!r}. "
+            "A zero proposal scale never moves the chain; pass e.g. scale=0.1."
+        )
+    if proposal == "mala" and arr.size != 1:
+        raise ValueError(
+            f"proposal='mala' takes one step size, got scale={arr.tolist()!r}. "
+            "Pass a scalar scale (sigma_p); the proposal variance is mala_a * scale**2."
+        )
+    return arr
+
+
+def broadcast_scale(scale, d):
+    """The checked scale as one value per coordinate of θ (``d`` of them)."""
+    if scale.size not in (1, d):
+        raise ValueError(
+            f"scale must be one value or one per coordinate of the updated variables (d={d}), got "
+            f"{scale.size} values, scale={scale.tolist()!r}. Pass a scalar or an array of length {d} "
+            "(θ in the transformed space, variables in the order given in vars)."
+        )
+    return np.broadcast_to(scale.ravel() if scale.size == d else scale, (d,)).copy()
+
+
+def check_accountant(accountant):
+    if accountant not in ("pld", "rdp"):
+        raise ValueError(
+            f"accountant must be 'pld' or 'rdp', got accountant={accountant!r}. Use 'pld' (tight) "
+            "or 'rdp'; subsampled runs always use 'rdp'."
+        )
+    return accountant
+
+
+def check_budget(budget):
+    """``None`` or ``(epsilon, delta)`` checked."""
+    if budget is None:
+        return None
+    eps, delta = budget
+    return check_epsilon(eps, name="budget epsilon"), check_delta(delta, name="budget delta")
+
+
+def check_tune_interval(tune_interval, proposal):
+    if not (isinstance(tune_interval, int | np.integer) and tune_interval >= 0):
+        raise ValueError(
+            f"tune_interval must be an integer >= 0, got tune_interval={tune_interval!r}. "
+            "Use 0 to keep the proposal scale fixed."
+        )
+    return 0 if proposal == "mala" else int(tune_interval)  # MALA's step size enters its privacy
+
+
+def check_batch_size(batch_size, n):
+    if batch_size is None:
+        return None
+    if not (isinstance(batch_size, int | np.integer) and 2 <= batch_size <= n):
+        raise ValueError(
+            f"batch_size must be an integer in [2, n={n}], got batch_size={batch_size!r}. "
+            "A batch cannot be larger than the data; use batch_size=None for the full data."
+        )
+    return int(batch_size)
+
+
+def select_vars(model, vars):
+    """The continuous value variables to update; warn when some free variables are left out."""
+    from pymc.util import get_value_vars_from_user_vars
+
+    value_vars = model.value_vars if vars is None else get_value_vars_from_user_vars(vars, model)
+    for v in value_vars:
+        if v.dtype.startswith("int") or v.dtype.startswith("uint") or v.dtype == "bool":
+            raise ValueError(
+                f"PenaltyMH updates continuous variables only, got discrete {v.name!r}. "
+                "Pass the continuous parameters in vars=."
+            )
+    if vars is not None and len(value_vars) < len(model.value_vars):
+        warnings.warn(
+            "PenaltyMH updates only some free variables; the steps of the others see the "
+            "confidential data without privacy and are not in privacy_spent.",
+            UserWarning, stacklevel=3,
+        )
+    return list(value_vars)
+
+
+def build_proposal(proposal, scale, grad_bound, mala_a, total_grad_bound):
+    """The :class:`~pymc_dp.samplers.penalty_core.Proposal` object named by ``proposal``."""
+    if proposal != "mala":
+        return PROPOSALS[proposal]
+    return MalaProposal(
+        float(np.ravel(scale)[0]), check_positive(grad_bound, name="grad_bound"),
+        check_positive(mala_a, name="mala_a", fix="Use mala_a=1.0 for the standard MALA variance."),
+        None if total_grad_bound is None else check_positive(total_grad_bound, name="total_grad_bound"),
+    )
+
+
+def build_test(acceptance, batch_size, barker_sigma):
+    """The acceptance test: penalty (full data), subsampled penalty, or corrected Barker."""
+    if acceptance == "barker":
+        return BarkerTest(fit_correction(check_sigma(barker_sigma)))
+    if batch_size is not None:
+        return SubsampledTest(batch_size)
+    return PenaltyTest()
+
+
+def grad_noise_multiplier(proposal):
+    """The drift's noise multiplier for DP MALA, ``None`` otherwise."""
+    return proposal.grad_noise_multiplier if isinstance(proposal, MalaProposal) else None
+
+
+def nan_if_none(value):
+    return math.nan if value is None else value
