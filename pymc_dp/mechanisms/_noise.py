@@ -30,7 +30,7 @@ def reject_bool(value, name: str):
     """Refuse ``True``/``False`` where a number is expected (``float(True)`` would be 1.0)."""
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(
-            f"{name} must be a number, got {name}={value!r} (a bool). Pass the number itself, "
+            f"{name} must be a number, got {name}={bool(value)!r} (a bool). Pass the number itself, "
             f"e.g. {name}=1.0."
         )
     return value
