@@ -194,3 +194,21 @@ def test_rng_of_a_wrong_type_is_refused(mech, value):
     assert "got rng=1.5 of type float" in str(info.value)
     # an int seed is a simulation seed: reproducible
     np.testing.assert_array_equal(mech.sample(value, 7), mech.sample(value, 7))
+
+
+@pytest.mark.parametrize("ratio, s", [(0.25, 0.37), (2.0**-6, 1 / 3), (0.5, 0.26)])
+def test_lattice_density_error_bound_of_the_docs(ratio, s):
+    """docs/mechanisms.md: |log(P(y)/g) − log Laplace(y; s, b)| ≤ u − log(1 − u²/3), u = g/(2b),
+    checked exactly on a coarse lattice (where the bound is visible), and nearly attained."""
+    from pymc_dp.mechanisms._noise import log_lattice_error
+
+    b, g = 1.0, ratio
+    k = int(math.log2(g))
+    idx = int(_exact.lattice_index(np.array([s]), k)[0])
+    y = (idx + np.arange(-200, 201)) * g
+    u = g / (2 * b)
+    log_pmf = math.log(math.tanh(u)) - np.abs(y - idx * g) / b  # P(Z = j) = tanh(g/2b) e^{-|j| g/b}
+    err = np.abs(log_pmf - math.log(g) - stats.laplace.logpdf(y, loc=s, scale=b))
+    bound = log_lattice_error(g, b)
+    assert err.max() <= bound * (1 + 1e-12)
+    assert err.max() >= 0.5 * bound

@@ -122,9 +122,10 @@ def gaussian_release(statistic, sigma: float, rng, *, integer: bool, name: str, 
 
 
 def log_lattice_error(granularity: float, scale: float) -> float:
-    """Per-coordinate bound on |log(lattice pmf / granularity) − log continuous Laplace density|.
+    """Bound η on |log(P(y)/g) − log Laplace density(y)| per coordinate (docs/mechanisms.md).
 
-    ``g/(2b)`` from rounding the statistic plus ``(g/b)²/12`` from ``tanh(g/2b) ≥ g/2b (1 − (g/b)²/12)``.
+    With ``u = g/(2b)``: ``u`` from rounding the statistic to the lattice, ``−log(1 − u²/3)``
+    from the lattice normaliser ``tanh(u)/u ≥ 1 − u²/3``.
     """
-    r = granularity / scale
-    return 0.5 * r + r * r / 12.0 if math.isfinite(r) else math.inf
+    u = 0.5 * granularity / scale
+    return u - math.log1p(-u * u / 3.0)
