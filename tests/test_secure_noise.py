@@ -53,8 +53,9 @@ def test_no_output_is_reachable_from_only_one_neighbour(mech):
     stat, (s0, s1) = neighbours()
     mech = mech.bind(stat, n=10, dim=1)
     rng = np.random.default_rng(2024)
-    outs0 = [float(mech.sample(s0, rng)) for _ in range(N_RELEASES)]
-    outs1 = [float(mech.sample(s1, rng)) for _ in range(N_RELEASES)]
+    # one call per neighbour: N_RELEASES independent coordinates = N_RELEASES releases
+    outs0 = mech.sample(np.full(N_RELEASES, s0), rng).tolist()
+    outs1 = mech.sample(np.full(N_RELEASES, s1), rng).tolist()
     from0, from1, unreachable = only_one_neighbour(outs0, outs1, s0, s1, mech.lattice_k)
     print(f"[security] {type(mech).__name__}: only-from-0 {from0}, only-from-1 {from1}, "
           f"unreachable {unreachable} of {2 * N_RELEASES} (k = {mech.lattice_k})")

@@ -28,6 +28,7 @@ with a geometric tail bound it returns; both bounds are below 1e-300 relative.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from fractions import Fraction
 
@@ -187,7 +188,7 @@ class DiscreteGaussian(Mechanism):
     def calibrated(self) -> bool:
         return self.sigma is not None or self.sensitivity is not None
 
-    @property
+    @functools.cached_property
     def noise_sd(self) -> float:
         """The parameter σ in use (``sigma``, or calibrated from ρ or (ε, δ) and Δ₂)."""
         self._require_calibrated()

@@ -23,6 +23,7 @@ over floats. ``docs/mechanisms.md`` bounds the difference to the continuous dens
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import warnings
 
@@ -141,7 +142,7 @@ class Gaussian(Mechanism):
         warnings.warn("Gaussian.s is deprecated; use Gaussian.noise_sd.", DeprecationWarning, stacklevel=2)
         return self.noise_sd
 
-    @property
+    @functools.cached_property
     def noise_sd(self) -> float:
         """The noise standard deviation σ in use (``sigma``, or calibrated from (ε, δ, Δ₂))."""
         self._require_calibrated()
