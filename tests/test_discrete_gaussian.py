@@ -56,7 +56,7 @@ def test_seeded_sampler_matches_the_pmf(sigma, seed):
     n = 20_000
     draws = mech.sample(np.zeros(n, dtype=np.int64), np.random.default_rng(seed))
     assert draws.dtype == np.int64
-    edge = int(math.ceil(2.5 * sigma))
+    edge = math.ceil(2.5 * sigma)
     k = np.arange(-edge, edge + 1)
     pk = np.exp(mech.logpdf(k, 0))
     observed = [(draws == v).sum() for v in k] + [(np.abs(draws) > edge).sum()]

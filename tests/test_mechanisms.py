@@ -202,7 +202,7 @@ def test_randomized_response_refuses_bool_categories():
 )
 def test_uncalibrated_scale_is_an_attribute_error_with_the_fix(mech, attr):
     assert not hasattr(mech, attr)
-    with pytest.raises(AttributeError, match=re.escape("is not calibrated yet: it knows epsilon but not the statistic's sensitivity. Pass sensitivity=...")):
+    with pytest.raises(AttributeError, match=re.escape("is not calibrated yet: it knows its privacy budget but not the statistic's sensitivity. Pass sensitivity=...")):
         getattr(mech, attr)
     with pytest.raises(ValueError):  # still a ValueError for callers that caught that
         getattr(mech, attr)

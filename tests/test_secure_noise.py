@@ -141,7 +141,7 @@ def test_discrete_laplace_sampler_matches_the_pmf(scale, seed):
     """Chi-square, fixed seed, false-alarm rate 1e-3 per case."""
     mech = pdp.DiscreteLaplace(scale=scale)
     draws = mech.sample(np.zeros(20_000, dtype=np.int64), np.random.default_rng(seed))
-    edge = int(math.ceil(3 * scale))
+    edge = math.ceil(3 * scale)
     k = np.arange(-edge, edge + 1)
     pk = np.exp(mech.logpdf(k, 0))
     observed = [(draws == v).sum() for v in k] + [(np.abs(draws) > edge).sum()]

@@ -137,7 +137,7 @@ class Mechanism:
 
         if not self.calibrated:
             raise CalibrationError(
-                f"{self!r} is not calibrated yet: it knows epsilon but not the statistic's "
+                f"{self!r} is not calibrated yet: it knows its privacy budget but not the statistic's "
                 f"sensitivity. Pass sensitivity=..., or use it through pdp.release / pdp.DPObserved "
                 "which calibrate it from the statistic's bounds."
             )

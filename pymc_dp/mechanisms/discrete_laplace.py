@@ -5,8 +5,6 @@ from __future__ import annotations
 import dataclasses
 import math
 
-import numpy as np
-
 from pymc_dp.mechanisms import _exact
 from pymc_dp.mechanisms._noise import laplace_release, reject_bool
 from pymc_dp.mechanisms.base import LAPLACE_KERNEL

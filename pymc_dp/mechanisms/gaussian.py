@@ -27,7 +27,6 @@ import functools
 import math
 import warnings
 
-import numpy as np
 from scipy import optimize, special
 
 from pymc_dp._checks import check_delta, check_epsilon, check_positive

@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-
 import warnings
-
-import numpy as np
 
 from pymc_dp._checks import check_epsilon, check_positive
 from pymc_dp.mechanisms import _exact
