@@ -213,3 +213,20 @@ def test_lattice_density_error_bound_of_the_docs(ratio, s):
     bound = log_lattice_error(g, b)
     assert err.max() <= bound * (1 + 1e-12)
     assert err.max() >= 0.5 * bound
+
+
+@pytest.mark.parametrize(
+    "mech, value, kind",
+    [
+        (pdp.Laplace(scale=1.0), np.array([0.5, 2.0]), "f"),
+        (pdp.Gaussian(sigma=1.0), np.array([0.5, 2.0]), "f"),
+        (pdp.DiscreteLaplace(scale=1.0), np.array([1, 2]), "i"),
+        (pdp.DiscreteGaussian(sigma=1.0), np.array([1, 2]), "i"),
+        (pdp.RandomizedResponse(epsilon=1.0, n_categories=3), np.array([0, 2]), "i"),
+    ],
+)
+def test_every_mechanism_has_a_secure_route(mech, value, kind):
+    out = mech.sample(value)  # rng=None: OpenDP
+    assert out.shape == value.shape and out.dtype.kind == kind
+    smooth = pdp.SmoothLaplace(epsilon=1.0, delta=1e-3).sample(np.array([0.5]), scale=0.7)
+    assert smooth.shape == (1,) and np.isfinite(smooth).all()
