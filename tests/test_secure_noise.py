@@ -230,3 +230,18 @@ def test_every_mechanism_has_a_secure_route(mech, value, kind):
     assert out.shape == value.shape and out.dtype.kind == kind
     smooth = pdp.SmoothLaplace(epsilon=1.0, delta=1e-3).sample(np.array([0.5]), scale=0.7)
     assert smooth.shape == (1,) and np.isfinite(smooth).all()
+
+
+def test_scalar_big_integer_discrete_laplace_matches_the_pmf():
+    """The per-draw big-integer sampler (used for the 2^-1074 lattice and tiny scales) has the same
+    law as the vectorised one; chi-square, fixed seed, false-alarm rate 1e-3."""
+    b = Fraction(1.7)
+    rng = np.random.default_rng(12)
+    draws = np.array([_exact.discrete_laplace(rng, b.numerator, b.denominator) for _ in range(20_000)])
+    q = math.exp(-1 / 1.7)
+    k = np.arange(-6, 7)
+    pk = (1 - q) / (1 + q) * q ** np.abs(k)
+    observed = [(draws == v).sum() for v in k] + [(np.abs(draws) > 6).sum()]
+    assert stats.chisquare(observed, 20_000 * np.append(pk, 1 - pk.sum())).pvalue > 1e-3
+    tiny = pdp.DiscreteLaplace(scale=2.0**-70)  # denominator 2^70: the scalar route
+    np.testing.assert_array_equal(tiny.sample(np.arange(5), rng), np.arange(5))  # noise 0 w.p. 1 - 1e-21

@@ -128,12 +128,60 @@ def discrete_gaussian(rng: np.random.Generator, p: int, q: int = 1) -> int:
 
 
 def discrete_laplace_array(rng, scale: Fraction, shape) -> np.ndarray:
-    """Array of iid discrete Laplace draws of rational ``scale`` (Python integers, object dtype)."""
+    """Array of iid discrete Laplace draws of rational ``scale`` (Python integers, object dtype).
+
+    Vectorised over coordinates (:func:`_discrete_laplace_vec`) when ``t < 2^53``, ``s < 2^63``; otherwise
+    the big-integer scalar sampler per coordinate.
+    """
     t, s = scale.numerator, scale.denominator
-    out = np.empty(int(np.prod(shape, dtype=int)), dtype=object)
+    size = int(np.prod(shape, dtype=int))
+    if t < 2**53 and s < 2**63:
+        return _discrete_laplace_vec(rng, t, s, size).astype(object).reshape(shape)
+    out = np.empty(size, dtype=object)
     for i in range(out.size):
         out[i] = discrete_laplace(rng, t, s)
     return out.reshape(shape)
+
+
+def _bernoulli_exp_unit_vec(rng, num, den: int) -> np.ndarray:
+    """Bernoulli(exp(-num_i/den)) for an int64 array ``0 ≤ num ≤ den < 2^63`` (CKS Algorithm 1).
+
+    ``Bernoulli(num/(den K))`` is ``{uniform on 0..K-1 is 0} and {uniform on 0..den-1 < num}``.
+    """
+    num = np.asarray(num, dtype=np.int64)
+    k = np.ones(num.shape, dtype=np.int64)
+    active = np.ones(num.shape, dtype=bool)
+    while active.any():
+        idx = np.flatnonzero(active)
+        a = (rng.integers(0, k[idx]) == 0) & (rng.integers(0, den, size=idx.size) < num[idx])
+        k[idx[a]] += 1
+        active[idx[~a]] = False
+    return k % 2 == 1
+
+
+def _discrete_laplace_vec(rng, t: int, s: int, size: int) -> np.ndarray:
+    """``size`` draws of CKS Algorithm 2 (scale ``t/s``) in int64, all coordinates at once."""
+    out = np.zeros(size, dtype=np.int64)
+    todo = np.arange(size)
+    while todo.size:
+        u = rng.integers(0, t, size=todo.size)
+        keep = _bernoulli_exp_unit_vec(rng, u, t)
+        u, todo_k = u[keep], todo[keep]
+        v = np.zeros(u.size, dtype=np.int64)
+        going = np.ones(u.size, dtype=bool)
+        while going.any():  # V ~ Geometric(1 - e^{-1}): count successes of Bernoulli(e^{-1})
+            idx = np.flatnonzero(going)
+            b = _bernoulli_exp_unit_vec(rng, np.ones(idx.size, dtype=np.int64), 1)
+            v[idx[b]] += 1
+            going[idx[~b]] = False
+        if np.any(v >= 2**9):  # t·v would leave int64; probability e^{-512}
+            raise OverflowError("discrete Laplace: geometric draw too large for int64")
+        y = (u + t * v) // s
+        negative = rng.integers(0, 2, size=u.size) == 1
+        ok = ~(negative & (y == 0))
+        out[todo_k[ok]] = np.where(negative[ok], -y[ok], y[ok])
+        todo = np.setdiff1d(todo, todo_k[ok], assume_unique=True)
+    return out
 
 
 def discrete_gaussian_array(rng, sigma2: Fraction, shape) -> np.ndarray:
