@@ -33,6 +33,7 @@ import math
 from fractions import Fraction
 
 import numpy as np
+from pytensor.tensor.random.op import RandomVariable
 from scipy import optimize
 
 from pymc_dp._checks import check_delta, check_epsilon, check_positive
@@ -242,47 +243,37 @@ class DiscreteGaussian(Mechanism):
 
 
 # -- PyTensor random variable: exact draws for prior/posterior predictive -----------------------
-def _make_rv():
-    from pytensor.tensor.random.op import RandomVariable
+class DiscreteGaussianRV(RandomVariable):
+    """``mu + N_ℤ(0, σ²)`` with integer ``mu``, drawn by CKS Algorithm 3 from the node's Generator.
 
-    class DiscreteGaussianRV(RandomVariable):
-        """``mu + N_ℤ(0, σ²)`` with integer ``mu``, drawn by CKS Algorithm 3 from the node's Generator."""
+    PyMC 6's numba backend runs it in object mode (a Python ``perform``).
+    """
 
-        name = "discrete_gaussian"
-        signature = "(),()->()"
-        dtype = "int64"
-        _print_name = ("DiscreteGaussian", "\\operatorname{DiscreteGaussian}")
+    name = "discrete_gaussian"
+    signature = "(),()->()"
+    dtype = "int64"
+    _print_name = ("DiscreteGaussian", "\\operatorname{DiscreteGaussian}")
 
-        @classmethod
-        def rng_fn(cls, rng, mu, sigma, size):
-            mu, sigma = np.asarray(mu), np.asarray(sigma, dtype=float)
-            shape = tuple(size) if size is not None else np.broadcast_shapes(mu.shape, sigma.shape)
-            mu_f = np.broadcast_to(mu, shape).astype(float)
-            if np.any(mu_f != np.round(mu_f)):
-                raise ValueError(
-                    "DiscreteGaussian predictive draws need an integer statistic, got "
-                    f"{mu_f[mu_f != np.round(mu_f)][:3].tolist()}. Use integer records."
-                )
-            sig = np.broadcast_to(sigma, shape)
-            out = np.empty(shape, dtype=np.int64)
-            flat_mu, flat_sig, flat = mu_f.ravel(), sig.ravel(), out.reshape(-1)
-            cache = {}
-            for i in range(flat.size):
-                s2 = cache.get(flat_sig[i])
-                if s2 is None:
-                    s2 = cache[flat_sig[i]] = Fraction(float(flat_sig[i])) ** 2
-                flat[i] = int(flat_mu[i]) + _exact.discrete_gaussian(rng, s2.numerator, s2.denominator)
-            return out
-
-    return DiscreteGaussianRV()
+    @classmethod
+    def rng_fn(cls, rng, mu, sigma, size):
+        mu, sigma = np.asarray(mu), np.asarray(sigma, dtype=float)
+        shape = tuple(size) if size is not None else np.broadcast_shapes(mu.shape, sigma.shape)
+        mu_f = np.broadcast_to(mu, shape).astype(float)
+        if np.any(mu_f != np.round(mu_f)):
+            raise ValueError(
+                "DiscreteGaussian predictive draws need an integer statistic, got "
+                f"{mu_f[mu_f != np.round(mu_f)][:3].tolist()}. Use integer records."
+            )
+        sig = np.broadcast_to(sigma, shape)
+        out = np.empty(shape, dtype=np.int64)
+        flat_mu, flat_sig, flat = mu_f.ravel(), sig.ravel(), out.reshape(-1)
+        cache = {}
+        for i in range(flat.size):
+            s2 = cache.get(flat_sig[i])
+            if s2 is None:
+                s2 = cache[flat_sig[i]] = Fraction(float(flat_sig[i])) ** 2
+            flat[i] = int(flat_mu[i]) + _exact.discrete_gaussian(rng, s2.numerator, s2.denominator)
+        return out
 
 
-_RV = None
-
-
-def discrete_gaussian_rv(mu, sigma, size=None):
-    """PyTensor graph of an exact discrete Gaussian draw around the integer ``mu``."""
-    global _RV
-    if _RV is None:
-        _RV = _make_rv()
-    return _RV(mu, sigma, size=size)
+discrete_gaussian_rv = DiscreteGaussianRV()
