@@ -27,6 +27,7 @@ from pymc_dp.mechanisms import (
     RandomizedResponse,
     SmoothLaplace,
 )
+from pymc_dp.mechanisms import DiscreteGaussian, from_opendp
 from pymc_dp.release import release
 from pymc_dp.samplers import MHAAR, PMMH, DataAugmentation, PenaltyMH
 from pymc_dp.samplers.penalty_publish import publishable
@@ -45,6 +46,8 @@ __all__ = [
     "DiscreteLaplace",
     "RandomizedResponse",
     "SmoothLaplace",
+    "DiscreteGaussian",
+    "from_opendp",
     # statistics
     "Sum",
     "Mean",

@@ -79,7 +79,7 @@ def test_continuous_draws_follow_the_density(mech):
 
 def test_laplace_calibration_and_event_match_dp_accounting():
     mech = pdp.Laplace(epsilon=0.5).bind(pdp.Mean(lower=-1, upper=3), n=100, dim=1)
-    assert mech.b == pytest.approx(0.04 / 0.5)
+    assert mech.noise_scale == pytest.approx(0.04 / 0.5)
     acc = pld.PLDAccountant(value_discretization_interval=1e-5)
     acc.compose(mech.dp_event())
     assert acc.get_epsilon(1e-12) == pytest.approx(0.5, rel=1e-3)
@@ -101,9 +101,9 @@ def test_analytic_gaussian_matches_dp_accounting(eps, delta, sens):
 def test_classic_gaussian_is_looser_than_analytic():
     classic = pdp.Gaussian(epsilon=0.5, delta=1e-5, sensitivity=1.0, calibration="classic")
     analytic = pdp.Gaussian(epsilon=0.5, delta=1e-5, sensitivity=1.0)
-    assert classic.s == pytest.approx(math.sqrt(2 * math.log(1.25e5)) / 0.5)
-    assert classic.s > analytic.s
-    assert analytic_gaussian_delta(classic.s, 0.5) <= 1e-5
+    assert classic.noise_sd == pytest.approx(math.sqrt(2 * math.log(1.25e5)) / 0.5)
+    assert classic.noise_sd > analytic.noise_sd
+    assert analytic_gaussian_delta(classic.noise_sd, 0.5) <= 1e-5
 
 
 def test_gaussian_binds_l2_sensitivity():
@@ -115,7 +115,7 @@ def test_gaussian_binds_l2_sensitivity():
 
 def test_discrete_laplace_event_and_rr_event():
     dl = pdp.DiscreteLaplace(epsilon=0.7).bind(pdp.Counts(3), n=10, dim=3)
-    assert dl.sensitivity == 2.0 and dl.b == pytest.approx(2 / 0.7)
+    assert dl.sensitivity == 2.0 and dl.noise_scale == pytest.approx(2 / 0.7)
     acc = pld.PLDAccountant(value_discretization_interval=1e-5)
     acc.compose(dl.dp_event())
     assert acc.get_epsilon(1e-12) == pytest.approx(0.7, rel=1e-3)
@@ -162,9 +162,75 @@ def test_unbounded_statistic_is_refused_with_the_fix():
     with pytest.raises(ValueError, match=re.escape("declares no bounds. Declare bounds, e.g. pdp.Sum(lower=..., upper=...)")):
         pdp.Laplace(epsilon=1.0).bind(pdp.Sum(), n=10, dim=1)
     # a noise scale given directly needs no bounds
-    assert pdp.Laplace(scale=2.0).bind(pdp.Sum(), n=10, dim=1).b == 2.0
+    assert pdp.Laplace(scale=2.0).bind(pdp.Sum(), n=10, dim=1).noise_scale == 2.0
 
 
 def test_uncalibrated_mechanism_refuses_to_sample():
     with pytest.raises(ValueError, match="is not calibrated yet"):
         pdp.Laplace(epsilon=1.0).sample(0.0, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize(
+    "make, name",
+    [
+        (lambda: pdp.Laplace(epsilon=True), "epsilon"),
+        (lambda: pdp.Laplace(scale=True), "scale"),
+        (lambda: pdp.Laplace(epsilon=1.0, sensitivity=True), "sensitivity"),
+        (lambda: pdp.Gaussian(sigma=True), "sigma"),
+        (lambda: pdp.Gaussian(epsilon=1.0, delta=True), "delta"),
+        (lambda: pdp.DiscreteLaplace(epsilon=1.0, sensitivity=True), "sensitivity"),
+        (lambda: pdp.SmoothLaplace(epsilon=True, delta=1e-3), "epsilon"),
+        (lambda: pdp.SmoothLaplace(epsilon=1.0, delta=np.bool_(True)), "delta"),
+        (lambda: pdp.RandomizedResponse(epsilon=True), "epsilon"),
+        (lambda: pdp.DiscreteGaussian(rho=True), "rho"),
+    ],
+)
+def test_bools_are_refused_where_a_number_is_expected(make, name):
+    with pytest.raises(TypeError, match=re.escape(f"{name} must be a number, got {name}=True (a bool).")):
+        make()
+
+
+def test_randomized_response_refuses_bool_categories():
+    with pytest.raises(ValueError, match=re.escape("n_categories must be an integer >= 2, got n_categories=True.")):
+        pdp.RandomizedResponse(epsilon=1.0, n_categories=True)
+
+
+@pytest.mark.parametrize(
+    "mech, attr",
+    [(pdp.Laplace(epsilon=1.0), "noise_scale"), (pdp.Gaussian(epsilon=1.0, delta=1e-5), "noise_sd"),
+     (pdp.DiscreteLaplace(epsilon=1.0), "noise_scale"), (pdp.DiscreteGaussian(rho=0.5), "noise_sd")],
+)
+def test_uncalibrated_scale_is_an_attribute_error_with_the_fix(mech, attr):
+    assert not hasattr(mech, attr)
+    with pytest.raises(AttributeError, match=re.escape("is not calibrated yet: it knows its privacy budget but not the statistic's sensitivity. Pass sensitivity=...")):
+        getattr(mech, attr)
+    with pytest.raises(ValueError):  # still a ValueError for callers that caught that
+        getattr(mech, attr)
+
+
+def test_one_letter_names_are_deprecated_aliases():
+    lap, gau = pdp.Laplace(scale=1.5), pdp.Gaussian(sigma=0.7)
+    with pytest.warns(DeprecationWarning, match=re.escape("Laplace.b is deprecated; use Laplace.noise_scale.")):
+        assert lap.b == lap.noise_scale == 1.5
+    with pytest.warns(DeprecationWarning, match=re.escape("Gaussian.s is deprecated; use Gaussian.noise_sd.")):
+        assert gau.s == gau.noise_sd == 0.7
+
+
+def test_discrete_laplace_never_rounds_a_non_integer_statistic():
+    """Issue 9 item 2: Sum(0, 1) on [0.5, 0] vs [0.5, 1] must not become rint(0.5) vs rint(1.5)."""
+    mech = pdp.DiscreteLaplace(epsilon=1.0).bind(pdp.Sum(lower=0, upper=1), n=2, dim=1)
+    with pytest.raises(ValueError, match=re.escape(
+        "DiscreteLaplace adds integer noise to an integer statistic, got statistic value(s) [0.5] that are "
+        "not integers. Use an integer statistic (e.g. pdp.Sum of integer records with integer bounds, or "
+        "pdp.Counts), or the continuous mechanism (Laplace)."
+    )):
+        mech.sample(0.5, np.random.default_rng(0))
+    assert mech.sample(np.array([1.0, 2.0]), np.random.default_rng(0)).dtype == np.int64
+
+
+def test_integer_mechanisms_release_integers_and_float_ones_lattice_points():
+    rng = np.random.default_rng(1)
+    assert pdp.DiscreteLaplace(scale=2.0).sample(np.array([3, 4]), rng).dtype == np.int64
+    lap = pdp.Laplace(scale=2.0)
+    out = lap.sample(np.array([0.1, 7.3]), rng)
+    assert np.all(np.ldexp(out, -lap.lattice_k) == np.round(np.ldexp(out, -lap.lattice_k)))

@@ -18,3 +18,7 @@ __all__ = [
     "analytic_gaussian_delta",
     "kernel_logpdf",
 ]
+from pymc_dp.mechanisms.discrete_gaussian import DiscreteGaussian
+from pymc_dp.mechanisms.opendp import from_opendp
+
+__all__ += ["DiscreteGaussian", "from_opendp"]

@@ -115,8 +115,12 @@ class Mechanism:
     _scale_name = "scale"
 
     # -- sampling ------------------------------------------------------------------------------
-    def sample(self, statistic, rng: np.random.Generator):
-        """Return ``statistic`` plus noise, drawn with ``rng``."""
+    def sample(self, statistic, rng=None):
+        """Return ``statistic`` plus noise.
+
+        ``rng=None`` draws through OpenDP (secure; the only path fit for a real publication); a
+        ``numpy.random.Generator`` or int seed drives the same exact sampler for simulations.
+        """
         raise NotImplementedError
 
     def random_graph(self, statistic, size=None):
@@ -129,9 +133,11 @@ class Mechanism:
         raise NotImplementedError
 
     def _require_calibrated(self):
+        from pymc_dp.mechanisms._noise import CalibrationError
+
         if not self.calibrated:
-            raise ValueError(
-                f"{self!r} is not calibrated yet: it knows epsilon but not the statistic's "
+            raise CalibrationError(
+                f"{self!r} is not calibrated yet: it knows its privacy budget but not the statistic's "
                 f"sensitivity. Pass sensitivity=..., or use it through pdp.release / pdp.DPObserved "
                 "which calibrate it from the statistic's bounds."
             )

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
-import numpy as np
-
+from pymc_dp.mechanisms import _exact
+from pymc_dp.mechanisms._noise import laplace_release, reject_bool
 from pymc_dp.mechanisms.base import LAPLACE_KERNEL
 from pymc_dp.mechanisms.laplace import Laplace, _scale_or_epsilon
 
@@ -41,7 +41,7 @@ class DiscreteLaplace(Laplace):
     def __post_init__(self):
         _scale_or_epsilon(self, "scale")
         if self.sensitivity is not None:
-            sens = float(self.sensitivity)
+            sens = float(reject_bool(self.sensitivity, "sensitivity"))
             if not (sens > 0 and sens == round(sens)):
                 raise ValueError(
                     f"DiscreteLaplace needs a positive integer sensitivity, got "
@@ -59,20 +59,31 @@ class DiscreteLaplace(Laplace):
         return dataclasses.replace(self, sensitivity=sens)
 
     def kernel_params(self):
-        b = self.b
+        b = self.noise_scale
         return 1.0 / b, math.log(math.tanh(0.5 / b))
 
-    def sample(self, statistic, rng: np.random.Generator):
-        s = np.asarray(statistic)
-        p = -math.expm1(-1.0 / self.b)
-        noise = rng.geometric(p, size=s.shape) - rng.geometric(p, size=s.shape)
-        return np.rint(s).astype(np.int64) + noise
+    @property
+    def lattice_k(self) -> int:
+        """Releases are integers (lattice ``2^0 ℤ``)."""
+        return 0
+
+    def sample(self, statistic, rng=None):
+        """Return the integer ``statistic`` plus discrete Laplace noise (int64).
+
+        A statistic value that is not an integer is refused (never rounded). ``rng=None``
+        (default) draws through OpenDP's ``make_laplace`` on ``i64`` from the operating system's
+        secure generator: **only this path is fit for a real publication.** A ``Generator`` (or
+        an int seed) drives the exact sampler of Canonne et al. (2020), Algorithm 2, for
+        simulations and tests.
+        """
+        rng = _exact.check_rng(rng, "DiscreteLaplace.sample")
+        return laplace_release(statistic, self.noise_scale, rng, integer=True, name="DiscreteLaplace")
 
     def random_graph(self, statistic, size=None):
         import pymc as pm
         import pytensor.tensor as pt
 
-        p = -math.expm1(-1.0 / self.b)
+        p = -math.expm1(-1.0 / self.noise_scale)
         g1 = pm.Geometric.dist(p=p, size=size)
         g2 = pm.Geometric.dist(p=p, size=size)
         s = pt.as_tensor_variable(statistic)
@@ -88,5 +99,5 @@ class DiscreteLaplace(Laplace):
                 f"{self!r} has no sensitivity, so its privacy is undefined. Pass sensitivity=..."
             )
         return dp_event.DiscreteLaplaceDpEvent(
-            noise_parameter=1.0 / self.b, sensitivity=int(self.sensitivity)
+            noise_parameter=1.0 / self.noise_scale, sensitivity=int(self.sensitivity)
         )

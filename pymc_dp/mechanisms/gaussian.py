@@ -11,17 +11,27 @@ Calibrations
 found by root finding (the left side decreases in σ); valid for every ε > 0.
 
 ``"classic"`` (Dwork & Roth 2014, Theorem A.1): ``σ = Δ √(2 ln(1.25/δ)) / ε``, valid for ε < 1.
+
+Sampling
+--------
+The noise is drawn exactly on the lattice ``2^k ℤ`` (``k = lattice_exponent(σ)``, ``2^k ≤ σ·2^-30``):
+the statistic is rounded to the nearest lattice point and ``2^k`` times a discrete Gaussian integer
+with parameter ``σ / 2^k`` is added (Canonne, Kamath & Steinke 2020) — OpenDP's ``make_gaussian``
+over floats. ``docs/mechanisms.md`` bounds the difference to the continuous density.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
+import warnings
 
-import numpy as np
 from scipy import optimize, special
 
 from pymc_dp._checks import check_delta, check_epsilon, check_positive
+from pymc_dp.mechanisms import _exact
+from pymc_dp.mechanisms._noise import gaussian_release, reject_bool
 from pymc_dp.mechanisms.base import GAUSSIAN_KERNEL, Mechanism
 
 __all__ = ["Gaussian", "analytic_gaussian_sigma", "analytic_gaussian_delta"]
@@ -93,6 +103,8 @@ class Gaussian(Mechanism):
         from pymc_dp.mechanisms.laplace import _scale_or_epsilon
 
         _scale_or_epsilon(self, "sigma")
+        reject_bool(self.delta, "delta")
+        reject_bool(self.sensitivity, "sensitivity")
         if self.calibration not in _CALIBRATIONS:
             raise ValueError(
                 f"calibration must be one of {_CALIBRATIONS}, got calibration={self.calibration!r}. "
@@ -125,7 +137,13 @@ class Gaussian(Mechanism):
 
     @property
     def s(self) -> float:
-        """The noise standard deviation in use."""
+        """Deprecated alias of :attr:`noise_sd`."""
+        warnings.warn("Gaussian.s is deprecated; use Gaussian.noise_sd.", DeprecationWarning, stacklevel=2)
+        return self.noise_sd
+
+    @functools.cached_property
+    def noise_sd(self) -> float:
+        """The noise standard deviation σ in use (``sigma``, or calibrated from (ε, δ, Δ₂))."""
         self._require_calibrated()
         if self.sigma is not None:
             return self.sigma
@@ -133,18 +151,30 @@ class Gaussian(Mechanism):
             return self.sensitivity * math.sqrt(2.0 * math.log(1.25 / self.delta)) / self.epsilon
         return analytic_gaussian_sigma(self.epsilon, self.delta, self.sensitivity)
 
+    @property
+    def lattice_k(self) -> int:
+        """Releases lie on ``2^lattice_k ℤ`` (depends on the public σ only)."""
+        return _exact.lattice_exponent(self.noise_sd)
+
     def kernel_params(self):
-        s = self.s
+        s = self.noise_sd
         return 0.5 / (s * s), -0.5 * math.log(2.0 * math.pi * s * s)
 
-    def sample(self, statistic, rng: np.random.Generator):
-        s = np.asarray(statistic, dtype=float)
-        return s + rng.normal(0.0, self.s, size=s.shape)
+    def sample(self, statistic, rng=None):
+        """Return ``statistic`` plus Gaussian noise on the lattice ``2^lattice_k ℤ``.
+
+        ``rng=None`` (default) draws through OpenDP's ``make_gaussian`` from the operating
+        system's secure generator: **only this path is fit for a real publication.** A
+        ``Generator`` (or an int seed) drives the same exact sampler (Canonne et al. 2020,
+        Algorithm 3) for simulations, tests and reproducible examples.
+        """
+        rng = _exact.check_rng(rng, "Gaussian.sample")
+        return gaussian_release(statistic, self.noise_sd, rng, integer=False, name="Gaussian")
 
     def random_graph(self, statistic, size=None):
         import pymc as pm
 
-        return pm.Normal.dist(mu=statistic, sigma=self.s, size=size)
+        return pm.Normal.dist(mu=statistic, sigma=self.noise_sd, size=size)
 
     def dp_event(self):
         from dp_accounting import dp_event
@@ -154,4 +184,4 @@ class Gaussian(Mechanism):
                 f"{self!r} has no sensitivity, so its privacy is undefined. Pass sensitivity=..., "
                 "or use the mechanism bound to a statistic (DPObserved / release do this)."
             )
-        return dp_event.GaussianDpEvent(noise_multiplier=self.s / self.sensitivity)
+        return dp_event.GaussianDpEvent(noise_multiplier=self.noise_sd / self.sensitivity)

@@ -1,13 +1,20 @@
-"""Laplace mechanism (Dwork et al. 2006): release ``s + Laplace(0, b)``, ``b = Δ₁ / ε``."""
+"""Laplace mechanism (Dwork et al. 2006): release ``s + Laplace(0, b)``, ``b = Δ₁ / ε``.
+
+The noise is drawn exactly on the lattice ``2^k ℤ`` (``k = lattice_exponent(b)``, so
+``2^k ≤ b·2^-30``): the statistic is rounded to the nearest lattice point and ``2^k`` times a
+discrete Laplace integer of scale ``b / 2^k`` is added — OpenDP's ``make_laplace`` over floats.
+``docs/mechanisms.md`` bounds the difference to the continuous density the analyst uses.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import math
-
-import numpy as np
+import warnings
 
 from pymc_dp._checks import check_epsilon, check_positive
+from pymc_dp.mechanisms import _exact
+from pymc_dp.mechanisms._noise import laplace_release, reject_bool
 from pymc_dp.mechanisms.base import LAPLACE_KERNEL, Mechanism
 
 __all__ = ["Laplace"]
@@ -40,6 +47,7 @@ class Laplace(Mechanism):
     def __post_init__(self):
         _scale_or_epsilon(self, "scale")
         if self.sensitivity is not None:
+            reject_bool(self.sensitivity, "sensitivity")
             object.__setattr__(
                 self, "sensitivity",
                 check_positive(self.sensitivity, name="sensitivity",
@@ -51,23 +59,46 @@ class Laplace(Mechanism):
         return self.scale is not None or self.sensitivity is not None
 
     @property
-    def b(self) -> float:
-        """The noise scale in use."""
+    def noise_scale(self) -> float:
+        """The noise scale ``b`` in use (``scale``, or ``sensitivity / epsilon``)."""
         self._require_calibrated()
         return self.scale if self.scale is not None else self.sensitivity / self.epsilon
 
+    @property
+    def b(self) -> float:
+        """Deprecated alias of :attr:`noise_scale`."""
+        warnings.warn("Laplace.b is deprecated; use Laplace.noise_scale.", DeprecationWarning, stacklevel=2)
+        return self.noise_scale
+
+    @property
+    def lattice_k(self) -> int:
+        """Releases lie on ``2^lattice_k ℤ`` (depends on the public noise scale only)."""
+        return _exact.lattice_exponent(self.noise_scale)
+
     def kernel_params(self):
-        b = self.b
+        b = self.noise_scale
         return 1.0 / b, -math.log(2.0 * b)
 
-    def sample(self, statistic, rng: np.random.Generator):
-        s = np.asarray(statistic, dtype=float)
-        return s + rng.laplace(0.0, self.b, size=s.shape)
+    def sample(self, statistic, rng=None):
+        """Return ``statistic`` plus Laplace noise on the lattice ``2^lattice_k ℤ``.
+
+        Parameters
+        ----------
+        statistic : array_like of float
+            The exact statistic (finite); rounded to the nearest lattice point first.
+        rng : None, numpy.random.Generator or int, optional
+            ``None`` (default) draws through OpenDP's ``make_laplace`` from the operating system's
+            secure generator: **only this path is fit for a real publication.** A ``Generator``
+            (or an int seed) drives the same exact sampler (Canonne et al. 2020, Algorithms 1–2)
+            for simulations, tests and reproducible examples.
+        """
+        rng = _exact.check_rng(rng, f"{type(self).__name__}.sample")
+        return laplace_release(statistic, self.noise_scale, rng, integer=False, name=type(self).__name__)
 
     def random_graph(self, statistic, size=None):
         import pymc as pm
 
-        return pm.Laplace.dist(mu=statistic, b=self.b, size=size)
+        return pm.Laplace.dist(mu=statistic, b=self.noise_scale, size=size)
 
     @property
     def epsilon_spent(self) -> float:
@@ -86,13 +117,15 @@ class Laplace(Mechanism):
                 f"{self!r} has no sensitivity, so its privacy is undefined. Pass sensitivity=..., "
                 "or use the mechanism bound to a statistic (DPObserved / release do this)."
             )
-        return dp_event.LaplaceDpEvent(noise_multiplier=self.b / self.sensitivity)
+        return dp_event.LaplaceDpEvent(noise_multiplier=self.noise_scale / self.sensitivity)
 
 
 def _scale_or_epsilon(mech, scale_name: str) -> None:
     """Shared validation: exactly one of the noise scale and epsilon."""
     scale = getattr(mech, scale_name)
     name = type(mech).__name__
+    reject_bool(scale, scale_name)
+    reject_bool(mech.epsilon, "epsilon")
     if scale is not None and mech.epsilon is not None:
         raise ValueError(
             f"{name} takes either {scale_name} or epsilon, got {scale_name}={scale!r} and "

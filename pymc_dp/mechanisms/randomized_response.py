@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from fractions import Fraction
 
 import numpy as np
 
 from pymc_dp._checks import check_epsilon
+from pymc_dp.mechanisms import _exact
+from pymc_dp.mechanisms._noise import reject_bool
 from pymc_dp.mechanisms.base import CATEGORICAL_KERNEL, Mechanism
 
 __all__ = ["RandomizedResponse"]
@@ -22,6 +25,10 @@ class RandomizedResponse(Mechanism):
               \qquad \frac{1}{e^{\varepsilon} + k - 1}\ \text{otherwise}.
 
     Use with ``pdp.Local()`` on integer records in ``0..n_categories-1``.
+
+    Sampling is exact: propose an offset ``J`` uniform on ``0..k-1``; ``J = 0`` keeps the record,
+    ``J ≠ 0`` moves it to ``(x + J) mod k`` if a Bernoulli(e^{-ε}) succeeds (Canonne et al. 2020,
+    Algorithm 1), else propose again. Then ``P(keep) ∝ 1`` and ``P(each other) ∝ e^{-ε}``.
     """
 
     epsilon: float = 1.0
@@ -33,9 +40,9 @@ class RandomizedResponse(Mechanism):
     kernel_code = CATEGORICAL_KERNEL
 
     def __post_init__(self):
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        object.__setattr__(self, "epsilon", check_epsilon(reject_bool(self.epsilon, "epsilon")))
         k = self.n_categories
-        if not (isinstance(k, (int, np.integer)) and k >= 2):
+        if isinstance(k, bool) or not (isinstance(k, (int, np.integer)) and k >= 2):
             raise ValueError(
                 f"n_categories must be an integer >= 2, got n_categories={k!r}. "
                 "Use 2 for yes/no questions."
@@ -61,12 +68,50 @@ class RandomizedResponse(Mechanism):
         log_den = eps + math.log1p((k - 1) * math.exp(-eps))
         return eps - log_den, -log_den
 
-    def sample(self, statistic, rng: np.random.Generator):
-        x = np.asarray(statistic).astype(np.int64)
+    def sample(self, statistic, rng=None):
+        """Randomize each record's category.
+
+        ``rng=None`` (default) draws through OpenDP's ``make_randomized_response`` (one call per
+        record) from the operating system's secure generator: **only this path is fit for a real
+        publication.** A ``Generator`` (or int seed) drives the exact vectorised sampler of the
+        class docstring, for simulations and tests.
+        """
+        rng = _exact.check_rng(rng, "RandomizedResponse.sample")
         k = self.n_categories
-        keep = rng.random(x.shape) < self.p_keep
-        other = (x + 1 + rng.integers(0, k - 1, size=x.shape)) % k
-        return np.where(keep, x, other)
+        x = np.asarray(statistic)
+        if x.dtype.kind not in "iu" and np.any(x != np.floor(x)) or np.any((x < 0) | (x >= k)):
+            raise ValueError(
+                f"RandomizedResponse(n_categories={k}) needs integer categories in 0..{k - 1}, got "
+                f"values from {x.min()} to {x.max()}. Recode the categories."
+            )
+        x = x.astype(np.int64)
+        if rng is None:
+            return self._sample_opendp(x)
+        num, den = Fraction(self.epsilon).as_integer_ratio()
+        out = np.empty(x.size, dtype=np.int64)
+        flat, todo = x.ravel(), np.arange(x.size)
+        while todo.size:
+            offset = rng.integers(0, k, size=todo.size)
+            accept = offset == 0
+            moved = np.flatnonzero(~accept)
+            accept[moved] = _bernoulli_exp_vec(rng, num, den, moved.size)
+            done = todo[accept]
+            out[done] = (flat[done] + offset[accept]) % k
+            todo = todo[~accept]
+        return out.reshape(x.shape)
+
+    def _sample_opendp(self, x):
+        import opendp.prelude as dp
+
+        dp.enable_features("contrib")
+        p = self.p_keep
+        if not p < 1.0:
+            raise ValueError(
+                f"RandomizedResponse(epsilon={self.epsilon}) keeps with probability 1 in float64; "
+                "OpenDP refuses it. Use a smaller epsilon."
+            )
+        meas = dp.m.make_randomized_response(categories=list(range(self.n_categories)), prob=p, T="i64")
+        return np.array([meas(int(v)) for v in x.ravel()], dtype=np.int64).reshape(x.shape)
 
     def random_graph(self, statistic, size=None):
         import pymc as pm
@@ -86,3 +131,27 @@ class RandomizedResponse(Mechanism):
         k = self.n_categories
         p = k / (math.exp(self.epsilon) + k - 1)
         return dp_event.RandomizedResponseDpEvent(noise_parameter=p, num_buckets=k)
+
+
+def _bernoulli_exp_vec(rng, num: int, den: int, size: int) -> np.ndarray:
+    """``size`` iid exact Bernoulli(exp(-num/den)) (CKS Algorithm 1, vectorised over draws)."""
+    if den >= 2**62:  # huge denominators: the scalar big-integer sampler
+        return np.array([_exact.bernoulli_exp(rng, num, den) for _ in range(size)], dtype=bool)
+    whole, frac = divmod(num, den)
+    out = np.ones(size, dtype=bool)
+    for _ in range(whole):  # ⌊γ⌋ Bernoulli(e^{-1}) must all succeed
+        out &= _bernoulli_exp_unit_vec(rng, 1, 1, size)
+    return out & _bernoulli_exp_unit_vec(rng, frac, den, size)
+
+
+def _bernoulli_exp_unit_vec(rng, num, den, size):
+    # K ← 1; while Bernoulli(γ/K): K ← K + 1; return K odd.  Bernoulli(num/(den K)) is
+    # {uniform on 0..K-1 is 0} and {uniform on 0..den-1 < num}, exact in int64.
+    k = np.ones(size, dtype=np.int64)
+    active = np.ones(size, dtype=bool)
+    while active.any():
+        idx = np.flatnonzero(active)
+        a = (rng.integers(0, k[idx]) == 0) & (rng.integers(0, den, size=idx.size) < num)
+        k[idx[a]] += 1
+        active[idx[~a]] = False
+    return k % 2 == 1

@@ -15,6 +15,11 @@ Use it with a statistic that knows its smooth sensitivity (:class:`pymc_dp.Media
 :meth:`SmoothLaplace.dist_params` and :meth:`SmoothLaplace.sample_records`. Record-wise data
 augmentation cannot use it (one record changes every record's noise scale); sample with
 :class:`pymc_dp.MHAAR` (z-space).
+
+The noise is drawn exactly on the finest lattice ``2^-1074 ℤ`` (every float64 lies on it), never
+a lattice chosen from the data-dependent scale: a scale-relative lattice would reveal the binade of
+:math:`S^*_\beta(x)`. The integer noise has scale ``scale · 2^1074`` (exact big-integer
+arithmetic); the lattice value is rounded to the nearest float64, a post-processing.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ import math
 import numpy as np
 
 from pymc_dp._checks import check_delta, check_epsilon
+from pymc_dp.mechanisms import _exact
+from pymc_dp.mechanisms._noise import laplace_release, reject_bool
 from pymc_dp.mechanisms.base import Mechanism
 
 __all__ = ["SmoothLaplace"]
@@ -48,8 +55,8 @@ class SmoothLaplace(Mechanism):
     norm = None  # no global-sensitivity calibration: the scale is data dependent
 
     def __post_init__(self):
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
-        object.__setattr__(self, "delta", check_delta(self.delta))
+        object.__setattr__(self, "epsilon", check_epsilon(reject_bool(self.epsilon, "epsilon")))
+        object.__setattr__(self, "delta", check_delta(reject_bool(self.delta, "delta")))
 
     @property
     def calibrated(self) -> bool:
@@ -109,14 +116,23 @@ class SmoothLaplace(Mechanism):
         )
 
     # -- sampling -----------------------------------------------------------------------------
-    def sample(self, statistic, rng: np.random.Generator, scale=None):
+    #: releases lie on 2^lattice_k ℤ, fixed (independent of the data-dependent scale)
+    lattice_k = _exact.MIN_K
+
+    def sample(self, statistic, rng=None, scale=None):
+        """Return ``statistic`` plus Laplace noise of ``scale`` on the lattice ``2^-1074 ℤ``.
+
+        ``rng=None`` (default) draws through OpenDP's ``make_laplace``: **only this path is fit
+        for a real publication**; a ``Generator`` or int seed drives the same exact sampler.
+        """
+        rng = _exact.check_rng(rng, "SmoothLaplace.sample")
         if scale is None:
             raise ValueError(
                 "SmoothLaplace.sample needs scale=S*_β(x)/α, which depends on the records. Use "
                 "pdp.release(records, statistic=pdp.Median(...), mechanism=SmoothLaplace(...))."
             )
-        s = np.asarray(statistic, dtype=float)
-        return s + rng.laplace(0.0, float(scale), size=s.shape)
+        return laplace_release(statistic, float(scale), rng, integer=False, name="SmoothLaplace",
+                               k=self.lattice_k)
 
     def random_graph(self, statistic, scale, size=None):
         import pymc as pm

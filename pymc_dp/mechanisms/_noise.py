@@ -1,0 +1,131 @@
+"""Noise for a release: OpenDP without ``rng`` (secure), the exact lattice samplers with one.
+
+Both routes draw the same distribution:
+
+* integer mechanisms add discrete Laplace / discrete Gaussian noise to an integer statistic;
+* continuous mechanisms round the statistic to the nearest multiple of ``2^k``
+  (``k = lattice_exponent(scale)``, ties away from zero) and add ``2^k`` times integer noise of
+  scale ``scale / 2^k`` — OpenDP's ``make_laplace`` / ``make_gaussian`` over floats with that ``k``.
+
+See ``docs/mechanisms.md`` for why the analyst's continuous density models this output.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from pymc_dp.mechanisms import _exact
+
+__all__ = ["laplace_release", "gaussian_release", "require_integer", "reject_bool", "CalibrationError"]
+
+
+class CalibrationError(AttributeError, ValueError):
+    """An uncalibrated mechanism's noise scale was read (an ``AttributeError`` so ``hasattr`` works)."""
+
+
+def reject_bool(value, name: str):
+    """Refuse ``True``/``False`` where a number is expected (``float(True)`` would be 1.0)."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(
+            f"{name} must be a number, got {name}={bool(value)!r} (a bool). Pass the number itself, "
+            f"e.g. {name}=1.0."
+        )
+    return value
+
+
+def require_integer(statistic, mech_name: str) -> np.ndarray:
+    """The statistic as an int64 array, or a ``ValueError`` if any value is not an integer."""
+    s = np.asarray(statistic)
+    if s.dtype.kind in "iub":
+        return s.astype(np.int64)
+    f = s.astype(float)
+    bad = ~np.isfinite(f) | (f != np.floor(f))
+    if np.any(bad):
+        raise ValueError(
+            f"{mech_name} adds integer noise to an integer statistic, got statistic value(s) "
+            f"{f[bad][:5].tolist()} that are not integers. Use an integer statistic (e.g. "
+            f"pdp.Sum of integer records with integer bounds, or pdp.Counts), or the continuous "
+            f"mechanism ({mech_name.replace('Discrete', '')}). Rounding would break the guarantee."
+        )
+    if np.any(np.abs(f) >= 2.0**62):
+        raise ValueError(f"{mech_name}: statistic values must be below 2^62 in magnitude, got {f.max()}.")
+    return f.astype(np.int64)
+
+
+def _float_input(statistic, mech_name: str) -> np.ndarray:
+    s = np.asarray(statistic, dtype=float)
+    if not np.all(np.isfinite(s)):
+        raise ValueError(
+            f"{mech_name}: the statistic must be finite, got {s[~np.isfinite(s)][:5].tolist()}. "
+            "Check the records for NaN/inf and declare clamping bounds."
+        )
+    return s
+
+
+def _opendp():
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    return dp
+
+
+def _run_opendp(kind: str, values: np.ndarray, scale: float, integer: bool, k):
+    dp = _opendp()
+    flat = values.ravel()
+    size = flat.size
+    if integer:
+        atom, data = dp.atom_domain(T="i64"), [int(v) for v in flat]
+        metric = dp.l1_distance(T="i64") if kind == "laplace" else dp.l2_distance(T="i64")
+    else:
+        atom, data = dp.atom_domain(T=float, nan=False), [float(v) for v in flat]
+        metric = dp.l1_distance(T=float) if kind == "laplace" else dp.l2_distance(T=float)
+    domain = dp.vector_domain(atom, size=size)
+    make = dp.m.make_laplace if kind == "laplace" else dp.m.make_gaussian
+    meas = make(domain, metric, scale=float(scale), k=None if integer else k)
+    out = np.asarray(meas(data), dtype=np.int64 if integer else float)
+    return out.reshape(values.shape)
+
+
+def laplace_release(statistic, scale: float, rng, *, integer: bool, name: str, k=None):
+    """``statistic`` + (discrete or lattice) Laplace noise of ``scale``; see module docstring."""
+    if integer:
+        s = require_integer(statistic, name)
+        if rng is None:
+            return _run_opendp("laplace", s, scale, True, None)
+        noise = _exact.discrete_laplace_array(rng, Fraction(scale), s.shape)
+        return (s + noise.astype(np.int64)).astype(np.int64)
+    s = _float_input(statistic, name)
+    k = _exact.lattice_exponent(scale) if k is None else k
+    if rng is None:
+        return _run_opendp("laplace", s, scale, False, k)
+    noise = _exact.discrete_laplace_array(rng, Fraction(scale) / Fraction(2) ** k, s.shape)
+    return _exact.lattice_value(_exact.lattice_index(s, k) + noise, k)
+
+
+def gaussian_release(statistic, sigma: float, rng, *, integer: bool, name: str, k=None):
+    """``statistic`` + (discrete or lattice) Gaussian noise of ``sigma``; see module docstring."""
+    if integer:
+        s = require_integer(statistic, name)
+        if rng is None:
+            return _run_opendp("gaussian", s, sigma, True, None)
+        noise = _exact.discrete_gaussian_array(rng, Fraction(sigma) ** 2, s.shape)
+        return (s + noise.astype(np.int64)).astype(np.int64)
+    s = _float_input(statistic, name)
+    k = _exact.lattice_exponent(sigma) if k is None else k
+    if rng is None:
+        return _run_opendp("gaussian", s, sigma, False, k)
+    noise = _exact.discrete_gaussian_array(rng, (Fraction(sigma) / Fraction(2) ** k) ** 2, s.shape)
+    return _exact.lattice_value(_exact.lattice_index(s, k) + noise, k)
+
+
+def log_lattice_error(granularity: float, scale: float) -> float:
+    """Bound η on |log(P(y)/g) − log Laplace density(y)| per coordinate (docs/mechanisms.md).
+
+    With ``u = g/(2b)``: ``u`` from rounding the statistic to the lattice, ``−log(1 − u²/3)``
+    from the lattice normaliser ``tanh(u)/u ≥ 1 − u²/3``.
+    """
+    u = 0.5 * granularity / scale
+    return u - math.log1p(-u * u / 3.0)
