@@ -179,7 +179,7 @@ def _check_records(data, statistic):
         if d.dtype.kind == "f" and not np.all(np.isfinite(d)):
             bad = np.argwhere(~np.isfinite(d))[0]
             raise ValueError(
-                f"{name} must be finite, got {d[tuple(bad)]!r} at index {tuple(int(b) for b in bad)}. "
+                f"{name} must be finite, got {float(d[tuple(bad)])!r} at index {tuple(int(b) for b in bad)}. "
                 "NaN or inf records make the release NaN or unbounded: drop or impute them (with a "
                 "rule that does not look at other records) before releasing."
             )
@@ -195,6 +195,13 @@ def _check_integer(statistic, mech, data, value):
         "Release integer records with integer bounds (e.g. pdp.Sum(lower=0, upper=5) of counts, "
         "pdp.Counts), or use a continuous mechanism such as pdp.Laplace."
     )
+    n = data[0].shape[0]
+    if not statistic.local and statistic.factor(n) != 1.0:
+        raise ValueError(
+            f"{name} adds integer noise, but {statistic!r} scales the sum of the records by "
+            f"{statistic.factor(n)!r}, so it is not an integer statistic. Release the sum "
+            "(pdp.Sum) and divide after the noise, or use a continuous mechanism such as pdp.Laplace."
+        )
     v = np.asarray(value, dtype=float)
     if np.any(v != np.rint(v)):
         bad = v[v != np.rint(v)].ravel()[:3].tolist()

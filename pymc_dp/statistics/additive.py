@@ -102,6 +102,9 @@ def _same_param(a, b) -> bool:
 
 
 def _n_records(data):
+    static = getattr(getattr(data[0], "type", None), "shape", (None,))
+    if static and static[0] is not None:
+        return int(static[0])
     n = data[0].shape[0]
     try:
         return int(n) if not hasattr(n, "eval") else int(n.eval())
