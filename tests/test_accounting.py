@@ -198,6 +198,10 @@ def test_privacy_spent_of_gaussian_releases_reports_rho():
     one = dp_accounting.pld.PLDAccountant().compose(dp_accounting.GaussianDpEvent(math.sqrt(2.0)))
     assert float(spent) == pytest.approx(one.get_epsilon(1e-5), rel=1e-3)
     assert float(spent) <= zcdp_epsilon(spent.rho, 1e-5)
+    import pickle
+
+    back = pickle.loads(pickle.dumps(spent))
+    assert back == spent and back.rho == spent.rho and str(back) == repr(float(spent))
 
 
 def test_privacy_spent_counts_and_randomized_response():

@@ -315,9 +315,20 @@ class PrivacySpent(float):
     def epsilon(self) -> float:
         return float(self)
 
+    def __str__(self):
+        return float.__repr__(self)
+
+    def __reduce__(self):
+        return _rebuild_spent, (float(self), self.delta, self.rho, self.accountant, self.event,
+                                self.approx_dp)
+
     def __repr__(self):
         rho = "" if self.rho is None else f", rho={self.rho!r}"
         return f"PrivacySpent(epsilon={float(self)!r}, delta={self.delta!r}{rho}, accountant={self.accountant!r})"
+
+
+def _rebuild_spent(eps, delta, rho, accountant, event, extra):
+    return PrivacySpent(eps, delta=delta, rho=rho, accountant=accountant, event=event, extra=extra)
 
 
 def _is_model(obj) -> bool:
