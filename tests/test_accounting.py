@@ -244,8 +244,13 @@ def test_privacy_spent_refuses_what_carries_no_privacy():
     with pytest.raises(ValueError, match=re.escape("privacy_spent got an empty list")):
         privacy_spent([], delta=1e-5)
     with pytest.raises(ValueError, match=re.escape("accountant='pld' cannot compose ZCDpEvent")):
-        privacy_spent(dp_accounting.ZCDpEvent(0.1), delta=1e-5)
-    assert privacy_spent(dp_accounting.ZCDpEvent(0.1), delta=1e-5, accountant="rdp").rho == 0.1
+        privacy_spent(dp_accounting.ZCDpEvent(0.1), delta=1e-5, accountant="pld")
+    auto = privacy_spent([dp_accounting.ZCDpEvent(0.1), dp_accounting.GaussianDpEvent(2.0)], delta=1e-5)
+    assert auto.accountant == "rdp" and auto.rho == pytest.approx(0.1 + 0.125)
+    assert float(auto) <= zcdp_epsilon(0.225, 1e-5)
+    sub = run_event(iteration_event(2.0, n_records=100, batch_size=10), 10)
+    assert privacy_spent(sub, delta=1e-5).accountant == "rdp"
+    assert privacy_spent(dp_accounting.GaussianDpEvent(2.0), delta=1e-5).accountant == "pld"
 
 
 def test_two_penalty_steps_in_one_model_compose():

@@ -399,7 +399,11 @@ def _collect(source, events, extra):
         events.extend(_events_from_idata(source))
 
 
-def privacy_spent(source, *, delta, accountant: str = "pld") -> PrivacySpent:
+def _needs_rdp(event) -> bool:
+    return _has_wor(event) or any(isinstance(e, dp_accounting.ZCDpEvent) for e, _ in _leaves(event))
+
+
+def privacy_spent(source, *, delta, accountant: str | None = None) -> PrivacySpent:
     r"""ε spent at ``delta`` by releases and data-holder runs, composed by ``dp_accounting``.
 
     Parameters
@@ -416,9 +420,11 @@ def privacy_spent(source, *, delta, accountant: str = "pld") -> PrivacySpent:
         * a list of any of these: all composed sequentially (they touch the same records).
     delta : float
         δ in (0, 1).
-    accountant : {"pld", "rdp"}
-        Privacy-loss-distribution (tight) or Rényi accountant. Subsampled runs and zCDP events
-        need ``"rdp"``.
+    accountant : {None, "pld", "rdp"}
+        Privacy-loss-distribution (tight) or Rényi accountant. ``None`` (default) uses ``"pld"``
+        unless the composition holds an event it cannot take (subsampling without replacement, a
+        zCDP event such as ``DiscreteGaussian``'s), then ``"rdp"``; the result's ``accountant``
+        says which. ``"pld"`` given explicitly refuses such events.
 
     Returns
     -------
@@ -428,13 +434,18 @@ def privacy_spent(source, *, delta, accountant: str = "pld") -> PrivacySpent:
         ``accountant`` and the composed ``event``.
     """
     delta = check_delta(delta)
-    if accountant not in ("pld", "rdp"):
-        raise ValueError(f"accountant must be 'pld' or 'rdp', got accountant={accountant!r}.")
+    if accountant not in (None, "pld", "rdp"):
+        raise ValueError(
+            f"accountant must be 'pld' or 'rdp', got accountant={accountant!r}. Leave it None to "
+            "choose automatically."
+        )
     events, extra = [], []
     _collect(source, events, extra)
     event = events[0] if len(events) == 1 else dp_accounting.ComposedDpEvent(events)
     if not events:
         event = dp_accounting.NoOpDpEvent()
+    if accountant is None:
+        accountant = "rdp" if _needs_rdp(event) else "pld"
     left = delta - sum(d for _, d in extra)
     if left <= 0:
         raise ValueError(
