@@ -178,6 +178,24 @@ def _pld_of(event, count, interval):
     return one if count == 1 else one.self_compose(count)
 
 
+def _pure_epsilon(event) -> float | None:
+    """Σ ε of the parts when every part is pure ε-DP (basic composition), else None."""
+    total = 0.0
+    for e, k in _leaves(event):
+        if isinstance(e, dp_accounting.NoOpDpEvent):
+            continue
+        if isinstance(e, dp_accounting.LaplaceDpEvent) and e.noise_multiplier > 0:
+            total += k / e.noise_multiplier
+        elif isinstance(e, dp_event.DiscreteLaplaceDpEvent):
+            total += k * float(e.noise_parameter) * float(e.sensitivity)
+        elif isinstance(e, dp_accounting.RandomizedResponseDpEvent) and 0 < e.noise_parameter <= 1:
+            p, m = float(e.noise_parameter), int(e.num_buckets)
+            total += k * math.log((1.0 - p + p / m) / (p / m))
+        else:
+            return None
+    return total
+
+
 def epsilon_of_event(event, delta, *, accountant: str = "pld") -> float:
     """ε at ``delta`` of a composed event (replace-one neighbours; see the module docstring).
 
@@ -198,7 +216,7 @@ def epsilon_of_event(event, delta, *, accountant: str = "pld") -> float:
             bad = next(e for e, _ in _leaves(ev) if not acc.supports(e))
             raise _unsupported(bad, "rdp")
         acc.compose(ev)
-        return float(acc.get_epsilon(delta))
+        return _at_most_pure(float(acc.get_epsilon(delta)), event)
     if _has_wor(event):
         raise ValueError(
             "accountant='pld' cannot compose subsampling without replacement "
@@ -211,7 +229,13 @@ def epsilon_of_event(event, delta, *, accountant: str = "pld") -> float:
     if not math.isfinite(rough):
         return math.inf
     p = _pld_of(event, 1, 1e-4 * max(1.0, rough))
-    return 0.0 if p is None else float(p.get_epsilon_for_delta(delta))
+    return 0.0 if p is None else _at_most_pure(float(p.get_epsilon_for_delta(delta)), event)
+
+
+def _at_most_pure(eps, event):
+    # the accountants' pessimistic discretisation can exceed the exact Σε of pure-DP parts
+    pure = _pure_epsilon(event)
+    return eps if pure is None else min(eps, pure)
 
 
 def rho_of_event(event) -> float | None:
