@@ -29,7 +29,7 @@ from pymc_dp.mechanisms import (
     SmoothLaplace,
 )
 from pymc_dp.release import release
-from pymc_dp.release import Release  # noqa: I001
+from pymc_dp.release import Release
 from pymc_dp.samplers import MHAAR, PMMH, DataAugmentation, PenaltyMH
 from pymc_dp.statistics import Counts, Local, Max, Mean, Median, RecordSum, Sum
 

@@ -59,7 +59,6 @@ __all__ = [
 ]
 
 _REPLACE = dp_accounting.NeighboringRelation.REPLACE_ONE
-_ADD_REMOVE = dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
 
 
 class PrivacyBudgetExceeded(RuntimeError):

@@ -295,6 +295,6 @@ class DPObserved:
         for the samplers; use ``DPObserved(name, ...)`` inside a model for that.
         """
         data_t = _as_record_tensors(data, in_model=False)
-        n, dim, mech, shape, contributions, params, pieces = _build(data_t, statistic, mechanism)
+        n, _, mech, _, contributions, params, pieces = _build(data_t, statistic, mechanism)
         _check_integer_mechanism("DPObserved.dist", statistic, mech, data_t, contributions, n)
         return pm.CustomDist.dist(*params, **pieces, **kwargs)
