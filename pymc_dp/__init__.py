@@ -8,6 +8,7 @@ noisy sufficient statistics is :mod:`pymc_dp.regression`.
 """
 
 from pymc_dp import accounting, diagnostics, fisher, regression
+from pymc_dp.accounting import PrivacySpent
 from pymc_dp.accounting import privacy_spent
 from pymc_dp.distributions import (
     CLTRelease,
@@ -29,6 +30,7 @@ from pymc_dp.mechanisms import (
 )
 from pymc_dp.mechanisms import DiscreteGaussian, from_opendp
 from pymc_dp.release import release
+from pymc_dp.release import Release
 from pymc_dp.samplers import MHAAR, PMMH, DataAugmentation, PenaltyMH
 from pymc_dp.samplers.penalty_publish import publishable
 from pymc_dp.statistics import Counts, Local, Max, Mean, Median, RecordSum, Sum
@@ -40,6 +42,8 @@ __all__ = [
     "DPObserved",
     "dp_nodes",
     "release",
+    "Release",
+    "PrivacySpent",
     # mechanisms
     "Laplace",
     "Gaussian",

@@ -4,6 +4,7 @@ import math
 import re
 
 import dp_accounting
+import dp_accounting.pld
 import numpy as np
 import pytest
 from dp_accounting.rdp import RdpAccountant
@@ -148,3 +149,133 @@ def test_privacy_spent_from_event_and_errors():
     with pytest.raises(ValueError, match=re.escape("tau must be finite and > 0, got tau=-1")):
         penalty_iterations(1.0, 1e-5, -1)
     assert privacy_spent(run_event(iteration_event(20.0), 0), delta=1e-5) == 0.0
+
+
+# ---------------------------------------------------------------- releases, models, several runs
+def _releases():
+    import pymc_dp as pdp
+
+    rng = np.random.default_rng(5)
+    cond, stay = rng.binomial(1, 0.2, 200), rng.gamma(2.0, 2.5, 200)
+    r1 = pdp.release(cond, pdp.Sum(lower=0, upper=1), pdp.Laplace(epsilon=0.5), rng=1)
+    r2 = pdp.release(stay, pdp.Mean(lower=0, upper=20), pdp.Laplace(epsilon=1.0), rng=2)
+    return cond, stay, r1, r2
+
+
+def test_privacy_spent_composes_releases_and_the_model_alike():
+    import pymc as pm
+
+    import pymc_dp as pdp
+
+    cond, stay, r1, r2 = _releases()
+    spent = privacy_spent([r1, r2], delta=1e-6)
+    # the PLD of two pure Laplace releases: close to ε₁ + ε₂ at small δ, never above it
+    assert 1.45 < spent <= 1.5
+    assert spent.rho is None and spent.delta == 1e-6 and spent.neighbouring == "replace-one"
+    ref = dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4).compose(
+        dp_accounting.ComposedDpEvent([dp_accounting.LaplaceDpEvent(2.0), dp_accounting.LaplaceDpEvent(1.0)]))
+    assert float(spent) == pytest.approx(ref.get_epsilon(1e-6), abs=5e-4)  # loss grid 1e-4·ε
+    assert privacy_spent([r1, r2], delta=1e-6, accountant="rdp") >= spent
+    with pm.Model() as model:
+        p = pm.Beta("p", 1, 1)
+        m = pm.Gamma("m", 2.0, 0.4)
+        c = pm.Bernoulli("c", p, shape=200)
+        s = pm.Gamma("s", alpha=2.0, beta=2.0 / m, shape=200)
+        pdp.DPObserved("count", c, statistic=r1.statistic, mechanism=pdp.Laplace(epsilon=0.5), observed=r1)
+        pdp.DPObserved("stay", s, statistic=r2.statistic, mechanism=pdp.Laplace(epsilon=1.0), observed=r2)
+    assert privacy_spent(model, delta=1e-6) == pytest.approx(float(spent), rel=1e-12)
+
+
+def test_privacy_spent_of_gaussian_releases_reports_rho():
+    import pymc_dp as pdp
+
+    x = np.random.default_rng(1).uniform(size=100)
+    r1 = pdp.release(x, pdp.Sum(lower=0, upper=1), pdp.Gaussian(sigma=2.0), rng=1)
+    r2 = pdp.release(x, pdp.Sum(lower=0, upper=1), pdp.Gaussian(sigma=4.0, sensitivity=2.0), rng=1)
+    spent = privacy_spent([r1, r2], delta=1e-5)
+    assert spent.rho == pytest.approx(1 / (2 * 4.0) + 4.0 / (2 * 16.0))
+    # two Gaussians of noise multipliers 2 and 2 are one of multiplier √2 (exact)
+    one = dp_accounting.pld.PLDAccountant().compose(dp_accounting.GaussianDpEvent(math.sqrt(2.0)))
+    assert float(spent) == pytest.approx(one.get_epsilon(1e-5), rel=1e-3)
+    assert float(spent) <= zcdp_epsilon(spent.rho, 1e-5)
+    import pickle
+
+    back = pickle.loads(pickle.dumps(spent))
+    assert back == spent and back.rho == spent.rho and str(back) == repr(float(spent))
+
+
+def test_privacy_spent_counts_and_randomized_response():
+    import pymc_dp as pdp
+
+    x = np.random.default_rng(1).integers(0, 3, size=60)
+    counts = pdp.release(x, pdp.Counts(3), pdp.Laplace(epsilon=1.0), rng=1)
+    assert privacy_spent(counts, delta=1e-9) == pytest.approx(1.0, abs=2e-3)
+    rr = pdp.release(x, pdp.Local(), pdp.RandomizedResponse(epsilon=2.0, n_categories=3), rng=1)
+    # one record changes only its own response: ε of one randomized response
+    assert privacy_spent(rr, delta=1e-9) == pytest.approx(2.0, abs=2e-3)
+    assert privacy_spent(rr, delta=1e-9, accountant="rdp") == pytest.approx(2.0, abs=1e-9)
+    both = privacy_spent([counts, rr], delta=1e-9)
+    assert 2.9 < both <= 3.0
+
+
+def test_privacy_spent_smooth_laplace_by_basic_composition():
+    import pymc_dp as pdp
+
+    x = np.random.default_rng(2).uniform(0, 10, size=51)
+    med = pdp.release(x, pdp.Median(lower=0, upper=10), pdp.SmoothLaplace(epsilon=1.0, delta=1e-6), rng=1)
+    _, _, r1, _ = _releases()
+    assert privacy_spent(med, delta=1e-5) == pytest.approx(1.0)
+    both = privacy_spent([med, r1], delta=1e-5)
+    assert both == pytest.approx(1.0 + privacy_spent(r1, delta=1e-5 - 1e-6), rel=1e-9)
+    with pytest.raises(ValueError, match=re.escape("delta=1e-07 is not larger than the total delta 1e-06")):
+        privacy_spent(med, delta=1e-7)
+
+
+def test_privacy_spent_refuses_what_carries_no_privacy():
+    import pymc as pm
+
+    _, _, r1, _ = _releases()
+    with pytest.raises(TypeError, match=re.escape("privacy_spent got a bare array/number")):
+        privacy_spent(np.asarray(r1), delta=1e-5)
+    with pytest.raises(TypeError, match=re.escape("this array lost its release metadata")):
+        privacy_spent([np.asarray(r1).view(type(r1))], delta=1e-5)
+    with pytest.raises(ValueError, match=re.escape("the model has no DPObserved node")):
+        privacy_spent(pm.Model(), delta=1e-5)
+    with pytest.raises(ValueError, match=re.escape("privacy_spent got an empty list")):
+        privacy_spent([], delta=1e-5)
+    with pytest.raises(ValueError, match=re.escape("accountant='pld' cannot compose ZCDpEvent")):
+        privacy_spent(dp_accounting.ZCDpEvent(0.1), delta=1e-5, accountant="pld")
+    auto = privacy_spent([dp_accounting.ZCDpEvent(0.1), dp_accounting.GaussianDpEvent(2.0)], delta=1e-5)
+    assert auto.accountant == "rdp" and auto.rho == pytest.approx(0.1 + 0.125)
+    assert float(auto) <= zcdp_epsilon(0.225, 1e-5)
+    sub = run_event(iteration_event(2.0, n_records=100, batch_size=10), 10)
+    assert privacy_spent(sub, delta=1e-5).accountant == "rdp"
+    assert privacy_spent(dp_accounting.GaussianDpEvent(2.0), delta=1e-5).accountant == "pld"
+
+
+def test_two_penalty_steps_in_one_model_compose():
+    """privacy_spent(idata) of a run with two PenaltyMH steps (a TypeError before)."""
+    import pymc as pm
+
+    import pymc_dp as pdp
+
+    x = np.random.default_rng(0).normal(1.0, 1.0, size=40)
+    with pm.Model() as model:
+        a = pm.Normal("a", 0, 3)
+        b = pm.Normal("b", 0, 3)
+        pm.Normal("y", a + b, 1.0, observed=x)
+        with pytest.warns(UserWarning, match="updates only some free variables"):
+            s1 = pdp.PenaltyMH([a], lipschitz=3.0, tau=20.0, scale=0.1)
+        with pytest.warns(UserWarning, match="updates only some free variables"):
+            s2 = pdp.PenaltyMH([b], lipschitz=3.0, tau=30.0, scale=0.1)
+        idata = pm.sample(draws=30, tune=10, chains=2, cores=1, step=[s1, s2], progressbar=False,
+                          random_seed=1, compute_convergence_checks=False)
+    spent = privacy_spent(idata, delta=1e-5)
+    per_chain = [run_event(iteration_event(20.0), 40), run_event(iteration_event(30.0), 40)] * 2
+    expected = epsilon_of_event(dp_accounting.ComposedDpEvent(per_chain), 1e-5)
+    assert float(spent) == pytest.approx(expected, rel=1e-9)
+    assert spent.rho == pytest.approx(2 * 40 * (1 / (2 * 400) + 1 / (2 * 900)))
+    # a model's releases and its penalty runs compose in one call
+    _, _, r1, _ = _releases()
+    assert privacy_spent([r1, idata], delta=1e-5) > spent
+    assert model is not None

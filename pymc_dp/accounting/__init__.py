@@ -18,15 +18,19 @@ from pymc_dp.accounting.penalty_bounds import (
 )
 from pymc_dp.accounting.spent import (
     PrivacyBudgetExceeded,
+    PrivacySpent,
     epsilon_of_event,
     iteration_event,
     max_iterations,
     privacy_spent,
+    rho_of_event,
     run_event,
 )
 
 __all__ = [
     "privacy_spent",
+    "PrivacySpent",
+    "rho_of_event",
     "PrivacyBudgetExceeded",
     "iteration_event",
     "run_event",

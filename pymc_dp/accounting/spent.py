@@ -1,17 +1,37 @@
-r"""Privacy spent by a data-holder MCMC run, composed with ``dp_accounting``.
+r"""Privacy spent by releases and data-holder MCMC runs, composed with ``dp_accounting``.
 
+Releases
+--------
+Each release (a :class:`pymc_dp.release.Release`, or a ``DPObserved`` node of a model) is one
+mechanism applied to the records; its event is ``mechanism.dp_event()``: ``LaplaceDpEvent(b/Δ₁)``,
+``GaussianDpEvent(σ/Δ₂)``, ``DiscreteLaplaceDpEvent(1/b, Δ₁)``, ``RandomizedResponseDpEvent``, with
+Δ the replace-one sensitivity of the released statistic. Releases of one dataset compose
+sequentially (``ComposedDpEvent``): ``privacy_spent`` does not assume disjoint records (parallel
+composition); for releases of disjoint records take the largest ε of the parts yourself.
+``SmoothLaplace`` is (ε, δ)-DP without a ``dp_accounting`` event; it is added by basic composition
+(ε adds up, its δ is taken out of the δ given to the accountant).
+
+PenaltyMH
+---------
 Each DP-penalty iteration is a Gaussian mechanism with noise multiplier :math:`z = \sigma / c`
 (noise standard deviation over the sensitivity of the released log ratio, seed 002 Theorem 7
 proof); a subsampled iteration (seed 002 §4.1) runs it on a batch of ``b`` of the ``n`` records
 drawn without replacement; a DP-MALA iteration (seed 002 §4.2) composes two Gaussian mechanisms
 (gradient-drift proposal and log ratio). The whole run is the adaptive composition of its
-iterations over every chain, tuning included.
+iterations over every chain and every PenaltyMH step, tuning included.
 
-Neighbouring relation: the sensitivities ``c`` are computed for the substitution of one record
-(the seed's :math:`c \le 2L\lVert\theta'-\theta\rVert`). A Gaussian event with unit sensitivity
-is therefore composed with the ``ADD_OR_REMOVE_ONE`` accountants (which treat the noise multiplier
-as relative to the sensitivity of the released value); the subsampled events use
-``SampledWithoutReplacementDpEvent`` under ``REPLACE_ONE``, which only the RDP accountant supports.
+Neighbouring relation
+---------------------
+Everything in pymc-dp is calibrated for **replace-one** neighbours (one record substituted, ``n``
+public). An event's noise multiplier is relative to that replace-one sensitivity, so the output
+distributions of two neighbours are the noise distribution and its shift by one sensitivity unit.
+``dp_accounting`` describes exactly that pair with its ``ADD_OR_REMOVE_ONE`` analyses of the
+Gaussian, Laplace and discrete Laplace events (its ``REPLACE_ONE`` PLD would shift by two units),
+and with its ``REPLACE_ONE`` analysis of randomized response (changing one record's value) and of
+subsampling without replacement. The ``"pld"`` accountant here therefore builds each event's
+privacy loss distribution with the relation that matches replace-one for that event and composes
+them; the ``"rdp"`` accountant is dp_accounting's ``RdpAccountant(REPLACE_ONE)``, whose Gaussian and
+Laplace analyses are the shift-by-one ones. The ε returned is for replace-one neighbours.
 """
 
 from __future__ import annotations
@@ -21,23 +41,24 @@ import warnings
 
 import dp_accounting
 import numpy as np
-from dp_accounting.pld import PLDAccountant
+from dp_accounting import dp_event
 from dp_accounting.rdp import RdpAccountant
 
 from pymc_dp._checks import check_delta, check_epsilon
 from pymc_dp.accounting._search import largest_within
 
 __all__ = [
+    "PrivacySpent",
     "PrivacyBudgetExceeded",
     "iteration_event",
     "run_event",
     "epsilon_of_event",
+    "rho_of_event",
     "privacy_spent",
     "max_iterations",
 ]
 
 _REPLACE = dp_accounting.NeighboringRelation.REPLACE_ONE
-_ADD_REMOVE = dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
 
 
 class PrivacyBudgetExceeded(RuntimeError):
@@ -88,31 +109,147 @@ def _has_wor(event) -> bool:
     return False
 
 
+def _leaves(event, count=1):
+    """``(leaf event, multiplicity)`` pairs of a composed event."""
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        yield from _leaves(event.event, count * int(event.count))
+    elif isinstance(event, dp_accounting.ComposedDpEvent):
+        for e in event.events:
+            yield from _leaves(e, count)
+    else:
+        yield event, count
+
+
+def _unsupported(event, accountant):
+    return ValueError(
+        f"accountant={accountant!r} cannot compose {type(event).__name__} ({event!r}). Use "
+        "accountant='rdp' (it composes Gaussian, Laplace, discrete Laplace via zCDP, randomized "
+        "response, zCDP and subsampled events), or leave this release out and compose it by hand."
+    )
+
+
+def _rdp_event(event):
+    """Map events the RDP accountant lacks onto ones it has (conservatively)."""
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        return dp_accounting.SelfComposedDpEvent(_rdp_event(event.event), event.count)
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        return dp_accounting.ComposedDpEvent([_rdp_event(e) for e in event.events])
+    if isinstance(event, dp_event.DiscreteLaplaceDpEvent):
+        # pure ε-DP with ε = Δ/b implies ε²/2-zCDP (Bun & Steinke 2016, Proposition 1.4)
+        eps = float(event.noise_parameter) * float(event.sensitivity)
+        return dp_accounting.ZCDpEvent(rho=0.5 * eps * eps)
+    return event
+
+
+def _pld_of(event, count, interval):
+    """Privacy loss distribution of ``count`` compositions of ``event`` for replace-one neighbours."""
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    if isinstance(event, dp_accounting.NoOpDpEvent):
+        return None
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        return _pld_of(event.event, count * int(event.count), interval)
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        out = None
+        for e in event.events:
+            p = _pld_of(e, count, interval)
+            out = p if out is None else (out if p is None else out.compose(p))
+        return out
+    if isinstance(event, dp_accounting.GaussianDpEvent):
+        # k compositions of a Gaussian are one Gaussian with noise multiplier z/√k
+        return pld.from_gaussian_mechanism(
+            standard_deviation=event.noise_multiplier / math.sqrt(count),
+            value_discretization_interval=interval)
+    if isinstance(event, dp_accounting.LaplaceDpEvent):
+        one = pld.from_laplace_mechanism(parameter=event.noise_multiplier,
+                                         value_discretization_interval=interval)
+    elif isinstance(event, dp_event.DiscreteLaplaceDpEvent):
+        one = pld.from_discrete_laplace_mechanism(parameter=event.noise_parameter,
+                                                  sensitivity=int(event.sensitivity),
+                                                  value_discretization_interval=interval)
+    elif isinstance(event, dp_accounting.RandomizedResponseDpEvent):
+        one = pld.from_randomized_response(noise_parameter=event.noise_parameter,
+                                           num_buckets=event.num_buckets,
+                                           value_discretization_interval=interval,
+                                           neighboring_relation=_REPLACE)
+    else:
+        raise _unsupported(event, "pld")
+    return one if count == 1 else one.self_compose(count)
+
+
+def _pure_epsilon(event) -> float | None:
+    """Σ ε of the parts when every part is pure ε-DP (basic composition), else None."""
+    total = 0.0
+    for e, k in _leaves(event):
+        if isinstance(e, dp_accounting.NoOpDpEvent):
+            continue
+        if isinstance(e, dp_accounting.LaplaceDpEvent) and e.noise_multiplier > 0:
+            total += k / e.noise_multiplier
+        elif isinstance(e, dp_event.DiscreteLaplaceDpEvent):
+            total += k * float(e.noise_parameter) * float(e.sensitivity)
+        elif isinstance(e, dp_accounting.RandomizedResponseDpEvent) and 0 < e.noise_parameter <= 1:
+            p, m = float(e.noise_parameter), int(e.num_buckets)
+            total += k * math.log((1.0 - p + p / m) / (p / m))
+        else:
+            return None
+    return total
+
+
 def epsilon_of_event(event, delta, *, accountant: str = "pld") -> float:
-    """ε at ``delta`` of a composed event with the ``"pld"`` or ``"rdp"`` accountant of dp_accounting."""
+    """ε at ``delta`` of a composed event (replace-one neighbours; see the module docstring).
+
+    ``accountant="pld"`` composes privacy loss distributions (tight); ``"rdp"`` is dp_accounting's
+    Rényi accountant under ``REPLACE_ONE`` (needed for subsampled events and zCDP events).
+    """
     delta = check_delta(delta)
+    if accountant not in ("pld", "rdp"):
+        raise ValueError(f"accountant must be 'pld' or 'rdp', got accountant={accountant!r}.")
     if isinstance(event, dp_accounting.NoOpDpEvent):
         return 0.0
-    wor = _has_wor(event)
+    if any(isinstance(e, dp_accounting.NonPrivateDpEvent) for e, _ in _leaves(event)):
+        return math.inf
     if accountant == "rdp":
-        acc = RdpAccountant(neighboring_relation=_REPLACE if wor else _ADD_REMOVE)
-    elif accountant == "pld":
-        if wor:
-            raise ValueError(
-                "accountant='pld' cannot compose subsampling without replacement "
-                "(SampledWithoutReplacementDpEvent): dp_accounting's PLD accountant does not "
-                "support it. Use accountant='rdp' for subsampled penalty runs."
-            )
-        # discretise the privacy loss relative to its size: the default 1e-4 grid makes a run with
-        # a large ε (thousands of weakly-noised iterations) take minutes and gigabytes
-        rough = epsilon_of_event(event, delta, accountant="rdp")
-        if not math.isfinite(rough):
-            return math.inf
-        acc = PLDAccountant(_ADD_REMOVE, value_discretization_interval=1e-4 * max(1.0, rough))
-    else:
-        raise ValueError(f"accountant must be 'pld' or 'rdp', got accountant={accountant!r}.")
-    acc.compose(event)
-    return float(acc.get_epsilon(delta))
+        acc = RdpAccountant(neighboring_relation=_REPLACE)
+        ev = _rdp_event(event)
+        if not acc.supports(ev):
+            bad = next(e for e, _ in _leaves(ev) if not acc.supports(e))
+            raise _unsupported(bad, "rdp")
+        acc.compose(ev)
+        return _at_most_pure(float(acc.get_epsilon(delta)), event)
+    if _has_wor(event):
+        raise ValueError(
+            "accountant='pld' cannot compose subsampling without replacement "
+            "(SampledWithoutReplacementDpEvent): dp_accounting's PLD accountant does not "
+            "support it. Use accountant='rdp' for subsampled penalty runs."
+        )
+    # discretise the privacy loss relative to its size: the default 1e-4 grid makes a run with
+    # a large ε (thousands of weakly-noised iterations) take minutes and gigabytes
+    rough = epsilon_of_event(event, delta, accountant="rdp")
+    if not math.isfinite(rough):
+        return math.inf
+    p = _pld_of(event, 1, 1e-4 * max(1.0, rough))
+    return 0.0 if p is None else _at_most_pure(float(p.get_epsilon_for_delta(delta)), event)
+
+
+def _at_most_pure(eps, event):
+    # the accountants' pessimistic discretisation can exceed the exact Σε of pure-DP parts
+    pure = _pure_epsilon(event)
+    return eps if pure is None else min(eps, pure)
+
+
+def rho_of_event(event) -> float | None:
+    """ρ of zCDP when every part of ``event`` is a Gaussian (ρ = 1/(2z²)) or a zCDP event, else None."""
+    rho = 0.0
+    for e, k in _leaves(event):
+        if isinstance(e, dp_accounting.NoOpDpEvent):
+            continue
+        if isinstance(e, dp_accounting.GaussianDpEvent) and e.noise_multiplier > 0:
+            rho += k / (2.0 * e.noise_multiplier**2)
+        elif isinstance(e, dp_accounting.ZCDpEvent) and e.xi == 0:
+            rho += k * float(e.rho)
+        else:
+            return None
+    return rho
 
 
 def max_iterations(per_iteration, epsilon, delta, *, accountant: str = "pld", upper: int = 10**9) -> int:
@@ -149,65 +286,197 @@ def _events_from_idata(idata):
 
     def col(name):
         try:
-            return np.asarray(stats[name])
+            out = np.asarray(stats[name])
         except KeyError:
             return None
+        return out[..., None] if out.ndim == 2 else out
 
-    z = col("dp_noise_multiplier")
-    zg = col("dp_grad_noise_multiplier")
-    nrec = col("dp_n_records")
-    batch = col("dp_batch_size")
+    # (chain, draw) for one PenaltyMH step; (chain, draw, step) when several steps record the stat
+    iters = iters[..., None] if iters.ndim == 2 else iters
+    z, zg = col("dp_noise_multiplier"), col("dp_grad_noise_multiplier")
+    nrec, batch = col("dp_n_records"), col("dp_batch_size")
     events = []
     for c in range(iters.shape[0]):
-        k = int(np.max(iters[c]))
-        zc = float(z[c, -1])
-        zgc = float(zg[c, -1]) if zg is not None else None
-        nc = int(nrec[c, -1]) if nrec is not None else None
-        bc = int(batch[c, -1]) if batch is not None else None
-        events.append(run_event(iteration_event(zc, grad_noise_multiplier=zgc, n_records=nc, batch_size=bc), k))
+        for j in range(iters.shape[2]):
+            k = int(np.max(iters[c, :, j]))
+            zc = float(z[c, -1, j])
+            zgc = float(zg[c, -1, j]) if zg is not None else None
+            nc = int(nrec[c, -1, j]) if nrec is not None else None
+            bc = int(batch[c, -1, j]) if batch is not None else None
+            it = iteration_event(zc, grad_noise_multiplier=zgc, n_records=nc, batch_size=bc)
+            events.append(run_event(it, k))
     return events
 
 
-def privacy_spent(source, *, delta, accountant: str = "pld") -> float:
-    r"""ε spent by a data-holder run at ``delta``, composed by ``dp_accounting``.
+class PrivacySpent(float):
+    """ε of a composition (a float), with what it was computed from.
 
-    Parameters
+    Attributes
     ----------
-    source : InferenceData, DataTree, PenaltyMH step, CompoundStep or DpEvent
-        * the result of ``pm.sample`` (any ArviZ version): the per-chain iteration counters
-          ``dp_iterations`` (tuning included, so discarding tuned draws does not hide them) and the
-          noise multipliers recorded as sampler stats (pass the full result: a slice that drops
-          the last draws of a chain undercounts);
-        * a step object: the iterations it ran *in this process* (with ``cores > 1`` each worker
-          holds its own copy — use the InferenceData then);
-        * a ``dp_accounting`` event.
+    epsilon : float
+        The same number as the float itself.
     delta : float
-        δ in (0, 1).
-    accountant : {"pld", "rdp"}
-        Privacy-loss-distribution (tight) or Rényi accountant. Subsampled runs need ``"rdp"``.
-
-    Returns
-    -------
-    float
-        ε such that the released draws are (ε, δ)-DP under substitution of one record.
+        δ at which ε holds.
+    rho : float or None
+        ρ of zCDP when every part is a Gaussian-type mechanism (Gaussian, discrete Gaussian,
+        Gaussian penalty iterations), else None.
+    accountant : str
+    event : dp_accounting.DpEvent
+        The composed event (releases, runs).
+    neighbouring : str
+        ``"replace-one"``.
     """
-    delta = check_delta(delta)
+
+    def __new__(cls, epsilon, *, delta, rho, accountant, event, extra=()):
+        obj = super().__new__(cls, epsilon)
+        obj.delta, obj.rho, obj.accountant, obj.event = delta, rho, accountant, event
+        obj.approx_dp = tuple(extra)
+        obj.neighbouring = "replace-one"
+        return obj
+
+    @property
+    def epsilon(self) -> float:
+        return float(self)
+
+    def __str__(self):
+        return float.__repr__(self)
+
+    def __reduce__(self):
+        return _rebuild_spent, (float(self), self.delta, self.rho, self.accountant, self.event,
+                                self.approx_dp)
+
+    def __repr__(self):
+        rho = "" if self.rho is None else f", rho={self.rho!r}"
+        return f"PrivacySpent(epsilon={float(self)!r}, delta={self.delta!r}{rho}, accountant={self.accountant!r})"
+
+
+def _rebuild_spent(eps, delta, rho, accountant, event, extra):
+    return PrivacySpent(eps, delta=delta, rho=rho, accountant=accountant, event=event, extra=extra)
+
+
+def _is_model(obj) -> bool:
+    import pymc as pm
+
+    return isinstance(obj, pm.Model)
+
+
+def _mechanism_parts(mech, events, extra, what):
+    ev = mech.dp_event()
+    if isinstance(ev, dp_accounting.UnsupportedDpEvent):
+        eps, dlt = getattr(mech, "epsilon", None), getattr(mech, "delta", None)
+        if eps is None or dlt is None:
+            raise ValueError(
+                f"{what} uses {mech!r}, whose privacy has no dp_accounting event and no "
+                "(epsilon, delta); it cannot be composed. Compose it by hand."
+            )
+        extra.append((float(eps), float(dlt)))
+    else:
+        events.append(ev)
+
+
+def _collect(source, events, extra):
+    """Append the events (and (ε, δ) pairs without an event) of ``source``."""
+    from pymc_dp.release import Release
+
     if isinstance(source, dp_accounting.DpEvent):
-        event = source
+        events.append(source)
+    elif isinstance(source, Release):
+        if source._info is None:
+            raise TypeError("this array lost its release metadata; pass the Release from pdp.release.")
+        _mechanism_parts(source.mechanism, events, extra, "a Release")
+    elif _is_model(source):
+        from pymc_dp.distributions.dp_observed import dp_nodes
+
+        nodes = dp_nodes(source)
+        if not nodes:
+            raise ValueError(
+                "the model has no DPObserved node, so no release to account for. Add the releases "
+                "with pdp.DPObserved(...), or pass the Release objects or the InferenceData."
+            )
+        for name, node in nodes.items():
+            _mechanism_parts(node.mechanism, events, extra, f"DPObserved node {name!r}")
+    elif isinstance(source, list | tuple):
+        if not source:
+            raise ValueError("privacy_spent got an empty list; pass releases, models or runs.")
+        for item in source:
+            _collect(item, events, extra)
     elif hasattr(source, "dp_event") and callable(source.dp_event):
-        event = source.dp_event()
+        events.append(source.dp_event())
         if getattr(source, "total_iterations", None) == 0:
             warnings.warn(
                 "this step object ran no iteration in this process (with cores > 1 each worker "
                 "holds its own copy); pass the InferenceData returned by pm.sample instead.",
-                UserWarning, stacklevel=2,
+                UserWarning, stacklevel=3,
             )
     elif hasattr(source, "methods"):
         evs = [m.dp_event() for m in source.methods if hasattr(m, "dp_event")]
         if not evs:
             raise ValueError("the compound step contains no PenaltyMH step; nothing touched the data privately.")
-        event = dp_accounting.ComposedDpEvent(evs)
+        events.extend(evs)
+    elif isinstance(source, np.ndarray | float | int):
+        raise TypeError(
+            "privacy_spent got a bare array/number, which carries no privacy information. Pass the "
+            "Release returned by pdp.release (or the model, an InferenceData or a dp_accounting event)."
+        )
     else:
-        event = dp_accounting.ComposedDpEvent(_events_from_idata(source))
-    eps = epsilon_of_event(event, delta, accountant=accountant)
-    return eps if math.isfinite(eps) else math.inf
+        events.extend(_events_from_idata(source))
+
+
+def _needs_rdp(event) -> bool:
+    return _has_wor(event) or any(isinstance(e, dp_accounting.ZCDpEvent) for e, _ in _leaves(event))
+
+
+def privacy_spent(source, *, delta, accountant: str | None = None) -> PrivacySpent:
+    r"""ε spent at ``delta`` by releases and data-holder runs, composed by ``dp_accounting``.
+
+    Parameters
+    ----------
+    source : model, Release, InferenceData, step, DpEvent, or a list of them
+        * a ``pm.Model``: every ``DPObserved`` node (its calibrated mechanism);
+        * a :class:`pymc_dp.release.Release` (from ``pdp.release``);
+        * the result of ``pm.sample`` (any ArviZ version) with ``PenaltyMH`` steps: the per-chain,
+          per-step iteration counters ``dp_iterations`` (tuning included) and the noise
+          multipliers recorded as sampler stats (pass the full result);
+        * a step object: the iterations it ran *in this process* (with ``cores > 1`` each worker
+          holds its own copy — use the InferenceData then);
+        * a ``dp_accounting`` event;
+        * a list of any of these: all composed sequentially (they touch the same records).
+    delta : float
+        δ in (0, 1).
+    accountant : {None, "pld", "rdp"}
+        Privacy-loss-distribution (tight) or Rényi accountant. ``None`` (default) uses ``"pld"``
+        unless the composition holds an event it cannot take (subsampling without replacement, a
+        zCDP event such as ``DiscreteGaussian``'s), then ``"rdp"``; the result's ``accountant``
+        says which. ``"pld"`` given explicitly refuses such events.
+
+    Returns
+    -------
+    PrivacySpent
+        A float, ε such that everything composed is (ε, δ)-DP under replace-one neighbours; it
+        also carries ``rho`` (zCDP, for Gaussian-type compositions, else None), ``delta``,
+        ``accountant`` and the composed ``event``.
+    """
+    delta = check_delta(delta)
+    if accountant not in (None, "pld", "rdp"):
+        raise ValueError(
+            f"accountant must be 'pld' or 'rdp', got accountant={accountant!r}. Leave it None to "
+            "choose automatically."
+        )
+    events, extra = [], []
+    _collect(source, events, extra)
+    event = events[0] if len(events) == 1 else dp_accounting.ComposedDpEvent(events)
+    if not events:
+        event = dp_accounting.NoOpDpEvent()
+    if accountant is None:
+        accountant = "rdp" if _needs_rdp(event) else "pld"
+    left = delta - sum(d for _, d in extra)
+    if left <= 0:
+        raise ValueError(
+            f"delta={delta!r} is not larger than the total delta {delta - left!r} of the "
+            "(epsilon, delta) releases without a dp_accounting event (SmoothLaplace); pass a larger "
+            "delta."
+        )
+    eps = epsilon_of_event(event, left, accountant=accountant) if events else 0.0
+    eps = (eps if math.isfinite(eps) else math.inf) + sum(e for e, _ in extra)
+    rho = None if extra else rho_of_event(event)
+    return PrivacySpent(eps, delta=delta, rho=rho, accountant=accountant, event=event, extra=extra)

@@ -8,6 +8,14 @@ variable, or a tuple of them sharing the record axis 0) and ``η`` the noise den
 graph, so prior and posterior predictive draws, ``dims`` and ``pm.Data`` releases work as for any
 PyMC observed variable. Each node is also registered on the model so the samplers in
 :mod:`pymc_dp.samplers` can find it.
+
+``DPObserved`` follows the pymc-extras distribution style: ``DPObserved(name, data, ...)`` adds the
+observed node to the model, ``DPObserved.dist(data, ...)`` returns an unnamed variable for use
+without a model (``pm.logp``, ``pm.draw``, composition in ``pm.CustomDist``).
+
+When ``observed`` is a :class:`pymc_dp.release.Release`, the node checks it was made the way the
+model says: the same number of records, the same statistic (type and parameters) and the same
+calibrated mechanism. A bare array is accepted as is (a release made elsewhere).
 """
 
 from __future__ import annotations
@@ -20,7 +28,7 @@ import pytensor
 import pytensor.tensor as pt
 from pytensor.compile.sharedvalue import SharedVariable
 
-from pymc_dp.release import bind_mechanism
+from pymc_dp.release import Release, bind_mechanism
 
 __all__ = ["DPObserved", "DPNode", "dp_nodes"]
 
@@ -102,46 +110,97 @@ def _validate_release(name, value, shape, mechanism):
             )
 
 
-def DPObserved(name, data, *, statistic, mechanism, observed, dims=None, model=None):
-    """Add a privatized release of ``statistic(data)`` to the model.
+_INT_KINDS = ("int", "uint", "bool")
 
-    Parameters
-    ----------
-    name : str
-    data : TensorVariable or tuple of TensorVariable
-        The latent confidential records, record axis 0 (several arrays share it).
-    statistic : pymc_dp statistic
-        ``pdp.Sum``, ``pdp.Mean``, ``pdp.Counts``, ``pdp.RecordSum`` or ``pdp.Local``.
-    mechanism : pymc_dp mechanism
-        Calibrated here from the statistic's sensitivity when given ``epsilon``.
-    observed : array_like or pm.Data
-        The released values, shape of the statistic.
-    dims : optional
-        PyMC dims of the release.
 
-    Returns
-    -------
-    TensorVariable
-        The observed random variable.
-    """
-    model = pm.modelcontext(model)
+def _is_int(dtype) -> bool:
+    return str(dtype).startswith(_INT_KINDS)
+
+
+def _integer_by_construction(statistic, data_t, contributions, n) -> bool:
+    """Whether every contribution (and the statistic) is an integer whatever the records' values."""
+    if not statistic.local and statistic.factor(n) != 1.0:
+        return False
+    if _is_int(contributions.dtype):
+        return True
+    # integer records through a clamp with integer bounds and no user function stay integers
+    if getattr(statistic, "fn", True) is not None or not all(_is_int(d.dtype) for d in data_t):
+        return False
+    bounds = [getattr(statistic, "lower", None), getattr(statistic, "upper", None)]
+    return all(b is None or float(b) == round(float(b)) for b in bounds)
+
+
+def _check_integer_mechanism(name, statistic, mech, data_t, contributions, n):
+    if not mech.integer or mech.local_only:
+        return
+    if not _integer_by_construction(statistic, data_t, contributions, n):
+        dtypes = sorted({str(d.dtype) for d in data_t})
+        raise ValueError(
+            f"{type(mech).__name__} releases integers and its density is a pmf on the integers, but "
+            f"{name!r} computes {statistic!r} of records of dtype {dtypes}, which is not an integer "
+            "by construction (its value would lie between the lattice points the noise lives "
+            "on). Model integer records (e.g. pm.Poisson, pm.Binomial, pm.Categorical) with "
+            "integer bounds, use pdp.Counts, or use a continuous mechanism such as pdp.Laplace."
+        )
+
+
+def _check_against_release(name, observed, statistic, mech, n, data_names):
+    """A ``Release`` must match the node: record count, statistic, calibrated mechanism."""
+    if not isinstance(observed, Release) or observed._info is None:
+        return
+    if observed.n != n:
+        raise ValueError(
+            f"observed for {name!r} is a Release computed from n={observed.n} records, but the "
+            f"model's data {data_names} have n={n} records. The likelihood of a release depends on "
+            "the number of records behind it: give the record variable shape=(" + str(observed.n)
+            + ", ...), or pass the release that was made from these records."
+        )
+    if not statistic.same_as(observed.statistic):
+        raise ValueError(
+            f"observed for {name!r} is a Release of statistic={observed.statistic!r}, but the node "
+            f"says statistic={statistic!r}. Pass statistic=release.statistic (the statistic the "
+            "curator computed)."
+        )
+    if observed.mechanism != mech:
+        raise ValueError(
+            f"observed for {name!r} is a Release made with mechanism={observed.mechanism!r}, but the "
+            f"node calibrates mechanism={mech!r}. Pass mechanism=release.mechanism (the noise the "
+            "curator added)."
+        )
+
+
+def _as_record_tensors(data, *, in_model: bool):
     data_t = tuple(data) if isinstance(data, tuple | list) else (data,)
+    out = []
     for d in data_t:
         if not isinstance(d, pt.TensorVariable):
-            raise TypeError(
-                f"data must be the latent record variable(s) of the model, got {d!r}. "
-                "Pass the PyMC random variable holding the confidential records."
-            )
+            if in_model or isinstance(d, pt.Variable):
+                raise TypeError(
+                    f"data must be the latent record variable(s) of the model, got {d!r}. "
+                    "Pass the PyMC random variable holding the confidential records."
+                )
+            d = pt.as_tensor_variable(np.asarray(d))
         if d.ndim == 0:
             raise ValueError(
                 f"data {d.name!r} is a scalar; records live on axis 0. Give it shape=(n, ...)."
             )
+        out.append(d)
+    return tuple(out)
+
+
+def _build(data_t, statistic, mechanism):
+    """Shapes, calibrated mechanism, parameters and the CustomDist pieces of one release node."""
     shapes = [_static_shape(d, f"data {d.name!r}") for d in data_t]
     n = shapes[0][0]
     if any(s[0] != n for s in shapes):
         raise ValueError(
             f"All record arrays need the same number of records on axis 0, got "
             f"{[s[0] for s in shapes]} for {[d.name for d in data_t]}."
+        )
+    if n == 0:
+        raise ValueError(
+            f"data {[d.name for d in data_t]} hold no records (axis 0 has length 0). A release is a "
+            "statistic of at least one record; give the record variable shape=(n, ...) with n >= 1."
         )
     contributions = statistic.contributions(*data_t)
     c_shape = _static_shape(contributions, f"the contributions of {statistic!r}")
@@ -152,23 +211,9 @@ def DPObserved(name, data, *, statistic, mechanism, observed, dims=None, model=N
         )
     dim = int(np.prod(c_shape[1:], dtype=int))
     mech = bind_mechanism(statistic, mechanism, n, dim)
-    stat = statistic(*data_t)
     shape = c_shape if statistic.local else c_shape[1:]
-
-    value = _observed_value(observed)
-    _validate_release(name, value, shape, mech)
-
     dtype = "int64" if mech.integer else pytensor.config.floatX
 
-    def _dist(s, size):
-        return mech.random_graph(s, size=size)
-
-    def _logp(value, s):
-        return mech.logp(value, s)
-
-    if not isinstance(observed, SharedVariable | pt.TensorVariable):
-        observed = value.astype(dtype)
-    params, signature = (stat,), "()->()"
     hook = getattr(mech, "dist_params", None)
     if hook is not None:  # density needs more than the statistic (e.g. SmoothLaplace)
         params = tuple(hook(statistic, data_t))
@@ -179,23 +224,77 @@ def DPObserved(name, data, *, statistic, mechanism, observed, dims=None, model=N
 
         def _logp(value, *args):
             return mech.logp(value, *args)
+    else:
+        params, signature = (statistic(*data_t),), "()->()"
 
-    rv = pm.CustomDist(
-        name,
-        *params,
-        dist=_dist,
-        logp=_logp,
-        signature=signature,
-        dtype=dtype,
-        observed=observed,
-        dims=dims,
-        class_name="DPObserved",
-    )
-    registry = getattr(model, "_pymc_dp_nodes", None)
-    if registry is None:
-        registry = {}
-        model._pymc_dp_nodes = registry
-    registry[name] = DPNode(
-        rv=rv, data=data_t, statistic=statistic, mechanism=mech, n=n, dim=dim, shape=shape
-    )
-    return rv
+        def _dist(s, size):
+            return mech.random_graph(s, size=size)
+
+        def _logp(value, s):
+            return mech.logp(value, s)
+
+    pieces = dict(dist=_dist, logp=_logp, signature=signature, dtype=dtype, class_name="DPObserved")
+    return n, dim, mech, shape, contributions, params, pieces
+
+
+class DPObserved:
+    """A privatized release of ``statistic(data)`` (pymc-extras style distribution).
+
+    ``DPObserved(name, data, *, statistic, mechanism, observed, dims=None)`` adds the observed node
+    to the model and registers it for the samplers; ``DPObserved.dist(data, *, statistic,
+    mechanism)`` returns an unnamed variable.
+
+    Parameters
+    ----------
+    name : str
+    data : TensorVariable or tuple of TensorVariable
+        The latent confidential records, record axis 0 (several arrays share it).
+    statistic : pymc_dp statistic
+        ``pdp.Sum``, ``pdp.Mean``, ``pdp.Counts``, ``pdp.RecordSum`` or ``pdp.Local``.
+    mechanism : pymc_dp mechanism
+        Calibrated here from the statistic's sensitivity when given ``epsilon``. Integer mechanisms
+        (``DiscreteLaplace``, ``DiscreteGaussian``) need a statistic that is an integer by
+        construction (integer records, integer bounds, no ``fn``; ``Counts``; ``Local`` of integers).
+    observed : array_like, Release or pm.Data
+        The released values, shape of the statistic. A :class:`pymc_dp.release.Release` is
+        checked against the node (record count, statistic, calibrated mechanism).
+    dims : optional
+        PyMC dims of the release.
+
+    Returns
+    -------
+    TensorVariable
+        The observed random variable.
+    """
+
+    def __new__(cls, name, data, *, statistic, mechanism, observed, dims=None, model=None):
+        model = pm.modelcontext(model)
+        data_t = _as_record_tensors(data, in_model=True)
+        n, dim, mech, shape, contributions, params, pieces = _build(data_t, statistic, mechanism)
+        value = _observed_value(observed)
+        _validate_release(name, value, shape, mech)
+        _check_integer_mechanism(name, statistic, mech, data_t, contributions, n)
+        _check_against_release(name, observed, statistic, mech, n, [d.name for d in data_t])
+        if not isinstance(observed, SharedVariable | pt.TensorVariable):
+            observed = value.astype(pieces["dtype"])
+        rv = pm.CustomDist(name, *params, observed=observed, dims=dims, **pieces)
+        registry = getattr(model, "_pymc_dp_nodes", None)
+        if registry is None:
+            registry = {}
+            model._pymc_dp_nodes = registry
+        registry[name] = DPNode(
+            rv=rv, data=data_t, statistic=statistic, mechanism=mech, n=n, dim=dim, shape=shape
+        )
+        return rv
+
+    @classmethod
+    def dist(cls, data, *, statistic, mechanism, **kwargs):
+        """An unnamed release variable of ``statistic(data)`` (no model needed).
+
+        ``data`` may be PyTensor variables or fixed NumPy records. The variable is not registered
+        for the samplers; use ``DPObserved(name, ...)`` inside a model for that.
+        """
+        data_t = _as_record_tensors(data, in_model=False)
+        n, _, mech, _, contributions, params, pieces = _build(data_t, statistic, mechanism)
+        _check_integer_mechanism("DPObserved.dist", statistic, mech, data_t, contributions, n)
+        return pm.CustomDist.dist(*params, **pieces, **kwargs)

@@ -10,19 +10,34 @@ calibrated by Balle & Wang's analytic rule (:func:`pymc_dp.mechanisms.analytic_g
 
 where ``M_j`` is symmetric with i.i.d. N(0, 1) upper triangle (diagonal included) and
 ``v_j ~ N(0, I_d)`` (seed 000 eqs. 5.11, 5.15). The upper triangle of ``S_j`` and ``z_j`` are released
-as one vector, so ``σ_s = σ_z = σ(ε, δ; Δ_sz)`` with the add/remove-one-record L2 sensitivity
+as one vector, so ``σ_s = σ_z = σ(ε, δ; Δ_sz)``, ``‖X‖`` a bound on the rows' Euclidean norm and
+``‖Y‖`` a bound on ``|y|``. Records live in exactly one node, so the J releases compose in parallel
+and the whole release is (ε, δ)-DP.
 
-.. math:: \Delta_{sz} = \sqrt{\|X\|^4 + \|X\|^2\|Y\|^2}\qquad (\text{eq. 5.12}),
+Neighbouring relation
+---------------------
+The release is calibrated for **replace-one** neighbours (``neighbouring="replace-one"``, the
+seed's relation): one record ``(x, y)`` is replaced by another ``(x', y')`` in the same node, so the
+node sizes ``n_j`` are public and released exactly. Its L2 sensitivity is (``a = ‖X‖²``, ``b = ‖Y‖²``)
 
-``‖X‖`` a bound on the rows' Euclidean norm and ``‖Y‖`` a bound on ``|y|``. Records live in exactly one
-node, so the J releases compose in parallel and the whole release is (ε, δ)-DP.
+.. math:: \Delta_{sz}^2 = \sup \|\mathrm{triu}(xx^\top - x'x'^\top)\|^2 + \|xy - x'y'\|^2
+          = \begin{cases} 2a^2 + 2ab + b^2/2, & b \le 2a,\\ 4ab, & b > 2a, \end{cases}
+
+(from ``‖triu(M)‖_F ≤ ‖M‖_F`` and maximising over ``x^\top x'``; attained for ``d ≥ 2`` by
+``x = (p, q)``, ``x' = -(q, p)``, ``pq = b/4``, ``y = y' = ‖Y‖``, or by ``x' = -x`` when ``b > 2a``).
+The seed's eq. 5.12, ``sqrt(‖X‖⁴ + ‖X‖²‖Y‖²)``, is the **add/remove** sensitivity; under add/remove
+``n_j`` would itself be private, and publishing it exactly is not DP, so
+``neighbouring="add-remove"`` is refused (the analyst methods here need exact ``n_j``).
 
 Two more schemes serve the baselines of seed 000 §7.1:
 
-* ``"szu"`` (MCMC-B&S, §7.1.2) also releases ``u_j = y_j^\top y_j``;
-  ``Δ_ss = sqrt(‖X‖⁴ + ‖X‖²‖Y‖² + ‖Y‖⁴)``, one σ for the whole vector.
+* ``"szu"`` (MCMC-B&S, §7.1.2) also releases ``u_j = y_j^\top y_j``; one σ for the whole vector with
+  replace-one ``Δ² = max(2a² + 2ab + b²/2, 2a² + ab + b²)``: bounding the ``x^\top x'`` term by
+  its unconstrained maximum leaves a function of ``(y², y'²)`` convex in each, maximal at a corner
+  of ``[0, b]²``; the second corner (``y' = 0``, orthogonal rows) is attained for ``d ≥ 2``.
 * ``"adassp"`` (Wang 2018, §7.1.1): three separate releases at (ε/3, δ/3) each — ``Ŝ_j``
-  (Δ = ‖X‖²), ``ẑ_j`` (Δ = ‖X‖‖Y‖) and the smallest eigenvalue ``λ_min(S_j)`` (Δ = ‖X‖²).
+  (Δ = √2‖X‖², two orthogonal rows), ``ẑ_j`` (Δ = 2‖X‖‖Y‖) and the smallest eigenvalue
+  ``λ_min(S_j)`` (Δ = ‖X‖², Weyl).
 """
 
 from __future__ import annotations
@@ -39,24 +54,50 @@ __all__ = [
     "SuffStatsRelease",
     "release_suff_stats",
     "suff_stat_sensitivity",
+    "adassp_sensitivities",
     "SCHEMES",
+    "RELATIONS",
 ]
 
 SCHEMES = ("sz", "szu", "adassp")
+RELATIONS = ("replace-one", "add-remove")
 
 
-def suff_stat_sensitivity(x_bound: float, y_bound: float, *, include_yty: bool = False) -> float:
-    r"""Add/remove-one-record L2 sensitivity of ``(triu(XᵀX), Xᵀy[, yᵀy])``.
+def _check_relation(neighbouring):
+    if neighbouring not in RELATIONS:
+        raise ValueError(
+            f"neighbouring must be one of {RELATIONS}, got neighbouring={neighbouring!r}. Use "
+            "'replace-one' (one record substituted, node sizes public)."
+        )
+    return neighbouring
 
-    A record ``(x, y)`` moves the upper triangle of ``XᵀX`` by ``triu(x xᵀ)`` (norm ≤ ‖x‖², attained
-    on a coordinate axis), ``Xᵀy`` by ``x y`` and ``yᵀy`` by ``y²``; seed 000 eq. 5.12 and §7.1.2.
+
+def suff_stat_sensitivity(x_bound: float, y_bound: float, *, include_yty: bool = False,
+                          neighbouring: str = "replace-one") -> float:
+    r"""L2 sensitivity of ``(triu(XᵀX), Xᵀy[, yᵀy])`` for one record (module docstring).
+
+    ``neighbouring="replace-one"`` (default): a record ``(x, y)`` replaced by ``(x', y')``;
+    ``"add-remove"``: a record added or removed, which moves ``triu(XᵀX)`` by ``triu(x xᵀ)``, ``Xᵀy``
+    by ``x y`` and ``yᵀy`` by ``y²`` (seed 000 eq. 5.12 and §7.1.2).
     """
     x_bound = check_positive(x_bound, name="x_bound", fix="Declare the largest row norm ‖x‖₂ allowed.")
     y_bound = check_positive(y_bound, name="y_bound", fix="Declare the largest |y| allowed.")
-    sq = x_bound**4 + x_bound**2 * y_bound**2
+    a, b = x_bound**2, y_bound**2
+    if _check_relation(neighbouring) == "add-remove":
+        sq = a * a + a * b + (b * b if include_yty else 0.0)
+        return math.sqrt(sq)
     if include_yty:
-        sq += y_bound**4
+        return math.sqrt(max(2 * a * a + 2 * a * b + b * b / 2, 2 * a * a + a * b + b * b))
+    sq = 2 * a * a + 2 * a * b + b * b / 2 if b <= 2 * a else 4 * a * b
     return math.sqrt(sq)
+
+
+def adassp_sensitivities(x_bound: float, y_bound: float, *, neighbouring: str = "replace-one"):
+    """L2 sensitivities of adaSSP's three releases ``(triu(S), z, λ_min(S))`` (module docstring)."""
+    xx, xy = x_bound**2, x_bound * y_bound
+    if _check_relation(neighbouring) == "add-remove":
+        return xx, xy, xx
+    return math.sqrt(2.0) * xx, 2.0 * xy, xx
 
 
 def _finite_array(value, *, name: str, shape=None) -> np.ndarray:
@@ -93,6 +134,8 @@ class SuffStatsRelease:
         Declared ``‖X‖`` (row-norm bound) and ``‖Y‖`` (bound on ``|y|``).
     epsilon, delta : float
         Privacy of the whole release (parallel composition over nodes).
+    neighbouring : {"replace-one"}
+        The relation the noise is calibrated for (``n`` public).
     scheme : {"sz", "szu", "adassp"}
         What was released (see the module docstring).
     u_hat, sigma_u : ndarray (J,), float, optional
@@ -115,8 +158,10 @@ class SuffStatsRelease:
     sigma_u: float | None = None
     lam_hat: np.ndarray | None = None
     sigma_lam: float | None = None
+    neighbouring: str = "replace-one"
 
     def __post_init__(self):
+        _check_relation(self.neighbouring)
         if self.scheme not in SCHEMES:
             raise ValueError(
                 f"scheme must be one of {SCHEMES}, got scheme={self.scheme!r}. "
@@ -187,13 +232,14 @@ class SuffStatsRelease:
         from dp_accounting import dp_event
 
         if self.scheme == "adassp":
-            xx, xy = self.x_bound**2, self.x_bound * self.y_bound
+            ss, sz, sl = adassp_sensitivities(self.x_bound, self.y_bound, neighbouring=self.neighbouring)
             return dp_event.ComposedDpEvent([
-                dp_event.GaussianDpEvent(self.sigma_s / xx),
-                dp_event.GaussianDpEvent(self.sigma_z / xy),
-                dp_event.GaussianDpEvent(self.sigma_lam / xx),
+                dp_event.GaussianDpEvent(self.sigma_s / ss),
+                dp_event.GaussianDpEvent(self.sigma_z / sz),
+                dp_event.GaussianDpEvent(self.sigma_lam / sl),
             ])
-        delta_2 = suff_stat_sensitivity(self.x_bound, self.y_bound, include_yty=self.scheme == "szu")
+        delta_2 = suff_stat_sensitivity(self.x_bound, self.y_bound, include_yty=self.scheme == "szu",
+                                        neighbouring=self.neighbouring)
         return dp_event.GaussianDpEvent(noise_multiplier=self.sigma_s / delta_2)
 
 
@@ -249,7 +295,8 @@ def _sym_noise(rng, J, d, sigma):
 
 
 def release_suff_stats(X, y, *, x_bound, y_bound, epsilon, delta, n_nodes: int = 1,
-                       scheme: str = "sz", clip: bool = False, rng=None) -> SuffStatsRelease:
+                       scheme: str = "sz", clip: bool = False, rng=None,
+                       neighbouring: str = "replace-one") -> SuffStatsRelease:
     """Release per-node noisy ``(XᵀX, Xᵀy)`` with the analytic Gaussian mechanism (seed 000 §5.2.1-2).
 
     Parameters
@@ -272,6 +319,10 @@ def release_suff_stats(X, y, *, x_bound, y_bound, epsilon, delta, n_nodes: int =
     clip : bool
         Scale rows of X onto the ``x_bound`` ball and clip y to ``±y_bound`` instead of raising.
     rng : numpy.random.Generator or int, optional
+    neighbouring : {"replace-one"}
+        The relation the noise is calibrated for: one record replaced by another, node sizes
+        ``n_j`` public (released exactly). ``"add-remove"`` is refused: the node sizes would be
+        private and the analyst methods here need them exactly.
 
     Returns
     -------
@@ -279,6 +330,13 @@ def release_suff_stats(X, y, *, x_bound, y_bound, epsilon, delta, n_nodes: int =
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
+    if _check_relation(neighbouring) == "add-remove":
+        raise ValueError(
+            "neighbouring='add-remove' is refused: under add/remove the node sizes n_j are private, "
+            "and this release publishes them exactly (the analyst methods need them), which is not "
+            "differentially private. Use neighbouring='replace-one' (n_j public; the noise is "
+            "calibrated to the replace-one sensitivity)."
+        )
     x_bound = check_positive(x_bound, name="x_bound", fix="Declare the largest row norm ‖x‖₂ allowed.")
     y_bound = check_positive(y_bound, name="y_bound", fix="Declare the largest |y| allowed.")
     if scheme not in SCHEMES:
@@ -305,13 +363,15 @@ def release_suff_stats(X, y, *, x_bound, y_bound, epsilon, delta, n_nodes: int =
     extra = {}
     if scheme == "adassp":
         eps3, del3 = epsilon / 3.0, delta / 3.0
-        sigma_s = analytic_gaussian_sigma(eps3, del3, x_bound**2)
-        sigma_z = analytic_gaussian_sigma(eps3, del3, x_bound * y_bound)
-        sigma_lam = analytic_gaussian_sigma(eps3, del3, x_bound**2)
+        ss, sz, sl = adassp_sensitivities(x_bound, y_bound, neighbouring=neighbouring)
+        sigma_s = analytic_gaussian_sigma(eps3, del3, ss)
+        sigma_z = analytic_gaussian_sigma(eps3, del3, sz)
+        sigma_lam = analytic_gaussian_sigma(eps3, del3, sl)
         lam = np.linalg.eigvalsh(S)[:, 0]
         extra = dict(lam_hat=lam + rng.normal(0.0, sigma_lam, size=J), sigma_lam=sigma_lam)
     else:
-        sens = suff_stat_sensitivity(x_bound, y_bound, include_yty=scheme == "szu")
+        sens = suff_stat_sensitivity(x_bound, y_bound, include_yty=scheme == "szu",
+                                     neighbouring=neighbouring)
         sigma_s = sigma_z = analytic_gaussian_sigma(epsilon, delta, sens)
     S_hat = S + _sym_noise(rng, J, d, sigma_s)
     z_hat = z + rng.normal(0.0, sigma_z, size=(J, d))

@@ -5,6 +5,14 @@ contributions ``t(xᵢ)`` of shape ``(n, *shape)``; the statistic is ``factor(n)
 (``Local``: the contributions themselves, one release per record). Sensitivities are for
 replace-one neighbours and come from declared bounds: a record moves each of the ``dim`` entries of
 its contribution by at most ``upper - lower``.
+
+Neighbouring relation (``Statistic.neighbouring``)
+--------------------------------------------------
+Every statistic here is calibrated for **replace-one** neighbours: ``n`` is public and one record is
+replaced by any other. For ``Sum`` and ``Counts`` the add/remove-one sensitivity is different
+(``Sum``: ``dim · max(|lower|, |upper|)``, which can exceed ``upper - lower``; ``Counts``: L1 = 1
+instead of 2); ``Mean`` needs ``n`` public and has no add/remove sensitivity without a noisy count.
+``Local`` releases one value per record; replacing a record changes only its own release.
 """
 
 from __future__ import annotations
@@ -24,6 +32,8 @@ class Statistic:
 
     record_additive = True
     local = False
+    #: the neighbouring relation its sensitivity is computed for
+    neighbouring = "replace-one"
 
     def contributions(self, *data):
         """Per-record contributions ``t(xᵢ)``, shape ``(n, *shape)`` (PyTensor)."""
@@ -57,8 +67,44 @@ class Statistic:
         if len(data) == 0:
             raise TypeError(f"{self!r} needs the records, got none.")
 
+    def params(self) -> dict:
+        """What defines the statistic (compared by ``DPObserved`` against a ``Release``)."""
+        return {}
+
+    def check_records(self, *data):
+        """Refuse NumPy records outside the statistic's domain (``release`` calls it)."""
+
+    def same_as(self, other) -> bool:
+        """Whether ``other`` is the same statistic (type and defining parameters)."""
+        if type(self) is not type(other):
+            return False
+        a, b = self.params(), other.params()
+        return a.keys() == b.keys() and all(_same_param(a[k], b[k]) for k in a)
+
+
+def _same_param(a, b) -> bool:
+    if a is b:
+        return True
+    if callable(a) and callable(b):
+        ca, cb = getattr(a, "__code__", None), getattr(b, "__code__", None)
+        if ca is None or cb is None:
+            return False
+        cells = [tuple(c.cell_contents for c in (f.__closure__ or ())) for f in (a, b)]
+        try:
+            same_cells = all(x is y or bool(np.all(x == y)) for x, y in zip(*cells, strict=True))
+        except (TypeError, ValueError):
+            same_cells = False
+        return ca.co_code == cb.co_code and ca.co_consts == cb.co_consts and same_cells
+    try:
+        return bool(np.all(a == b))
+    except (TypeError, ValueError):
+        return False
+
 
 def _n_records(data):
+    static = getattr(getattr(data[0], "type", None), "shape", (None,))
+    if static and static[0] is not None:
+        return int(static[0])
     n = data[0].shape[0]
     try:
         return int(n) if not hasattr(n, "eval") else int(n.eval())
@@ -96,6 +142,9 @@ class _Bounded(Statistic):
             t = pt.clip(t, self.lower, self.upper)
         return t
 
+    def params(self):
+        return {"lower": self.lower, "upper": self.upper, "fn": self.fn}
+
     def _range_sensitivity(self, norm, dim):
         if self.lower is None:
             return None
@@ -118,11 +167,21 @@ class Mean(_Bounded):
     """``(1/n) Σᵢ clip(fn(xᵢ), lower, upper)``; L1 sensitivity ``dim (upper - lower) / n``."""
 
     def factor(self, n):
+        _check_n(n, self)
         return 1.0 / n
 
     def sensitivity(self, norm, *, n, dim):
+        _check_n(n, self)
         s = self._range_sensitivity(norm, dim)
         return None if s is None else s / n
+
+
+def _check_n(n, owner):
+    if n < 1:
+        raise ValueError(
+            f"{owner!r} is a mean and needs at least one record, got n={n}. Pass non-empty data "
+            "(records on axis 0)."
+        )
 
 
 class Local(_Bounded):
@@ -140,7 +199,9 @@ class Local(_Bounded):
 class Counts(Statistic):
     """Histogram of integer categories ``0..n_categories-1``: ``Σᵢ onehot(xᵢ)``.
 
-    Replace-one sensitivity: L1 = 2, L2 = √2.
+    Replace-one sensitivity (what mechanisms are calibrated to): L1 = 2, L2 = √2 (a record moves
+    from one cell to another). Under add/remove-one it would be L1 = L2 = 1. Codes outside
+    ``0..n_categories-1`` are refused by :func:`pymc_dp.release`, never dropped.
     """
 
     def __init__(self, n_categories: int):
@@ -173,6 +234,26 @@ class Counts(Statistic):
 
     def sensitivity(self, norm, *, n, dim):
         return 2.0 if norm == 1 else math.sqrt(2.0)
+
+    def params(self):
+        return {"n_categories": self.n_categories}
+
+    def check_records(self, *data):
+        x = np.asarray(data[0])
+        k = self.n_categories
+        if x.dtype.kind not in "biu":
+            raise TypeError(
+                f"Counts needs integer category codes 0..{k - 1}, got records of dtype {x.dtype}. "
+                "Cast the data with .astype(int)."
+            )
+        bad = (x < 0) | (x >= k)
+        if np.any(bad):
+            raise ValueError(
+                f"Counts(n_categories={k}) needs category codes in 0..{k - 1}, got "
+                f"{np.unique(x[bad])[:5].tolist()} in data ({int(bad.sum())} record(s)); they would "
+                f"be dropped from the histogram silently. Recode them, or use Counts(n_categories="
+                f"{int(x.max()) + 1}) if those categories exist."
+            )
 
     def __repr__(self):
         return f"Counts(n_categories={self.n_categories})"
@@ -210,6 +291,9 @@ class RecordSum(Statistic):
 
     def sensitivity(self, norm, *, n, dim):
         return self._sens.get(norm)
+
+    def params(self):
+        return {"fn": self.fn, "sensitivity": dict(self._sens)}
 
     def __repr__(self):
         return f"RecordSum(fn=..., sensitivity={self._sens})"

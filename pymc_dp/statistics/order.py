@@ -118,6 +118,9 @@ class _Order(Statistic):
             raise TypeError(f"fn must be callable on PyTensor tensors, got fn={fn!r}.")
         self.fn = fn
 
+    def params(self):
+        return {"lower": self.lower, "upper": self.upper, "fn": self.fn}
+
     @property
     def width(self) -> float:
         return self.upper - self.lower
