@@ -47,8 +47,8 @@ import math
 
 import numpy as np
 
-from pymc_dp._checks import check_delta, check_epsilon, check_positive
-from pymc_dp.mechanisms.gaussian import analytic_gaussian_sigma
+from pymc_dp._checks import check_delta, check_epsilon, check_positive, check_rng
+from pymc_dp.mechanisms.gaussian import Gaussian, analytic_gaussian_sigma
 
 __all__ = [
     "SuffStatsRelease",
@@ -287,11 +287,22 @@ def _check_data(X, y, x_bound, y_bound, clip):
     return X, y
 
 
-def _sym_noise(rng, J, d, sigma):
-    """Symmetric matrices with i.i.d. N(0, sigma²) upper triangle (diagonal included)."""
-    M = rng.normal(0.0, sigma, size=(J, d, d))
-    upper = np.triu(M)
-    return upper + np.swapaxes(np.triu(M, 1), 1, 2)
+def _noisy(value, sigma, rng):
+    """``value`` plus Gaussian(0, sigma²) noise from the package's exact lattice sampler
+    (:meth:`pymc_dp.Gaussian.sample`: OpenDP when ``rng`` is None)."""
+    value = np.asarray(value, dtype=float)
+    return np.asarray(Gaussian(sigma=sigma).sample(value, rng), dtype=float).reshape(value.shape)
+
+
+def _noisy_symmetric(S, sigma, rng):
+    """Symmetric matrices: i.i.d. N(0, sigma²) noise on the upper triangle (diagonal included),
+    mirrored below."""
+    iu = np.triu_indices(S.shape[-1])
+    upper = _noisy(S[:, iu[0], iu[1]], sigma, rng)
+    out = np.empty_like(S, dtype=float)
+    out[:, iu[0], iu[1]] = upper
+    out[:, iu[1], iu[0]] = upper
+    return out
 
 
 def release_suff_stats(X, y, *, x_bound, y_bound, epsilon, delta, n_nodes: int = 1,
@@ -319,6 +330,8 @@ def release_suff_stats(X, y, *, x_bound, y_bound, epsilon, delta, n_nodes: int =
     clip : bool
         Scale rows of X onto the ``x_bound`` ball and clip y to ``±y_bound`` instead of raising.
     rng : numpy.random.Generator or int, optional
+        ``None`` (default): noise from OpenDP's secure sampler, the only route fit for a real
+        publication. A generator or seed drives the same exact lattice sampler, for simulations.
     neighbouring : {"replace-one"}
         The relation the noise is calibrated for: one record replaced by another, node sizes
         ``n_j`` public (released exactly). ``"add-remove"`` is refused: the node sizes would be
@@ -353,13 +366,13 @@ def release_suff_stats(X, y, *, x_bound, y_bound, epsilon, delta, n_nodes: int =
             f"n_nodes must satisfy 1 <= n_nodes <= n = {n}, got n_nodes={n_nodes!r}. "
             "Every node needs at least one record; use n_nodes=1 for a single curator."
         )
-    rng = np.random.default_rng(rng)
+    if rng is not None:  # None: OpenDP's secure sampler
+        rng = check_rng(rng)
     parts = np.array_split(np.arange(n), n_nodes)
     S = np.stack([X[p].T @ X[p] for p in parts])
     z = np.stack([X[p].T @ y[p] for p in parts])
     u = np.array([y[p] @ y[p] for p in parts])
     sizes = np.array([len(p) for p in parts])
-    J = n_nodes
     extra = {}
     if scheme == "adassp":
         eps3, del3 = epsilon / 3.0, delta / 3.0
@@ -368,15 +381,15 @@ def release_suff_stats(X, y, *, x_bound, y_bound, epsilon, delta, n_nodes: int =
         sigma_z = analytic_gaussian_sigma(eps3, del3, sz)
         sigma_lam = analytic_gaussian_sigma(eps3, del3, sl)
         lam = np.linalg.eigvalsh(S)[:, 0]
-        extra = dict(lam_hat=lam + rng.normal(0.0, sigma_lam, size=J), sigma_lam=sigma_lam)
+        extra = dict(lam_hat=_noisy(lam, sigma_lam, rng), sigma_lam=sigma_lam)
     else:
         sens = suff_stat_sensitivity(x_bound, y_bound, include_yty=scheme == "szu",
                                      neighbouring=neighbouring)
         sigma_s = sigma_z = analytic_gaussian_sigma(epsilon, delta, sens)
-    S_hat = S + _sym_noise(rng, J, d, sigma_s)
-    z_hat = z + rng.normal(0.0, sigma_z, size=(J, d))
+    S_hat = _noisy_symmetric(S, sigma_s, rng)
+    z_hat = _noisy(z, sigma_z, rng)
     if scheme == "szu":
-        extra = dict(u_hat=u + rng.normal(0.0, sigma_s, size=J), sigma_u=sigma_s)
+        extra = dict(u_hat=_noisy(u, sigma_s, rng), sigma_u=sigma_s)
     return SuffStatsRelease(S_hat=S_hat, z_hat=z_hat, n=sizes, sigma_s=sigma_s, sigma_z=sigma_z,
                             x_bound=x_bound, y_bound=y_bound, epsilon=epsilon, delta=delta,
                             scheme=scheme, **extra)
