@@ -13,7 +13,6 @@ import math
 import numpy as np
 
 from pymc_dp._checks import check_positive
-from pymc_dp.samplers.latent import log_mean_exp
 
 __all__ = ["loglik_estimate_sd", "particles_for_sd", "iac"]
 
@@ -22,7 +21,9 @@ def loglik_estimate_sd(step, point, *, repeats: int = 200, rng=None) -> float:
     r"""Standard deviation of PMMH's :math:`\log\hat Z(\theta)` at the θ in ``point`` over ``repeats`` estimates.
 
     ``step`` is a :class:`pymc_dp.PMMH` built in the model; ``point`` a point of that model (e.g.
-    ``model.initial_point()`` or a posterior draw as a dict of value-space arrays).
+    ``model.initial_point()`` or a posterior draw as a dict of value-space arrays). With local
+    releases the estimate is the factorised product over records (and exact, sd 0, for records
+    with a small finite support).
     """
     from pymc_dp.samplers.pmmh import PMMH
 
@@ -38,9 +39,7 @@ def loglik_estimate_sd(step, point, *, repeats: int = 200, rng=None) -> float:
             f"rng must be a numpy.random.Generator, got {type(rng).__name__}. "
             "Pass rng=np.random.default_rng(seed) so the diagnostic is reproducible."
         )
-    estimate = step._estimate(point)
-    theta = step.target.theta_flat(point)
-    logs = np.array([float(log_mean_exp(estimate(rng, theta)[0])) for _ in range(int(repeats))])
+    logs = np.array([step.loglik_estimate(point, rng) for _ in range(int(repeats))])
     if not np.all(np.isfinite(logs)):
         raise ValueError(
             "some likelihood estimates are zero at this θ (every particle has zero weight): the "

@@ -1,0 +1,91 @@
+"""``pm.sample()`` chooses pymc-dp's steps itself: competence of the record samplers.
+
+PyMC assigns each free variable to the step class of :data:`pymc.step_methods.STEP_METHODS` whose
+``competence(var, has_grad)`` is highest (PyMC's NUTS is ``PREFERRED`` for continuous variables,
+its Metropolis family ``COMPATIBLE``/``PREFERRED`` for discrete ones). Importing ``pymc_dp``
+appends :class:`pymc_dp.DataAugmentation` to that list (:func:`register`); its competence is
+``IDEAL`` for a *latent record variable*: a free RV that is the data of a ``DPObserved`` node whose
+statistic is record-additive or local (seed 003, Assumption 2) and that nothing else depends on.
+Its records are then proposed from their conditional prior and accepted by the release density
+alone, which is exact and O(n) per sweep; θ keeps NUTS.
+
+For records of a statistic that is not record-additive (``Median``, ``Max``) the competence stays
+``INCOMPATIBLE`` and a warning names the exact alternative (``pdp.MHAAR``), since PyMC's default
+single-site Metropolis is valid but slow there.
+
+The model is found from the model context (``with model: pm.sample()``) or, for
+``pm.sample(model=m)`` called outside a ``with`` block, from the calling ``assign_step_methods``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+
+import pymc as pm
+from pymc.step_methods.compound import Competence
+
+from pymc_dp._compat import ancestors
+
+__all__ = ["augmentation_competence", "register"]
+
+
+def _find_model(var):
+    """The model holding ``var``: the context model, else the one ``pm.sample`` is assigning."""
+    try:
+        model = pm.modelcontext(None)
+        if var in model.basic_RVs:
+            return model
+    except TypeError:
+        pass
+    frame = inspect.currentframe()
+    try:  # pm.sample(model=m) outside a with block: assign_step_methods(model, ...) is a caller
+        while frame is not None:
+            candidate = frame.f_locals.get("model")
+            if isinstance(candidate, pm.Model) and var in candidate.basic_RVs:
+                return candidate
+            frame = frame.f_back
+    finally:
+        del frame
+    return None
+
+
+def augmentation_competence(var) -> Competence:
+    """``IDEAL`` if ``var`` is a latent record variable DataAugmentation updates exactly."""
+    model = _find_model(var)
+    if model is None or var not in model.free_RVs:
+        return Competence.INCOMPATIBLE
+    nodes = getattr(model, "_pymc_dp_nodes", {})
+    fed = [(name, node) for name, node in nodes.items() if var in node.data]
+    if not fed:
+        return Competence.INCOMPATIBLE
+    bad = [(name, node) for name, node in fed
+           if not (node.statistic.record_additive or node.statistic.local)]
+    if bad:
+        name, node = bad[0]
+        warnings.warn(
+            f"The records {var.name!r} feed DPObserved {name!r}, whose statistic {node.statistic!r} "
+            "is not record-additive, so pm.sample() leaves them to PyMC's default samplers (valid "
+            "but slow one-record-at-a-time moves). For an efficient exact sampler pass "
+            "step=[pdp.MHAAR([theta])] (z-space, seed 001 Algorithm 7).",
+            UserWarning,
+            stacklevel=2,
+        )
+        return Competence.INCOMPATIBLE
+    own = {node.rv for _, node in fed} | set(d for _, node in fed for d in node.data)
+    for other in list(model.basic_RVs) + list(model.potentials):
+        if other in own or other is var:
+            continue
+        if var in set(ancestors([other])):
+            return Competence.INCOMPATIBLE  # another term depends on the records: not ours
+    return Competence.IDEAL
+
+
+def register() -> None:
+    """Append :class:`DataAugmentation` to PyMC's step methods (once); both PyMC lines read it."""
+    from pymc.step_methods import STEP_METHODS
+
+    from pymc_dp.samplers.augmentation import DataAugmentation
+
+    if DataAugmentation not in STEP_METHODS:
+        STEP_METHODS.append(DataAugmentation)
