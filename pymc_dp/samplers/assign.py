@@ -3,7 +3,7 @@
 PyMC assigns each free variable to the step class of :data:`pymc.step_methods.STEP_METHODS` whose
 ``competence(var, has_grad)`` is highest (PyMC's NUTS is ``PREFERRED`` for continuous variables,
 its Metropolis family ``COMPATIBLE``/``PREFERRED`` for discrete ones). Importing ``pymc_dp``
-appends :class:`pymc_dp.DataAugmentation` to that list (:func:`register`); its competence is
+puts :class:`pymc_dp.DataAugmentation` first in that list (:func:`register`); its competence is
 ``IDEAL`` for a *latent record variable*: a free RV that is the data of a ``DPObserved`` node whose
 statistic is record-additive or local (seed 003, Assumption 2) and that nothing else depends on.
 Its records are then proposed from their conditional prior and accepted by the release density
@@ -82,10 +82,14 @@ def augmentation_competence(var) -> Competence:
 
 
 def register() -> None:
-    """Append :class:`DataAugmentation` to PyMC's step methods (once); both PyMC lines read it."""
+    """Put :class:`DataAugmentation` first in PyMC's step methods (once); both PyMC lines read it.
+
+    First, because PyMC keeps the first of equally competent classes and its Gibbs samplers for
+    Bernoulli and Categorical variables are ``IDEAL`` too.
+    """
     from pymc.step_methods import STEP_METHODS
 
     from pymc_dp.samplers.augmentation import DataAugmentation
 
     if DataAugmentation not in STEP_METHODS:
-        STEP_METHODS.append(DataAugmentation)
+        STEP_METHODS.insert(0, DataAugmentation)
