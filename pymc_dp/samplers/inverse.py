@@ -27,7 +27,7 @@ from pytensor.graph.replace import vectorize_graph
 
 from pymc_dp._compat import ancestors
 
-__all__ = ["DiscreteInverse", "finite_support"]
+__all__ = ["DiscreteInverse", "SupportInverse", "finite_support"]
 
 _MAX_DOUBLINGS = 62
 
@@ -85,6 +85,45 @@ class DiscreteInverse:
             hi = np.where(ok, mid, hi)
             lo = np.where(ok, lo, mid)
         return hi
+
+
+class SupportInverse:
+    """Generalised inverse CDF of an integer record with a small finite ``support``, from its pmf.
+
+    The CDF is the cumulative sum of :math:`f(v_k \mid \theta)` over the sorted support (PyMC's
+    ``logcdf`` is not used: e.g. its DiscreteUniform CDF is 0 at the lower bound).
+    """
+
+    def __init__(self, model, rv, others_v, others_t, support):
+        v = pt.tensor(f"{rv.name}_v", dtype=rv.dtype, shape=rv.type.shape)
+        logp = pm.logp(rv, v)
+        (logp,) = replace_rvs_by_values([logp], rvs_to_values=others_v, rvs_to_transforms=others_t)
+        vb = pt.tensor(f"{rv.name}_vb", dtype=rv.dtype, shape=(None, *rv.type.shape))
+        batched = vectorize_graph(pt.cast(logp, "float64"), replace={v: vb})
+        self._logp = pm_compile(model.value_vars + [vb], batched, on_unused_input="ignore")
+        self.support = np.asarray(support)
+        self._shape = None
+        self.name = rv.name
+
+    def _table(self, args, shape):
+        vals = np.broadcast_to(self.support.reshape((-1,) + (1,) * len(shape)), (self.support.size, *shape))
+        pmf = np.exp(np.asarray(self._logp(*args, np.ascontiguousarray(vals)), dtype=float))
+        return np.cumsum(pmf, axis=0)  # (K, *shape)
+
+    def cdf(self, args, k) -> np.ndarray:
+        """:math:`F_\theta(k)` for integer ``k`` of shape ``(M, *record shape)``."""
+        k = np.asarray(k)
+        table = self._table(args, k.shape[1:])
+        idx = np.searchsorted(self.support, k, side="right")  # support values <= k
+        padded = np.concatenate([np.zeros((1, *table.shape[1:])), table])
+        return np.take_along_axis(padded[None], idx[:, None], axis=1)[:, 0]
+
+    def icdf(self, args, z) -> np.ndarray:
+        """``min{v in support : F(v) >= z}`` elementwise for ``z`` of shape ``(M, *record shape)``."""
+        z = np.asarray(z, dtype=float)
+        table = self._table(args, z.shape[1:])
+        idx = (table[None] < z[:, None]).sum(axis=1)
+        return self.support[np.minimum(idx, self.support.size - 1)]
 
 
 def _constant(var, model):

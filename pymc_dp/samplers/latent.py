@@ -31,7 +31,7 @@ from pytensor.graph.replace import vectorize_graph
 
 from pymc_dp._compat import ancestors
 from pymc_dp.distributions.dp_observed import dp_nodes
-from pymc_dp.samplers.inverse import DiscreteInverse, finite_support
+from pymc_dp.samplers.inverse import DiscreteInverse, SupportInverse, finite_support
 from pymc_dp.samplers.records import RecordBlock, compile_record_draw
 
 __all__ = [
@@ -238,6 +238,7 @@ class LatentTarget:
                              if r in anc and r not in records]
         self._compile()
         self.support = None
+        self._max_support = int(max_support)
         rv = latent_rvs[0]
         if (self.all_local and len(latent_rvs) == 1 and rv.ndim == 1
                 and model.rvs_to_transforms.get(rv) is None):
@@ -365,6 +366,10 @@ class LatentTarget:
         zs, xs = [], []
         for rv in recs:
             if str(rv.dtype).startswith(("int", "uint", "bool")):
+                support = finite_support(rv, model, self._max_support)
+                if support is not None:
+                    self._z_kind.append(SupportInverse(model, rv, others_v, others_t, support))
+                    continue
                 try:
                     self._z_kind.append(DiscreteInverse(model, rv, others_v, others_t))
                 except NotImplementedError as err:
