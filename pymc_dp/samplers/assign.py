@@ -4,7 +4,7 @@ PyMC assigns each free variable to the step class of :data:`pymc.step_methods.ST
 ``competence(var, has_grad)`` is highest (PyMC's NUTS is ``PREFERRED`` for continuous variables,
 its Metropolis family ``COMPATIBLE``/``PREFERRED`` for discrete ones). Importing ``pymc_dp``
 puts :class:`pymc_dp.DataAugmentation` first in that list (:func:`register`); its competence is
-``IDEAL`` for a *latent record variable*: a free RV that is the data of a ``DPObserved`` node whose
+``IDEAL`` for a *latent record variable*: a free RV (not a CLT latent statistic, left to NUTS) that is the data of a ``DPObserved`` node whose
 statistic is record-additive or local (seed 003, Assumption 2) and that nothing else depends on.
 Its records are then proposed from their conditional prior and accepted by the release density
 alone, which is exact and O(n) per sweep; θ keeps NUTS.
@@ -59,6 +59,10 @@ def augmentation_competence(var) -> Competence:
     fed = [(name, node) for name, node in nodes.items() if var in node.data]
     if not fed:
         return Competence.INCOMPATIBLE
+    if var.name in getattr(model, "_pymc_dp_latent_statistics", set()) or any(
+        type(node.statistic).__name__ == "LatentValue" for _, node in fed
+    ):
+        return Competence.INCOMPATIBLE  # a CLT latent statistic (one continuous "record"): NUTS
     bad = [(name, node) for name, node in fed
            if not (node.statistic.record_additive or node.statistic.local)]
     if bad:
