@@ -82,7 +82,7 @@ def test_non_additive_statistic_warns_and_names_mhaar():
 
 
 def test_groups_of_different_sizes_get_one_block_each_and_print_like_pymc(caplog):
-    with pm.Model() as model:
+    with pm.Model():
         p = pm.Beta("p", 2, 2)
         x = pm.Bernoulli("x", p, shape=7)
         w = pm.Bernoulli("w", p, shape=4)

@@ -88,7 +88,7 @@ class DiscreteInverse:
 
 
 class SupportInverse:
-    """Generalised inverse CDF of an integer record with a small finite ``support``, from its pmf.
+    r"""Generalised inverse CDF of an integer record with a small finite ``support``, from its pmf.
 
     The CDF is the cumulative sum of :math:`f(v_k \mid \theta)` over the sorted support (PyMC's
     ``logcdf`` is not used: e.g. its DiscreteUniform CDF is 0 at the lower bound).

@@ -18,7 +18,6 @@ and, for z-space, :math:`x = F_\theta^{-1}(z)` and :math:`F_\theta(x)` through P
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
 import numpy as np
 import pymc as pm
@@ -32,6 +31,14 @@ from pytensor.graph.replace import vectorize_graph
 from pymc_dp._compat import ancestors
 from pymc_dp.distributions.dp_observed import dp_nodes
 from pymc_dp.samplers.inverse import DiscreteInverse, SupportInverse, finite_support
+from pymc_dp.samplers.random_walk import (  # noqa: F401 - re-exported for the kernels
+    RandomWalkState,
+    check_n_particles,
+    clip_scale,
+    initial_scale,
+    random_walk_adapt,
+    random_walk_propose,
+)
 from pymc_dp.samplers.records import RecordBlock, compile_record_draw
 
 __all__ = [
@@ -52,16 +59,6 @@ __all__ = [
 
 def _names(rvs):
     return ", ".join(repr(r.name) for r in rvs)
-
-
-def check_n_particles(n_particles, owner):
-    if not (isinstance(n_particles, int | np.integer) and not isinstance(n_particles, bool)
-            and n_particles >= 1):
-        raise ValueError(
-            f"n_particles must be an integer >= 1, got n_particles={n_particles!r}. "
-            f"{owner} averages over n_particles draws of the latent data; use e.g. n_particles=10."
-        )
-    return int(n_particles)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -111,49 +108,6 @@ def pick_particle(rng, log_w, particles):
     if log_w.ndim == 2:
         return particles(sample_indices(rng, log_w))
     return particles[int(sample_indices(rng, log_w[:, None])[0])]
-
-
-# ----------------------------------------------------------------------------------------------
-# random-walk proposal on θ with warm-up tuning (pure)
-# ----------------------------------------------------------------------------------------------
-class RandomWalkState(NamedTuple):
-    """Per-coordinate proposal scale and the adaptation counter."""
-
-    log_scale: np.ndarray
-    n_adapt: int
-
-
-def random_walk_propose(rng, theta, rw_state: RandomWalkState):
-    """Return ``(θ', log q(θ|θ') - log q(θ'|θ))`` (= 0 for the symmetric walk)."""
-    return theta + np.exp(rw_state.log_scale) * rng.standard_normal(theta.shape), 0.0
-
-
-def initial_scale(proposal_scale, target, model):
-    """Initial random-walk standard deviations, one per θ coordinate (default 0.5)."""
-    d = target.theta_flat(model.initial_point(random_seed=0)).size
-    if proposal_scale is None:
-        return np.full(d, 0.5)
-    scale = np.broadcast_to(np.asarray(proposal_scale, dtype=float), (d,)).copy()
-    if not np.all(np.isfinite(scale) & (scale > 0)):
-        raise ValueError(
-            f"proposal_scale must be finite and > 0 for each of the {d} θ coordinates, got "
-            f"proposal_scale={proposal_scale!r}. Give the random-walk standard deviation in "
-            "PyMC's value space (log scale for positive parameters)."
-        )
-    return scale
-
-
-def clip_scale(rw: RandomWalkState, init_scale):
-    """Keep the tuned scale within [e^-5, e^3] times the initial one."""
-    lo, hi = np.log(init_scale) - 5.0, np.log(init_scale) + 3.0
-    return rw._replace(log_scale=np.clip(rw.log_scale, lo, hi))
-
-
-def random_walk_adapt(rw_state: RandomWalkState, accept_prob: float, target: float):
-    """Robbins–Monro step on the log scale towards the target acceptance (warm-up only)."""
-    t = rw_state.n_adapt + 1
-    step = (accept_prob - target) / t**0.6
-    return RandomWalkState(rw_state.log_scale + step, t)
 
 
 # ----------------------------------------------------------------------------------------------
