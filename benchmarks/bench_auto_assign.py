@@ -61,6 +61,7 @@ def run(make, ours):
 
 
 if __name__ == "__main__":
+    print(f"pymc_dp from {pdp.__file__}")
     for make in (quickstart, poisson):
         res = {ours: run(make, ours) for ours in (True, False)}
         for ours, (ess, t, wall, steps) in res.items():
