@@ -21,7 +21,7 @@ import pymc_dp as pdp
 
 pytestmark = pytest.mark.slow
 
-R, L, THIN, WARM, BINS, ALPHA = 100, 23, 6, 40, 8, 1e-3
+R, L, THIN, WARM, BINS, ALPHA = 100, 7, 15, 45, 8, 1e-3
 
 
 # ------------------------------------------------------------------------------------------------
