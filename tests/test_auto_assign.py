@@ -67,7 +67,22 @@ def test_not_assigned_to_records_other_terms_depend_on():
         x = pm.Normal("x", mu, 1.0, shape=5)
         pm.Normal("z", x.sum(), 1.0, observed=1.0)  # a non-DP term on the records
         pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=pdp.Laplace(scale=1.0), observed=2.0)
-    assert "DataAugmentation" not in _assigned(model)
+    with pytest.warns(UserWarning, match=re.escape("'z' depends on 'x'")):
+        assert "DataAugmentation" not in _assigned(model)
+
+
+def test_not_assigned_to_records_that_are_not_iid():
+    """Records drawn one from another (a random walk): refused at construction, so never assigned."""
+    with pm.Model() as model:
+        mu = pm.Normal("mu")
+        x = pm.GaussianRandomWalk("x", mu=mu, sigma=1.0, init_dist=pm.Normal.dist(0, 1), shape=5)
+        pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=pdp.Laplace(scale=1.0), observed=2.0)
+    with pytest.warns(UserWarning, match="cannot take them"):
+        assigned = _assigned(model)
+    assert "DataAugmentation" not in assigned
+    with model:  # and pm.sample() runs with PyMC's own assignment
+        pm.sample(draws=5, tune=5, chains=1, progressbar=False, random_seed=0,
+                  compute_convergence_checks=False)
 
 
 def test_non_additive_statistic_warns_and_names_mhaar():

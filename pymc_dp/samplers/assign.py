@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import inspect
 import warnings
+import weakref
 
 import pymc as pm
 from pymc.step_methods.compound import Competence
 
-from pymc_dp._compat import ancestors
+from pymc_dp.samplers.records import RecordBlock, record_groups
 
 __all__ = ["augmentation_competence", "register"]
 
@@ -76,13 +77,37 @@ def augmentation_competence(var) -> Competence:
             stacklevel=2,
         )
         return Competence.INCOMPATIBLE
-    own = {node.rv for _, node in fed} | set(d for _, node in fed for d in node.data)
-    for other in list(model.basic_RVs) + list(model.potentials):
-        if other in own or other is var:
-            continue
-        if var in set(ancestors([other])):
-            return Competence.INCOMPATIBLE  # another term depends on the records: not ours
+    reason = _group_refusal(model, var, nodes)
+    if reason is not None:  # e.g. another term depends on the records, records not iid on axis 0
+        warnings.warn(
+            f"pm.sample() leaves the records {var.name!r} to PyMC's default samplers because "
+            f"pdp.DataAugmentation cannot take them: {reason}",
+            UserWarning,
+            stacklevel=2,
+        )
+        return Competence.INCOMPATIBLE
     return Competence.IDEAL
+
+
+_VERDICTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _group_refusal(model, var, nodes):
+    """Why DataAugmentation would refuse the record group of ``var`` (None: it accepts it).
+
+    Builds the group's :class:`RecordBlock` once per model state (cached), so that ``pm.sample()``
+    never assigns a step that then refuses at construction.
+    """
+    group = next(g for g in record_groups(model, None) if var in g)
+    key = (tuple(id(r) for r in group), len(model.basic_RVs), len(model.potentials), len(nodes))
+    cache = _VERDICTS.setdefault(model, {})
+    if key not in cache:
+        try:
+            RecordBlock(model, group, require_additive=True, owner="DataAugmentation")
+            cache[key] = None
+        except Exception as err:  # noqa: BLE001 - any refusal means "not ours", with its reason
+            cache[key] = str(err)
+    return cache[key]
 
 
 def register() -> None:
