@@ -136,3 +136,21 @@ def test_subset_size_only_in_z_space():
                        observed=0.5)
         with pytest.raises(ValueError, match=re.escape("subset_size applies to z-space")):
             pdp.MHAAR([th], space="u", subset_size=2)
+
+
+def test_loglik_estimate_sd_for_mhaar():
+    """The N diagnostic works for MHAAR too: zero on a finite support, positive and ∝ 1/sqrt(N) else."""
+    model, _ = _rr_model(n=30)
+    with model:
+        step = pdp.MHAAR([model["p"]], n_particles=5)
+    point = model.initial_point(random_seed=0)
+    assert loglik_estimate_sd(step, point, repeats=5, rng=np.random.default_rng(0)) < 1e-10
+    y = np.array([0.3, -1.0, 2.0, 0.5])
+    with pm.Model() as model:
+        th = pm.Normal("th", 0.0, 1.0)
+        x = pm.Normal("x", th, 1.0, shape=4)
+        pdp.DPObserved("s", x, statistic=pdp.Local(lower=-30, upper=30), mechanism=pdp.Gaussian(sigma=0.8),
+                       observed=y)
+        sds = [loglik_estimate_sd(pdp.MHAAR([th], n_particles=k, rng=np.random.default_rng(0)), model.initial_point(random_seed=0),
+                                  repeats=300, rng=np.random.default_rng(k)) for k in (10, 40)]
+    assert sds[1] > 0 and 1.4 < sds[0] / sds[1] < 2.8, sds  # sqrt(40/10) = 2

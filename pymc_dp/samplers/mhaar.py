@@ -43,6 +43,7 @@ from pymc_dp.samplers.latent import (
     RandomWalkState,
     check_n_particles,
     clip_scale,
+    estimate_log_lik,
     initial_scale,
     logsumexp0,
     random_walk_adapt,
@@ -334,6 +335,15 @@ class MHAAR(DPStep):
             dp_log_ratio_estimate=float(info.log_ratio_estimate),
             dp_scale=float(np.exp(self._rw.log_scale).mean()),
         )]
+
+    def loglik_estimate(self, point, rng) -> float:
+        r"""One conditional-prior particle estimate of :math:`\log p(s_{dp} \mid \theta)` at ``point``
+        with ``n_particles`` (factorised over records for local releases, exact over a small finite
+        support); its spread (:func:`pymc_dp.diagnostics.loglik_estimate_sd`) tells whether N is
+        large enough. The particle draws are reseeded from ``rng`` (reproducible)."""
+        self.target.reseed(rng)
+        log_w, _ = self.target.particle_weights(point, self.n_particles)
+        return estimate_log_lik(log_w)
 
     def _current_z(self, point):
         """The uniforms behind the current records: cached from the last step if neither the

@@ -215,6 +215,7 @@ class PMMH(DPStep):
     def loglik_estimate(self, point, rng) -> float:
         r"""One estimate :math:`\log\hat Z(\theta)` of :math:`\log p(s_{dp} \mid \theta)` at ``point``."""
         target = self.target
+        target.reseed(rng)  # the particle draws come from rng: reproducible
         return estimate_log_lik(self.estimator(point)(rng, target.theta_flat(point))[0])
 
     def _init_state(self, point):
