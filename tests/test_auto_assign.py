@@ -80,7 +80,7 @@ def test_not_assigned_to_records_that_are_not_iid():
     with pytest.warns(UserWarning, match="cannot take them"):
         assigned = _assigned(model)
     assert "DataAugmentation" not in assigned
-    with model:  # and pm.sample() runs with PyMC's own assignment
+    with model, pytest.warns(UserWarning, match="cannot take them"):  # pm.sample() runs with PyMC's
         pm.sample(draws=5, tune=5, chains=1, progressbar=False, random_seed=0,
                   compute_convergence_checks=False)
 
