@@ -73,7 +73,7 @@ def test_likelihood_estimate_is_unbiased(user_proposal):
 
         step = pdp.PMMH([th], n_particles=5, proposal=proposal if user_proposal else None)
     step.set_rng(np.random.default_rng(7))
-    estimate = step._estimate(model.initial_point(random_seed=0))
+    estimate = step.estimator(model.initial_point(random_seed=0))
     rng = np.random.default_rng(8)
     z = np.array([np.exp(estimate(rng, np.array([np.log(theta)]))[0]).mean() for _ in range(3000)])
     m, v = pdp.normal_variance_moments(theta, a=1)

@@ -13,7 +13,6 @@ import math
 import numpy as np
 
 from pymc_dp._checks import check_positive
-from pymc_dp.samplers.latent import log_mean_exp
 
 __all__ = ["loglik_estimate_sd", "particles_for_sd", "iac"]
 
@@ -21,15 +20,19 @@ __all__ = ["loglik_estimate_sd", "particles_for_sd", "iac"]
 def loglik_estimate_sd(step, point, *, repeats: int = 200, rng=None) -> float:
     r"""Standard deviation of PMMH's :math:`\log\hat Z(\theta)` at the θ in ``point`` over ``repeats`` estimates.
 
-    ``step`` is a :class:`pymc_dp.PMMH` built in the model; ``point`` a point of that model (e.g.
-    ``model.initial_point()`` or a posterior draw as a dict of value-space arrays).
+    ``step`` is a :class:`pymc_dp.PMMH` (or :class:`pymc_dp.MHAAR`: the same conditional-prior
+    estimate with its ``n_particles``, whose noise drives the noise of MHAAR's averaged ratio) built
+    in the model; ``point`` a point of that model (e.g. ``model.initial_point()`` or a posterior
+    draw as a dict of value-space arrays). With local releases the estimate is the factorised
+    product over records (and exact, sd 0, for records with a small finite support).
     """
+    from pymc_dp.samplers.mhaar import MHAAR
     from pymc_dp.samplers.pmmh import PMMH
 
-    if not isinstance(step, PMMH):
+    if not isinstance(step, PMMH | MHAAR):
         raise TypeError(
-            f"step must be a pymc_dp.PMMH, got {type(step).__name__}. The log-likelihood estimate is "
-            "PMMH's; MHAAR averages ratios and has no single estimate to diagnose."
+            f"step must be a pymc_dp.PMMH, got {type(step).__name__}. (or a pymc_dp.MHAAR): the "
+            "diagnostic is the noise of their particle estimate of p(s_dp | θ)."
         )
     if isinstance(repeats, bool) or not isinstance(repeats, int | np.integer) or repeats < 2:
         raise ValueError(f"repeats must be an integer >= 2, got repeats={repeats!r}. Use e.g. repeats=200.")
@@ -38,9 +41,7 @@ def loglik_estimate_sd(step, point, *, repeats: int = 200, rng=None) -> float:
             f"rng must be a numpy.random.Generator, got {type(rng).__name__}. "
             "Pass rng=np.random.default_rng(seed) so the diagnostic is reproducible."
         )
-    estimate = step._estimate(point)
-    theta = step.target.theta_flat(point)
-    logs = np.array([float(log_mean_exp(estimate(rng, theta)[0])) for _ in range(int(repeats))])
+    logs = np.array([step.loglik_estimate(point, rng) for _ in range(int(repeats))])
     if not np.all(np.isfinite(logs)):
         raise ValueError(
             "some likelihood estimates are zero at this θ (every particle has zero weight): the "

@@ -5,5 +5,8 @@ from pymc_dp.samplers.mhaar import MHAAR
 from pymc_dp.samplers.penalty import PenaltyMH
 from pymc_dp.samplers.pmmh import PMMH
 from pymc_dp.samplers.records import RecordBlock
+from pymc_dp.samplers.assign import register as _register
+
+_register()
 
 __all__ = ["DataAugmentation", "PMMH", "MHAAR", "PenaltyMH", "RecordBlock"]

@@ -15,17 +15,20 @@ costs :math:`O(n)`; a local release (one per record) involves only the record's 
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import numba
 import numpy as np
-from pymc.step_methods.compound import BlockedStep, Competence, StepMethodState
 
 from pymc_dp.mechanisms.base import kernel_logpdf
-from pymc_dp.samplers.records import RecordBlock
+from pymc_dp.samplers.accept import nb_accept_prob
+from pymc_dp.samplers.base import DPStep
+from pymc_dp.samplers.records import RecordBlock, record_groups
 
-__all__ = ["DataAugmentation", "AugmentationInfo", "augmentation_sweep", "MechanismTable"]
+__all__ = [
+    "DataAugmentation", "AugmentationState", "AugmentationInfo", "augmentation_sweep",
+    "augmentation_kernel", "MechanismTable",
+]
 
 
 class MechanismTable(NamedTuple):
@@ -37,8 +40,20 @@ class MechanismTable(NamedTuple):
     c: np.ndarray  # float64 (D,): statistic = c * total (additive); unused for local
 
 
+class AugmentationState(NamedTuple):
+    """Per-record contributions of the current records and the record values (value space).
+
+    ``t`` (n, D) additive contributions, ``l`` (n, L) local contributions, ``values`` one array per
+    record variable (records on axis 0).
+    """
+
+    t: np.ndarray
+    l: np.ndarray  # noqa: E741
+    values: list
+
+
 class AugmentationInfo(NamedTuple):
-    """Summary of one sweep: mean acceptance and the smallest acceptance probability."""
+    """Summary of one sweep: accepted record moves and the smallest acceptance probability."""
 
     n_accepted: int
     min_accept_prob: float
@@ -49,12 +64,14 @@ def augmentation_sweep(
     t_cur, t_prop, add_tab_codes, add_a, add_b, add_c, add_r,
     l_cur, l_prop, loc_codes, loc_a, loc_b, loc_r, rng, accepted,
 ):
-    """One pass of Algorithm 1 over the records, in place.
+    """One pass of Algorithm 1 over the records, in place (the compiled core of the kernel).
 
     ``t_cur``/``t_prop`` (n, D) additive contributions of the current and proposed records;
     ``l_cur``/``l_prop``/``loc_r`` (n, L) local contributions and releases; ``rng`` a NumPy
-    ``Generator`` (one uniform per record, accept iff ``u < exp(ratio)``). Accepted rows of ``t_cur``/``l_cur`` are overwritten by the proposal and flagged in
-    ``accepted``. Returns ``(n_accepted, min acceptance probability)``. A NaN ratio rejects.
+    ``Generator`` (one uniform per record, accept iff ``u < min(1, exp(ratio))`` with
+    :func:`pymc_dp.samplers.accept.nb_accept_prob`; a NaN ratio rejects). Accepted rows of
+    ``t_cur``/``l_cur`` are overwritten by the proposal and flagged in ``accepted``. Returns
+    ``(n_accepted, min acceptance probability)``.
     """
     n, D = t_cur.shape
     L = l_cur.shape[1]
@@ -77,12 +94,7 @@ def augmentation_sweep(
             new_total = total[j] - t_cur[i, j] + t_prop[i, j]
             new_lp[j] = kernel_logpdf(add_tab_codes[j], add_a[j], add_b[j], add_r[j] - add_c[j] * new_total)
             lr += new_lp[j] - cur_lp[j]
-        if lr != lr:  # NaN rejects
-            p = 0.0
-        elif lr >= 0.0:
-            p = 1.0
-        else:
-            p = math.exp(lr)
+        p = nb_accept_prob(lr)
         if p < min_p:
             min_p = p
         if rng.random() < p:
@@ -95,6 +107,26 @@ def augmentation_sweep(
             for j in range(L):
                 l_cur[i, j] = l_prop[i, j]
     return n_acc, min_p
+
+
+def augmentation_kernel(rng, state: AugmentationState, *, proposal, add_table, add_r, loc_table, loc_r):
+    """One sweep of Algorithm 1: ``(rng, state, ...) -> (state, AugmentationInfo)``.
+
+    ``proposal = (t_prop, l_prop, values_prop)``: contributions and values of one joint draw of all
+    records from their conditional prior. The input state is not modified.
+    """
+    t_prop, l_prop, props = proposal
+    t_cur, l_cur = state.t.copy(), state.l.copy()
+    accepted = np.zeros(t_cur.shape[0], dtype=np.bool_)
+    info = AugmentationInfo(*augmentation_sweep(
+        t_cur, t_prop, *add_table[:3], add_table.c, add_r,
+        l_cur, l_prop, *loc_table[:3], loc_r, rng, accepted,
+    ))
+    values = []
+    for cur, prop in zip(state.values, props):
+        mask = accepted.reshape((-1,) + (1,) * (prop.ndim - 1))
+        values.append(np.where(mask, prop, cur))
+    return AugmentationState(t_cur, l_cur, values), info
 
 
 def _table(nodes, local):
@@ -112,89 +144,87 @@ def _table(nodes, local):
     )
 
 
-class DataAugmentation(BlockedStep):
+class _Group(NamedTuple):
+    block: RecordBlock
+    add_table: MechanismTable
+    loc_table: MechanismTable
+
+
+class DataAugmentation(DPStep):
     """Update latent confidential records by record-wise Metropolis-within-Gibbs (seed 003, Alg. 1).
+
+    ``pm.sample()`` assigns this step by itself to latent records that feed ``DPObserved`` nodes
+    with record-additive or local statistics (it is registered in ``pm.STEP_METHODS`` when
+    ``pymc_dp`` is imported); θ keeps NUTS.
 
     Parameters
     ----------
     vars : list, optional
         The record variables (records on axis 0); several variables form one record (e.g. class
         and features). Default: every free variable that is the data of a ``DPObserved`` node.
+        Records of unrelated releases (e.g. of different sizes) form separate groups, each swept
+        in turn.
     sweeps : int
         Sweeps over all records per iteration.
     model : pm.Model, optional
 
     Sampler stats
     -------------
-    ``dp_accept_rate``: fraction of record proposals accepted (over records and sweeps);
+    ``dp_accept_rate``: fraction of record proposals accepted (over records, groups and sweeps);
     ``dp_min_accept``: smallest acceptance probability among them (≥ e^-ε for ε-DP releases).
     """
 
     name = "data_augmentation"
-    stats_dtypes_shapes = {
-        "dp_accept_rate": (float, []),
-        "dp_min_accept": (float, []),
-        "tune": (bool, []),
-    }
-    _state_class = StepMethodState
+    dp_stats = {"dp_accept_rate": (float, []), "dp_min_accept": (float, [])}
 
-    def __init__(self, vars=None, *, sweeps: int = 1, model=None, rng=None, blocked=True):
+    def __init__(self, vars=None, *, sweeps: int = 1, model=None, rng=None, blocked=True,
+                 initial_point=None, compile_kwargs=None):
         import pymc as pm
 
-        if not (isinstance(sweeps, int | np.integer) and sweeps >= 1):
+        if not (isinstance(sweeps, int | np.integer) and not isinstance(sweeps, bool) and sweeps >= 1):
             raise ValueError(f"sweeps must be an integer >= 1, got sweeps={sweeps!r}.")
         model = pm.modelcontext(model)
-        self.block = RecordBlock(model, vars, require_additive=True, owner="DataAugmentation")
-        self.vars = self.block.value_vars
+        groups = record_groups(model, vars, owner="DataAugmentation")
+        self.groups = []
+        for rvs in groups:
+            block = RecordBlock(model, rvs, require_additive=True, owner="DataAugmentation")
+            self.groups.append(_Group(block, _table(block.additive_nodes, local=False),
+                                      _table(block.local_nodes, local=True)))
+        self.block = self.groups[0].block
+        self.vars = [v for g in self.groups for v in g.block.value_vars]
         self.sweeps = int(sweeps)
-        self.tune = True
-        self.add_table = _table(self.block.additive_nodes, local=False)
-        self.loc_table = _table(self.block.local_nodes, local=True)
-        self.set_rng(rng)
+        self._init_step(rng)
 
-    # PyMC <= 6.2
-    def set_rng(self, rng):
-        from pymc.util import get_random_generator
-
-        self.rng = get_random_generator(rng, copy=False)
-        self.block.reseed(self.rng)
-
-    # PyMC >= 6.3
-    def setup_chain(self, rng, tune, draws):
-        self.set_rng(rng)
-        self.tune = tune > 0
+    def reseed(self, rng):
+        for group in self.groups:
+            group.block.reseed(rng)
 
     def step(self, point):
-        block = self.block
-        names = block.value_names
-        add_r, loc_r = block.releases()
-        t_cur, l_cur = block.contributions(point)
-        values = {name: np.array(point[name], copy=True) for name in names}
-        n_acc, min_p = 0, 1.0
+        n_acc, n_tot, min_p = 0, 0, 1.0
         work = dict(point)
-        for _ in range(self.sweeps):
-            work.update(values)
-            props = block.propose(work)
-            prop_point = dict(work)
-            prop_point.update(zip(names, props))
-            t_prop, l_prop = block.contributions(prop_point)
-            accepted = np.zeros(block.n, dtype=np.bool_)
-            info = AugmentationInfo(*augmentation_sweep(
-                t_cur, t_prop, *self.add_table[:3], self.add_table.c, add_r,
-                l_cur, l_prop, *self.loc_table[:3], loc_r, self.rng, accepted,
-            ))
-            n_acc += info.n_accepted
-            min_p = min(min_p, info.min_accept_prob)
-            for name, prop in zip(names, props):
-                mask = accepted.reshape((-1,) + (1,) * (prop.ndim - 1))
-                np.copyto(values[name], prop, where=mask)
-        stats = {
-            "dp_accept_rate": n_acc / (block.n * self.sweeps),
-            "dp_min_accept": min_p,
-            "tune": bool(self.tune),
-        }
-        return {**point, **values}, [stats]
+        for group in self.groups:
+            block = group.block
+            names = block.value_names
+            add_r, loc_r = block.releases()
+            t_cur, l_cur = block.contributions(work)
+            state = AugmentationState(t_cur, l_cur, [np.asarray(work[name]) for name in names])
+            for _ in range(self.sweeps):
+                props = block.propose(work)
+                prop_point = dict(work)
+                prop_point.update(zip(names, props))
+                t_prop, l_prop = block.contributions(prop_point)
+                state, info = augmentation_kernel(
+                    self.rng, state, proposal=(t_prop, l_prop, props), add_table=group.add_table,
+                    add_r=add_r, loc_table=group.loc_table, loc_r=loc_r,
+                )
+                work.update(zip(names, state.values))
+                n_acc += info.n_accepted
+                n_tot += block.n
+                min_p = min(min_p, info.min_accept_prob)
+        return work, [self.stats(dp_accept_rate=n_acc / n_tot, dp_min_accept=min_p)]
 
     @staticmethod
     def competence(var, has_grad):
-        return Competence.INCOMPATIBLE
+        from pymc_dp.samplers.assign import augmentation_competence
+
+        return augmentation_competence(var)

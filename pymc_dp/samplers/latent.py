@@ -18,27 +18,28 @@ and, for z-space, :math:`x = F_\theta^{-1}(z)` and :math:`F_\theta(x)` through P
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
 import numpy as np
 import pymc as pm
-import pytensor
 import pytensor.tensor as pt
 from pymc.logprob.utils import replace_rvs_by_values
 from pymc.pytensorf import compile as pm_compile
 from pymc.pytensorf import reseed_rngs
-from pytensor.compile.sharedvalue import SharedVariable
-from pytensor.graph.replace import graph_replace, vectorize_graph
-from pytensor.tensor.random.type import RandomGeneratorType
 from pymc.util import get_value_vars_from_user_vars
+from pytensor.graph.replace import vectorize_graph
 
-try:  # PyTensor >= 2.31
-    from pytensor.graph.traversal import ancestors
-except ImportError:  # pragma: no cover
-    from pytensor.graph.basic import ancestors
-
+from pymc_dp._compat import ancestors
 from pymc_dp.distributions.dp_observed import dp_nodes
-from pymc_dp.samplers.records import RecordBlock
+from pymc_dp.samplers.inverse import DiscreteInverse, SupportInverse, finite_support
+from pymc_dp.samplers.random_walk import (  # noqa: F401 - re-exported for the kernels
+    RandomWalkState,
+    check_n_particles,
+    clip_scale,
+    initial_scale,
+    random_walk_adapt,
+    random_walk_propose,
+)
+from pymc_dp.samplers.records import RecordBlock, compile_record_draw
 
 __all__ = [
     "LatentTarget",
@@ -48,9 +49,10 @@ __all__ = [
     "initial_scale",
     "clip_scale",
     "sample_indices",
-    "safe_log_alpha",
     "logsumexp0",
     "log_mean_exp",
+    "estimate_log_lik",
+    "pick_particle",
     "check_n_particles",
 ]
 
@@ -59,24 +61,9 @@ def _names(rvs):
     return ", ".join(repr(r.name) for r in rvs)
 
 
-def check_n_particles(n_particles, owner):
-    if not (isinstance(n_particles, int | np.integer) and not isinstance(n_particles, bool)
-            and n_particles >= 1):
-        raise ValueError(
-            f"n_particles must be an integer >= 1, got n_particles={n_particles!r}. "
-            f"{owner} averages over n_particles draws of the latent data; use e.g. n_particles=10."
-        )
-    return int(n_particles)
-
-
 # ----------------------------------------------------------------------------------------------
-# log acceptance helpers (pure)
+# particle helpers (pure)
 # ----------------------------------------------------------------------------------------------
-def safe_log_alpha(x: float) -> float:
-    """NaN rejects: map NaN to ``-inf``."""
-    return -math.inf if x != x else float(x)
-
-
 def sample_indices(rng: np.random.Generator, log_w: np.ndarray) -> np.ndarray:
     """One index per column of ``log_w`` (N, B), with probability ∝ ``exp(log_w[:, b])``.
 
@@ -107,47 +94,20 @@ def log_mean_exp(log_w: np.ndarray):
     return logsumexp0(log_w) - math.log(log_w.shape[0])
 
 
-# ----------------------------------------------------------------------------------------------
-# random-walk proposal on θ with warm-up tuning (pure)
-# ----------------------------------------------------------------------------------------------
-class RandomWalkState(NamedTuple):
-    """Per-coordinate proposal scale and the adaptation counter."""
-
-    log_scale: np.ndarray
-    n_adapt: int
+def estimate_log_lik(log_w) -> float:
+    r"""Log of the particle estimate: :math:`\log\frac1N\sum_j w_j` for ``log_w`` (N,), or the
+    factorised :math:`\sum_b \log\frac1N\sum_j w_{jb}` for ``log_w`` (N, B)."""
+    log_w = np.asarray(log_w, dtype=float)
+    return float(np.sum(log_mean_exp(log_w))) if log_w.ndim == 2 else float(log_mean_exp(log_w))
 
 
-def random_walk_propose(rng, theta, rw_state: RandomWalkState):
-    """Return ``(θ', log q(θ|θ') - log q(θ'|θ))`` (= 0 for the symmetric walk)."""
-    return theta + np.exp(rw_state.log_scale) * rng.standard_normal(theta.shape), 0.0
-
-
-def initial_scale(proposal_scale, target, model):
-    """Initial random-walk standard deviations, one per θ coordinate (default 0.5)."""
-    d = target.theta_flat(model.initial_point(random_seed=0)).size
-    if proposal_scale is None:
-        return np.full(d, 0.5)
-    scale = np.broadcast_to(np.asarray(proposal_scale, dtype=float), (d,)).copy()
-    if not np.all(np.isfinite(scale) & (scale > 0)):
-        raise ValueError(
-            f"proposal_scale must be finite and > 0 for each of the {d} θ coordinates, got "
-            f"proposal_scale={proposal_scale!r}. Give the random-walk standard deviation in "
-            "PyMC's value space (log scale for positive parameters)."
-        )
-    return scale
-
-
-def clip_scale(rw: RandomWalkState, init_scale):
-    """Keep the tuned scale within [e^-5, e^3] times the initial one."""
-    lo, hi = np.log(init_scale) - 5.0, np.log(init_scale) + 3.0
-    return rw._replace(log_scale=np.clip(rw.log_scale, lo, hi))
-
-
-def random_walk_adapt(rw_state: RandomWalkState, accept_prob: float, target: float):
-    """Robbins–Monro step on the log scale towards the target acceptance (warm-up only)."""
-    t = rw_state.n_adapt + 1
-    step = (accept_prob - target) / t**0.6
-    return RandomWalkState(rw_state.log_scale + step, t)
+def pick_particle(rng, log_w, particles):
+    """Draw the particle written back: ``particles[k]``, k ∝ w (N,); or ``particles(k)`` with one
+    index per block, k_b ∝ w_{·b}, for a factorised ``log_w`` (N, B)."""
+    log_w = np.asarray(log_w, dtype=float)
+    if log_w.ndim == 2:
+        return particles(sample_indices(rng, log_w))
+    return particles[int(sample_indices(rng, log_w[:, None])[0])]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -168,7 +128,7 @@ class LatentTarget:
         Sampler name for messages.
     """
 
-    def __init__(self, model, vars, *, latent=None, owner="PMMH", own_parents=False):
+    def __init__(self, model, vars, *, latent=None, owner="PMMH", own_parents=False, max_support=64):
         self.model = model
         self.owner = owner
         if vars is None:
@@ -225,7 +185,18 @@ class LatentTarget:
         self.theta_names = [v.name for v in theta_values]
         self.theta_values = theta_values
         self.input_names = self.block.input_names
+        records = set(latent_rvs)
+        anc = set(ancestors(latent_rvs))
+        #: every free parent of the latent's distribution (θ and whatever other samplers move)
+        self.parent_names = [model.rvs_to_values[r].name for r in model.free_RVs
+                             if r in anc and r not in records]
         self._compile()
+        self.support = None
+        self._max_support = int(max_support)
+        rv = latent_rvs[0]
+        if (self.all_local and len(latent_rvs) == 1 and rv.ndim == 1
+                and model.rvs_to_transforms.get(rv) is None):
+            self.support = finite_support(rv, model, int(max_support))
 
     # ------------------------------------------------------------------------------------------
     def _check_mechanisms(self, nodes):
@@ -312,25 +283,13 @@ class LatentTarget:
         from pymc.distributions.shape_utils import change_dist_size
 
         model = self.model
-        records = set(self.block.record_rvs)
-        others_v = {rv: v for rv, v in model.rvs_to_values.items() if rv not in records}
-        others_t = {rv: t for rv, t in model.rvs_to_transforms.items() if rv not in records and t is not None}
         recs = self.block.record_rvs
         if any(r in set(ancestors([o])) for r in recs for o in recs if o is not r):
             self._batch_draw = None  # records drawn jointly from each other: one draw per particle
             return
         try:
             big = [change_dist_size(rv, (n_draws,), expand=True) for rv in recs]
-            drawn = replace_rvs_by_values(big, rvs_to_values=others_v, rvs_to_transforms=others_t)
-            outs = []
-            for rv, g in zip(self.block.record_rvs, drawn):
-                tr = model.rvs_to_transforms.get(rv)
-                outs.append(tr.forward(g, *g.owner.inputs) if tr is not None else g)
-            old = [v for v in ancestors(outs)
-                   if isinstance(v, SharedVariable) and isinstance(v.type, RandomGeneratorType)]
-            self._draw_rngs = [pytensor.shared(np.random.default_rng()) for _ in old]
-            outs = graph_replace(outs, dict(zip(old, self._draw_rngs)), strict=False)
-            self._batch_draw = pm_compile(model.value_vars, outs, on_unused_input="ignore", random_seed=0)
+            self._batch_draw, self._draw_rngs = compile_record_draw(model, recs, big)
             self._n_batch = n_draws
         except Exception:  # pragma: no cover - fall back to one compiled draw per particle
             self._batch_draw = None
@@ -357,33 +316,40 @@ class LatentTarget:
                 f"record's icdf, but {_names(linked)} depends on another record variable. Use "
                 "space='u' or pdp.PMMH for records drawn jointly."
             )
-        zs, xs, lows, highs = [], [], [], []
+        self._z_kind = []  # per record RV: a DiscreteInverse, or None (PyMC icdf, compiled below)
+        zs, xs = [], []
         for rv in recs:
+            if str(rv.dtype).startswith(("int", "uint", "bool")):
+                support = finite_support(rv, model, self._max_support)
+                if support is not None:
+                    self._z_kind.append(SupportInverse(model, rv, others_v, others_t, support))
+                    continue
+                try:
+                    self._z_kind.append(DiscreteInverse(model, rv, others_v, others_t))
+                except NotImplementedError as err:
+                    raise ValueError(
+                        f"{self.owner} z-space needs the CDF of the integer records {rv.name!r} "
+                        f"({rv.owner.op}), which PyMC lacks ({err}). Use space='u' or PMMH."
+                    ) from None
+                continue
+            self._z_kind.append(None)
             z = pt.tensor(f"{rv.name}_z", dtype="float64", shape=(None, *rv.type.shape))
             try:
                 x = pm.icdf(rv, z)
-                hi = pm.logcdf(rv, rv)
-                lo = pm.logcdf(rv, rv - 1) if rv.dtype.startswith("int") else hi
             except NotImplementedError as err:
                 raise ValueError(
                     f"{self.owner} z-space (x = F_θ^-1(z), seed 001 Algorithm 7) needs PyMC's icdf "
-                    f"and logcdf of the records, which {rv.name!r} "
-                    f"({rv.owner.op}) lacks ({err}). Use space='u' or PMMH."
+                    f"of the records, which {rv.name!r} ({rv.owner.op}) lacks ({err}). Use "
+                    "space='u' or PMMH."
                 ) from None
             (x,) = replace_rvs_by_values([x], rvs_to_values=others_v, rvs_to_transforms=others_t)
             tr = model.rvs_to_transforms.get(rv)
             if tr is not None:
                 x = tr.forward(x, *rv.owner.inputs)
                 (x,) = replace_rvs_by_values([x], rvs_to_values=others_v, rvs_to_transforms=others_t)
-            lo, hi = replace_rvs_by_values(
-                [lo, hi], rvs_to_values=model.rvs_to_values, rvs_to_transforms=model.rvs_to_transforms
-            )
             zs.append(z)
             xs.append(pt.cast(x, rv.dtype))
-            lows.append(pt.exp(lo))
-            highs.append(pt.exp(hi))
-        self._icdf = pm_compile(model.value_vars + zs, xs, on_unused_input="ignore")
-        self._cdf = pm_compile(model.value_vars, lows + highs, on_unused_input="ignore")
+        self._icdf = pm_compile(model.value_vars + zs, xs, on_unused_input="ignore") if zs else None
         self._z_compiled = True
 
     # -- point helpers -------------------------------------------------------------------------
@@ -458,14 +424,69 @@ class LatentTarget:
 
     def icdf(self, point, zs):
         """Latent values (value space) for uniforms ``zs`` (one (N, n, ...) array per record RV)."""
-        return self._icdf(*self.args(point), *zs)
+        args = self.args(point)
+        cont = [z for z, kind in zip(zs, self._z_kind) if kind is None]
+        cont_x = iter(self._icdf(*args, *cont) if cont else [])
+        out = []
+        for rv, z, kind in zip(self.block.record_rvs, zs, self._z_kind):
+            x = next(cont_x) if kind is None else kind.icdf(args, z)
+            out.append(np.asarray(x).astype(rv.dtype, copy=False))
+        return out
 
     def z_of(self, point, rng):
-        """Uniforms generating the records in ``point`` (random within atoms for discrete records)."""
-        out = self._cdf(*self.args(point))
-        k = len(self.block.record_rvs)
+        """Uniforms generating the records in ``point``: F_θ(x) for continuous records, uniform on
+        (F_θ(x-1), F_θ(x)] (within the atom) for integer ones."""
+        args = self.args(point)
         zs = []
-        for lo, hi in zip(out[:k], out[k:]):
-            lo, hi = np.asarray(lo, float), np.asarray(hi, float)
-            zs.append(lo + (hi - lo) * rng.random(hi.shape) if np.any(hi > lo) else hi)
+        for name, kind in zip(self.block.value_names, self._z_kind):
+            x = np.asarray(point[name])
+            if kind is None:
+                zs.append(None)
+                continue
+            hi = kind.cdf(args, x[None])[0]
+            lo = kind.cdf(args, x[None] - 1)[0]
+            zs.append(lo + (hi - lo) * rng.random(x.shape))
+        if any(z is None for z in zs):
+            cdf = self._continuous_cdf()
+            vals = iter(cdf(*args))
+            zs = [np.exp(np.asarray(next(vals), dtype=float)) if z is None else z for z in zs]
         return zs
+
+    def _continuous_cdf(self):
+        if getattr(self, "_cdf", None) is None:
+            model = self.model
+            rvs = [rv for rv, kind in zip(self.block.record_rvs, self._z_kind) if kind is None]
+            graphs = [pm.logcdf(rv, rv) for rv in rvs]
+            graphs = replace_rvs_by_values(
+                graphs, rvs_to_values=model.rvs_to_values, rvs_to_transforms=model.rvs_to_transforms
+            )
+            self._cdf = pm_compile(model.value_vars, graphs, on_unused_input="ignore")
+        return self._cdf
+
+    # -- particles of the likelihood estimate ------------------------------------------------
+    def latent_key(self, point):
+        """Values of every input of the latent's distribution and of the latent itself."""
+        return [np.array(point[n], copy=True) for n in self.parent_names + self.block.value_names]
+
+    def particle_weights(self, point, n_particles):
+        r"""Log weights and particles of the conditional-prior estimate of :math:`p(s_{dp}\mid\theta)`.
+
+        * finite record support (local releases): ``log_w`` (K, n), :math:`\log f(v_k\mid\theta) +
+          \log g(s_i\mid v_k) + \log K` over the support values :math:`v_k`, so that
+          :func:`estimate_log_lik` gives the exact :math:`\sum_i \log\sum_k f g`;
+        * local releases: ``log_w`` (N, n) per-record weights :math:`g(s_i\mid x_i^{(j)})`;
+        * otherwise ``log_w`` (N,), :math:`g(s_{dp}\mid x^{(j)})`.
+        """
+        n = self.block.n
+        idx = np.arange(n)
+        if self.support is not None:
+            K = self.support.size
+            vals = np.broadcast_to(self.support[:, None], (K, n))
+            _, per, rec = self.evaluate(point, [np.ascontiguousarray(vals)])
+            log_w = rec + per + math.log(K)
+            return log_w, lambda k: [np.asarray(self.support[k])]
+        parts = self.draws(point, n_particles)
+        total, per, _ = self.evaluate(point, parts)
+        if self.all_local:
+            return per, lambda k: [P[k, idx] for P in parts]
+        return total + per.sum(axis=1), [[p[j] for p in parts] for j in range(n_particles)]

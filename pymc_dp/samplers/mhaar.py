@@ -34,19 +34,20 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from pymc.step_methods.compound import BlockedStep, Competence, StepMethodState
 
 from pymc_dp.distributions.dp_observed import dp_nodes
+from pymc_dp.samplers.accept import mh_accept
+from pymc_dp.samplers.base import DPStep
 from pymc_dp.samplers.latent import (
     LatentTarget,
     RandomWalkState,
     check_n_particles,
     clip_scale,
+    estimate_log_lik,
     initial_scale,
     logsumexp0,
     random_walk_adapt,
     random_walk_propose,
-    safe_log_alpha,
     sample_indices,
 )
 
@@ -90,9 +91,8 @@ def mhaar_kernel(rng, state: MHAARState, *, propose_theta, log_prior, weights):
     log_w = np.where(np.isnan(log_w), -np.inf, log_w)
     log_wp = np.where(np.isnan(log_wp), -np.inf, log_wp)
     ratio = float(np.sum(logsumexp0(log_wp) - logsumexp0(log_w)))
-    log_alpha = safe_log_alpha(log_q + lp_p - state.log_prior + ratio)
-    prob = 0.0 if log_alpha == -math.inf else math.exp(min(0.0, log_alpha))
-    if math.log(rng.random()) < log_alpha:
+    accepted, prob = mh_accept(rng, log_q + lp_p - state.log_prior + ratio)
+    if accepted:
         k = sample_indices(rng, log_wp)
         return MHAARState(theta_p, lp_p, pick(k, True)), MHAARInfo(True, prob, ratio)
     k = sample_indices(rng, log_w)
@@ -109,7 +109,7 @@ def _check_subset_size(subset_size, n):
         )
 
 
-class MHAAR(BlockedStep):
+class MHAAR(DPStep):
     r"""MHAAR on θ and the latent data (seed 001, Algorithms 6–8); see the module docstring.
 
     Parameters
@@ -137,18 +137,16 @@ class MHAAR(BlockedStep):
     """
 
     name = "mhaar"
-    stats_dtypes_shapes = {
+    dp_stats = {
         "dp_accept": (float, []),
         "dp_accepted": (bool, []),
         "dp_log_ratio_estimate": (float, []),
         "dp_scale": (float, []),
-        "tune": (bool, []),
     }
-    _state_class = StepMethodState
 
     def __init__(self, vars, *, n_particles: int = 10, subset_size=None, space: str = "auto",
-                 latent=None, proposal_scale=None, target_accept: float = 0.3, model=None,
-                 rng=None, blocked=True):
+                 latent=None, proposal_scale=None, target_accept: float = 0.3, max_support: int = 64,
+                 model=None, rng=None, blocked=True, initial_point=None, compile_kwargs=None):
         import pymc as pm
 
         self.n_particles = check_n_particles(n_particles, "MHAAR")
@@ -158,9 +156,10 @@ class MHAAR(BlockedStep):
         counts = {node.n for node in dp_nodes(model).values()}
         if subset_size is not None and len(counts) == 1:  # fail fast, before compiling
             _check_subset_size(subset_size, counts.pop())
-        self.target = LatentTarget(model, vars, latent=latent, owner="MHAAR")
+        self.target = LatentTarget(model, vars, latent=latent, owner="MHAAR", max_support=max_support)
         block = self.target.block
-        if space == "auto":
+        auto = space == "auto"
+        if auto:
             latent_stats = getattr(model, "_pymc_dp_latent_statistics", set())
             if self.target.all_local:
                 space = "local"
@@ -184,29 +183,29 @@ class MHAAR(BlockedStep):
                 )
             subset_size = int(subset_size)
         self.subset_size = subset_size
-        if space in ("z", "local"):
-            self.target.compile_z_space()
-        else:
+        #: local releases of records with a small finite support: sum over it exactly
+        self.enumerate = space == "local" and self.target.support is not None
+        if space in ("z", "local") and not self.enumerate:
+            try:
+                self.target.compile_z_space()
+            except ValueError:
+                if not auto or space != "z" or subset_size is not None:
+                    raise
+                space = "u"  # "auto" never picks a space that refuses: u-space needs only draws
+        if space == "u":
             self.target.compile_batch_draw(self.n_particles)
+        self.space = space
         self.vars = list(self.target.theta_values) + list(block.value_vars)
         self.target_accept = float(target_accept)
         self._init_scale = initial_scale(proposal_scale, self.target, model)
-        self.tune = True
-        self.set_rng(rng)
+        self._init_step(rng)
 
-    # PyMC <= 6.2
-    def set_rng(self, rng):
-        from pymc.util import get_random_generator
+    def reseed(self, rng):
+        self.target.reseed(rng)
 
-        self.rng = get_random_generator(rng, copy=False)
-        self.target.reseed(self.rng)
+    def start_chain(self):
         self._rw = RandomWalkState(np.log(self._init_scale), 0)
         self._z_cache = None
-
-    # PyMC >= 6.3
-    def setup_chain(self, rng, tune, draws):
-        self.set_rng(rng)
-        self.tune = tune > 0
 
     # -- weight functions (the pluggable piece) ------------------------------------------------
     def _u_weights(self, point):
@@ -228,6 +227,23 @@ class MHAAR(BlockedStep):
                 rec_p = target.evaluate(target.with_theta(point, theta_p), parts)[2]
                 log_wp = (rec_p.sum(axis=1) + lg - lq)[:, None]
             return log_w, log_wp, lambda k, acc: [P[int(k[0])] for P in parts]
+
+        return weights
+
+    def _support_weights(self, point):
+        """Local releases, finite support: log f(v|θ) + log g(s_i|v) over the support (exact)."""
+        target = self.target
+        support = target.support
+        n = target.block.n
+        vals = [np.ascontiguousarray(np.broadcast_to(support[:, None], (support.size, n)))]
+
+        def logw(theta):
+            _, per, rec = target.evaluate(target.with_theta(point, theta), vals)
+            return rec + per
+
+        def weights(rng, theta, theta_p, latent):
+            log_wp = logw(theta_p) if theta_p is not None else None
+            return logw(theta), log_wp, lambda k, acc: [np.asarray(support[k])]
 
         return weights
 
@@ -282,7 +298,10 @@ class MHAAR(BlockedStep):
         target = self.target
         theta = target.theta_flat(point)
         log_prior0 = target.log_rest(point)
-        if self.space == "u":
+        if self.enumerate:
+            latent = target.latent_of(point)
+            weights = self._support_weights(point)
+        elif self.space == "u":
             latent = target.latent_of(point)
             weights = self._u_weights(point)
         else:
@@ -302,34 +321,38 @@ class MHAAR(BlockedStep):
             self._rw = clip_scale(random_walk_adapt(self._rw, info.accept_prob, self.target_accept),
                              self._init_scale)
         pt_theta = target.with_theta(point, state.theta)
-        if self.space == "u":
+        if self.enumerate or self.space == "u":
             values = state.latent
         else:
             values = [x[0] for x in target.icdf(pt_theta, [z[None] for z in state.latent])]
-            self._z_cache = (state.theta.copy(), [v.copy() for v in values], state.latent)
         new = target.with_latent(pt_theta, values)
+        if not (self.enumerate or self.space == "u"):
+            self._z_cache = (target.latent_key(new), state.latent)
         new = {name: new[name] for name in target.theta_names + target.block.value_names}
-        stats = {
-            "dp_accept": float(info.accept_prob),
-            "dp_accepted": bool(info.accepted),
-            "dp_log_ratio_estimate": float(info.log_ratio_estimate),
-            "dp_scale": float(np.exp(self._rw.log_scale).mean()),
-            "tune": bool(self.tune),
-        }
-        return {**point, **new}, [stats]
+        return {**point, **new}, [self.stats(
+            dp_accept=float(info.accept_prob),
+            dp_accepted=bool(info.accepted),
+            dp_log_ratio_estimate=float(info.log_ratio_estimate),
+            dp_scale=float(np.exp(self._rw.log_scale).mean()),
+        )]
+
+    def loglik_estimate(self, point, rng) -> float:
+        r"""One conditional-prior particle estimate of :math:`\log p(s_{dp} \mid \theta)` at ``point``
+        with ``n_particles`` (factorised over records for local releases, exact over a small finite
+        support); its spread (:func:`pymc_dp.diagnostics.loglik_estimate_sd`) tells whether N is
+        large enough. The particle draws are reseeded from ``rng`` (reproducible)."""
+        self.target.reseed(rng)
+        log_w, _ = self.target.particle_weights(point, self.n_particles)
+        return estimate_log_lik(log_w)
 
     def _current_z(self, point):
-        """The uniforms behind the current records: cached from the last step, else F_θ(x)."""
+        """The uniforms behind the current records: cached from the last step if neither the
+        records nor any input of their distribution moved (another sampler may move a parent,
+        e.g. σ under NUTS), else re-derived from the records (uniform within atoms)."""
         target = self.target
         cache = self._z_cache
         if cache is not None:
-            theta, xs, zs = cache
-            if np.array_equal(theta, target.theta_flat(point)) and all(
-                np.array_equal(a, b) for a, b in zip(xs, target.latent_of(point))
-            ):
+            key, zs = cache
+            if all(np.array_equal(a, b) for a, b in zip(key, target.latent_key(point))):
                 return zs
         return target.z_of(point, self.rng)
-
-    @staticmethod
-    def competence(var, has_grad):
-        return Competence.INCOMPATIBLE

@@ -25,23 +25,24 @@ The pure kernel :func:`pmmh_kernel` works on NumPy arrays and callables; :class:
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
-import numpy as np
-from pymc.step_methods.compound import BlockedStep, Competence, StepMethodState
+import math
 
+import numpy as np
+
+from pymc_dp.samplers.accept import mh_accept
+from pymc_dp.samplers.base import DPStep
 from pymc_dp.samplers.latent import (
     LatentTarget,
     RandomWalkState,
     check_n_particles,
     clip_scale,
+    estimate_log_lik,
     initial_scale,
-    log_mean_exp,
+    pick_particle,
     random_walk_adapt,
     random_walk_propose,
-    safe_log_alpha,
-    sample_indices,
 )
 
 __all__ = ["PMMH", "PMMHState", "PMMHInfo", "pmmh_kernel"]
@@ -79,8 +80,12 @@ def pmmh_kernel(rng, state: PMMHState, *, propose_theta, log_prior, estimate):
     state : PMMHState
     propose_theta : callable ``(rng, θ) -> (θ', log q(θ|θ') - log q(θ'|θ))``
     log_prior : callable ``θ -> log η(θ)``
-    estimate : callable ``(rng, θ') -> (log_w (N,), particles)``: log importance weights
+    estimate : callable ``(rng, θ') -> (log_w, particles)``: log importance weights
         :math:`\log[f(x^{(j)}|\theta') g(s_{dp}|x^{(j)}) / q_{\theta'}(x^{(j)})]` and the particles.
+        ``log_w`` is ``(N,)`` (one estimate of the whole likelihood; ``particles[k]`` is the latent
+        of particle k) or ``(N, B)`` for a likelihood that factors over B blocks (records):
+        :math:`\hat Z = \prod_b \frac1N\sum_j w_{jb}` and ``particles(k)`` builds the latent
+        from one index per block (see :func:`pymc_dp.samplers.latent.estimate_log_lik`).
 
     Returns
     -------
@@ -91,16 +96,17 @@ def pmmh_kernel(rng, state: PMMHState, *, propose_theta, log_prior, estimate):
     if not np.isfinite(lp_p):  # outside the support: α = 0, no need to estimate
         return state, PMMHInfo(False, 0.0, -math.inf)
     log_w, particles = estimate(rng, theta_p)
-    ll_p = float(log_mean_exp(np.asarray(log_w, dtype=float)))
-    log_alpha = safe_log_alpha(log_q + lp_p + ll_p - state.log_prior - state.log_lik)
-    prob = 0.0 if log_alpha == -math.inf else math.exp(min(0.0, log_alpha))
-    if np.isfinite(ll_p) and math.log(rng.random()) < log_alpha:
-        k = int(sample_indices(rng, np.asarray(log_w, dtype=float)[:, None])[0])
-        return PMMHState(theta_p, lp_p, ll_p, particles[k]), PMMHInfo(True, prob, ll_p)
+    ll_p = estimate_log_lik(log_w)
+    if not np.isfinite(ll_p):
+        return state, PMMHInfo(False, 0.0, ll_p)
+    accepted, prob = mh_accept(rng, log_q + lp_p + ll_p - state.log_prior - state.log_lik)
+    if accepted:
+        latent = pick_particle(rng, log_w, particles)
+        return PMMHState(theta_p, lp_p, ll_p, latent), PMMHInfo(True, prob, ll_p)
     return state, PMMHInfo(False, prob, ll_p)
 
 
-class PMMH(BlockedStep):
+class PMMH(DPStep):
     r"""Pseudo-marginal MH on θ integrating the latent data (seed 001, Algorithm 5).
 
     ``pdp.PMMH([theta])`` finds the latent records (or latent statistic) feeding the
@@ -108,13 +114,20 @@ class PMMH(BlockedStep):
     assigns no other sampler to them. The importance proposal is the latent's conditional prior
     given θ' (drawn from the PyMC graph), so the weights are the release densities.
 
+    When every release of the latent is local (one per record, ``pdp.Local``) the likelihood
+    factors over records and is estimated as :math:`\prod_i \frac1N \sum_j g(s_i \mid x_i^{(j)})`
+    (unbiased; the variance of its log grows like n/N instead of exponentially in n), and for a
+    single discrete record variable with a small finite support (Bernoulli, Categorical, Binomial,
+    DiscreteUniform; at most ``max_support`` values) as the exact
+    :math:`\prod_i \sum_x f(x \mid \theta) g(s_i \mid x)` (zero variance: marginal MH).
+
     Parameters
     ----------
     vars : list
         θ, the continuous parameters proposed jointly (must include every free parent of the
         latent data, since the likelihood estimate is carried between iterations).
     n_particles : int
-        N, draws of the latent data per likelihood estimate.
+        N, draws of the latent data per likelihood estimate (per record when factorised).
     latent : list, optional
         The latent variables to integrate; default: found from the ``DPObserved`` nodes.
     proposal : callable, optional
@@ -123,36 +136,39 @@ class PMMH(BlockedStep):
         variable in PyMC's value space (given the θ' in ``point``) and ``log_q`` their
         ``(n_particles,)`` log proposal densities there. The weights become
         :math:`f(x|\theta') g(s_{dp}|x) / q(x)`. Useful for a latent statistic whose prior is much
-        wider than the release noise.
+        wider than the release noise. Not factorised.
     proposal_scale : float or array, optional
         Initial random-walk standard deviation per θ coordinate (value space); tuned during
         warm-up towards ``target_accept``. Default 0.5.
     target_accept : float
         Warm-up target of the acceptance probability.
+    max_support : int
+        Largest finite record support summed exactly (local releases).
 
     Sampler stats
     -------------
     ``dp_accept``: acceptance probability min(1, α); ``dp_accepted``: move accepted;
     ``dp_loglik_estimate``: the carried log Ẑ(θ); ``dp_scale``: mean proposal scale.
+    Check N with :func:`pymc_dp.diagnostics.loglik_estimate_sd` (sd of log Ẑ ≈ 1 is good).
     """
 
     name = "pmmh"
-    stats_dtypes_shapes = {
+    dp_stats = {
         "dp_accept": (float, []),
         "dp_accepted": (bool, []),
         "dp_loglik_estimate": (float, []),
         "dp_scale": (float, []),
-        "tune": (bool, []),
     }
-    _state_class = StepMethodState
 
     def __init__(self, vars, *, n_particles: int = 10, latent=None, proposal=None, proposal_scale=None,
-                 target_accept: float = 0.3, model=None, rng=None, blocked=True):
+                 target_accept: float = 0.3, max_support: int = 64, model=None, rng=None,
+                 blocked=True, initial_point=None, compile_kwargs=None):
         import pymc as pm
 
         self.n_particles = check_n_particles(n_particles, "PMMH")
         model = pm.modelcontext(model)
-        self.target = LatentTarget(model, vars, latent=latent, owner="PMMH", own_parents=True)
+        self.target = LatentTarget(model, vars, latent=latent, owner="PMMH", own_parents=True,
+                                   max_support=max_support)
         self.vars = list(self.target.theta_values) + list(self.target.block.value_vars)
         if proposal is not None and not callable(proposal):
             raise TypeError(
@@ -160,52 +176,54 @@ class PMMH(BlockedStep):
                 f"log_q), got proposal={proposal!r}. Leave it None to draw from the conditional prior."
             )
         self.proposal = proposal
-        self.target.compile_batch_draw(self.n_particles)
+        if proposal is None and self.target.support is None:
+            self.target.compile_batch_draw(self.n_particles)
         self.target_accept = float(target_accept)
         self._init_scale = initial_scale(proposal_scale, self.target, model)
-        self.tune = True
-        self.set_rng(rng)
+        self._init_step(rng)
 
-    # PyMC <= 6.2
-    def set_rng(self, rng):
-        from pymc.util import get_random_generator
+    def reseed(self, rng):
+        self.target.reseed(rng)
 
-        self.rng = get_random_generator(rng, copy=False)
-        self.target.reseed(self.rng)
+    def start_chain(self):
         self._state = None
         self._rw = RandomWalkState(np.log(self._init_scale), 0)
 
-    # PyMC >= 6.3
-    def setup_chain(self, rng, tune, draws):
-        self.set_rng(rng)
-        self.tune = tune > 0
-
     # ------------------------------------------------------------------------------------------
-    def _estimate(self, base_point):
+    @property
+    def factorised(self) -> bool:
+        """Whether the likelihood estimate is a product over records (local releases)."""
+        return self.proposal is None and self.target.all_local
+
+    def estimator(self, base_point):
+        """The kernel's ``estimate(rng, θ) -> (log_w, particles)`` at the other values of ``base_point``."""
         target = self.target
 
         def estimate(rng, theta):
             pt_theta = target.with_theta(base_point, theta)
-            if self.proposal is None:  # conditional prior: weights are the release densities
-                parts = target.draws(pt_theta, self.n_particles)
-                total, per, _ = target.evaluate(pt_theta, parts)
-                log_w = total + per.sum(axis=1)
-            else:  # user importance proposal: w = f(x|θ') g(s_dp|x) / q(x)
-                parts, log_q = self.proposal(rng, pt_theta, self.n_particles)
-                parts = [np.asarray(p, dtype=v.dtype) for p, v in zip(parts, target.block.value_vars)]
-                total, per, rec = target.evaluate(pt_theta, parts)
-                log_w = total + per.sum(axis=1) + rec.sum(axis=1) - np.asarray(log_q, dtype=float)
-            particles = [[p[j] for p in parts] for j in range(self.n_particles)]
-            return log_w, particles
+            if self.proposal is None:
+                return target.particle_weights(pt_theta, self.n_particles)
+            # user importance proposal: w = f(x|θ') g(s_dp|x) / q(x), one joint estimate
+            parts, log_q = self.proposal(rng, pt_theta, self.n_particles)
+            parts = [np.asarray(p, dtype=v.dtype) for p, v in zip(parts, target.block.value_vars)]
+            total, per, rec = target.evaluate(pt_theta, parts)
+            log_w = total + per.sum(axis=1) + rec.sum(axis=1) - np.asarray(log_q, dtype=float)
+            return log_w, [[p[j] for p in parts] for j in range(self.n_particles)]
 
         return estimate
+
+    def loglik_estimate(self, point, rng) -> float:
+        r"""One estimate :math:`\log\hat Z(\theta)` of :math:`\log p(s_{dp} \mid \theta)` at ``point``."""
+        target = self.target
+        target.reseed(rng)  # the particle draws come from rng: reproducible
+        return estimate_log_lik(self.estimator(point)(rng, target.theta_flat(point))[0])
 
     def _init_state(self, point):
         target = self.target
         theta = target.theta_flat(point)
-        log_w, particles = self._estimate(point)(self.rng, theta)
-        k = int(sample_indices(self.rng, log_w[:, None])[0])
-        return PMMHState(theta, target.log_rest(point), float(log_mean_exp(log_w)), particles[k])
+        log_w, particles = self.estimator(point)(self.rng, theta)
+        latent = pick_particle(self.rng, log_w, particles)
+        return PMMHState(theta, target.log_rest(point), estimate_log_lik(log_w), latent)
 
     def _matches(self, point):
         s = self._state
@@ -226,23 +244,17 @@ class PMMH(BlockedStep):
         state, info = pmmh_kernel(
             self.rng, state,
             propose_theta=lambda rng, th: random_walk_propose(rng, th, self._rw),
-            log_prior=log_prior, estimate=self._estimate(point),
+            log_prior=log_prior, estimate=self.estimator(point),
         )
         if self.tune:
             self._rw = clip_scale(random_walk_adapt(self._rw, info.accept_prob, self.target_accept),
-                             self._init_scale)
+                                  self._init_scale)
         self._state = state
         new = target.with_latent(target.with_theta(point, state.theta), state.latent)
         new = {name: new[name] for name in target.theta_names + target.block.value_names}
-        stats = {
-            "dp_accept": float(info.accept_prob),
-            "dp_accepted": bool(info.accepted),
-            "dp_loglik_estimate": float(state.log_lik),
-            "dp_scale": float(np.exp(self._rw.log_scale).mean()),
-            "tune": bool(self.tune),
-        }
-        return {**point, **new}, [stats]
-
-    @staticmethod
-    def competence(var, has_grad):
-        return Competence.INCOMPATIBLE
+        return {**point, **new}, [self.stats(
+            dp_accept=float(info.accept_prob),
+            dp_accepted=bool(info.accepted),
+            dp_loglik_estimate=float(state.log_lik),
+            dp_scale=float(np.exp(self._rw.log_scale).mean()),
+        )]

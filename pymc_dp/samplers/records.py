@@ -19,20 +19,87 @@ from pymc.pytensorf import compile as pm_compile
 from pymc.pytensorf import reseed_rngs
 from pymc.util import get_value_vars_from_user_vars
 from pytensor.compile.sharedvalue import SharedVariable
-try:  # PyTensor >= 2.31
-    from pytensor.graph.traversal import ancestors
-except ImportError:  # pragma: no cover
-    from pytensor.graph.basic import ancestors
 from pytensor.graph.replace import graph_replace
 from pytensor.tensor.random.type import RandomGeneratorType
 
+from pymc_dp._compat import ancestors
 from pymc_dp.distributions.dp_observed import dp_nodes
 
-__all__ = ["RecordBlock"]
+__all__ = ["RecordBlock", "compile_record_draw", "record_groups"]
 
 
 def _names(rvs):
     return ", ".join(repr(r.name) for r in rvs)
+
+
+def record_groups(model, vars=None, *, owner="DataAugmentation"):
+    """Split record variables into groups: records released together (by one node) share a group.
+
+    ``vars=None`` takes every free RV that is the data of a ``DPObserved`` node. Returns a list of
+    lists of RVs (a group's variables share the record axis; groups may differ in size).
+    """
+    nodes = dp_nodes(model)
+    if not nodes:
+        raise ValueError(
+            f"{owner} found no pdp.DPObserved node in the model. Add the release with "
+            "pdp.DPObserved(name, records, statistic=..., mechanism=..., observed=...)."
+        )
+    if vars is None:
+        rvs = []
+        for node in nodes.values():
+            rvs += [d for d in node.data if d in model.free_RVs and d not in rvs]
+        if not rvs:
+            raise ValueError(
+                f"{owner} updates latent records, but every DPObserved node of the model "
+                f"({', '.join(map(repr, nodes))}) releases observed data or deterministic "
+                "values: there are no free record variables to sample. Sample the parameters "
+                "with PyMC's samplers (pm.sample() without step=)."
+            )
+    else:
+        rvs = [model.values_to_rvs[v] for v in get_value_vars_from_user_vars(vars, model)]
+    group_of = {r: i for i, r in enumerate(rvs)}
+    for node in nodes.values():  # union the groups of records released by one node
+        inside = [d for d in node.data if d in group_of]
+        if len(inside) > 1:
+            keep = group_of[inside[0]]
+            merged = {group_of[d] for d in inside}
+            for r, g in group_of.items():
+                if g in merged:
+                    group_of[r] = keep
+    out = {}
+    for r in rvs:
+        out.setdefault(group_of[r], []).append(r)
+    return list(out.values())
+
+
+def compile_record_draw(model, record_rvs, graphs):
+    """Compile draws of ``graphs`` (record RVs, possibly resized) given the other variables.
+
+    Every non-record RV in ``graphs`` is replaced by its value variable, each draw is mapped to
+    PyMC's value space (the record's forward transform), and the graph's random generators are
+    swapped for fresh shared ones so that the draws are reseeded per chain. Returns
+    ``(function of model.value_vars, [shared generators])``.
+    """
+    records = set(record_rvs)
+    rvs_to_values = {rv: val for rv, val in model.rvs_to_values.items() if rv not in records}
+    rvs_to_transforms = {
+        rv: tr for rv, tr in model.rvs_to_transforms.items() if rv not in records and tr is not None
+    }
+    drawn = replace_rvs_by_values(
+        graphs, rvs_to_values=rvs_to_values, rvs_to_transforms=rvs_to_transforms
+    )
+    outs = []
+    for rv, g in zip(record_rvs, drawn):
+        tr = model.rvs_to_transforms.get(rv)
+        outs.append(tr.forward(g, *g.owner.inputs) if tr is not None else g)
+    old_rngs = [
+        v for v in ancestors(outs)
+        if isinstance(v, SharedVariable) and isinstance(v.type, RandomGeneratorType)
+    ]
+    rngs = [pytensor.shared(np.random.default_rng()) for _ in old_rngs]
+    outs = graph_replace(outs, dict(zip(old_rngs, rngs)), strict=False)
+    fn = pm_compile(model.value_vars, outs, on_unused_input="ignore", random_seed=0)
+    return fn, rngs
 
 
 class RecordBlock:
@@ -136,28 +203,8 @@ class RecordBlock:
 
     def _compile(self):
         model = self.model
-        records = set(self.record_rvs)
-        rvs_to_values = {rv: val for rv, val in model.rvs_to_values.items() if rv not in records}
-        rvs_to_transforms = {
-            rv: tr for rv, tr in model.rvs_to_transforms.items() if rv not in records and tr is not None
-        }
-        drawn = replace_rvs_by_values(
-            self.record_rvs, rvs_to_values=rvs_to_values, rvs_to_transforms=rvs_to_transforms
-        )
-        proposals = []
-        for rv, g in zip(self.record_rvs, drawn):
-            tr = model.rvs_to_transforms.get(rv)
-            proposals.append(tr.forward(g, *g.owner.inputs) if tr is not None else g)
-        old_rngs = [
-            v for v in ancestors(proposals)
-            if isinstance(v, SharedVariable) and isinstance(v.type, RandomGeneratorType)
-        ]
-        self._rngs = [pytensor.shared(np.random.default_rng()) for _ in old_rngs]
-        proposals = graph_replace(proposals, dict(zip(old_rngs, self._rngs)), strict=False)
+        self._propose, self._rngs = compile_record_draw(model, self.record_rvs, self.record_rvs)
         self.input_names = [v.name for v in model.value_vars]
-        self._propose = pm_compile(
-            model.value_vars, proposals, on_unused_input="ignore", random_seed=0
-        )
 
         add, loc = [], []
         for node in self.nodes:

@@ -1,0 +1,124 @@
+"""``pm.sample()`` chooses pymc-dp's steps itself: competence of the record samplers.
+
+PyMC assigns each free variable to the step class of :data:`pymc.step_methods.STEP_METHODS` whose
+``competence(var, has_grad)`` is highest (PyMC's NUTS is ``PREFERRED`` for continuous variables,
+its Metropolis family ``COMPATIBLE``/``PREFERRED`` for discrete ones). Importing ``pymc_dp``
+puts :class:`pymc_dp.DataAugmentation` first in that list (:func:`register`); its competence is
+``IDEAL`` for a *latent record variable*: a free RV (not a CLT latent statistic, left to NUTS) that is the data of a ``DPObserved`` node whose
+statistic is record-additive or local (seed 003, Assumption 2) and that nothing else depends on.
+Its records are then proposed from their conditional prior and accepted by the release density
+alone, which is exact and O(n) per sweep; θ keeps NUTS.
+
+For records of a statistic that is not record-additive (``Median``, ``Max``) the competence stays
+``INCOMPATIBLE`` and a warning names the exact alternative (``pdp.MHAAR``), since PyMC's default
+single-site Metropolis is valid but slow there.
+
+The model is found from the model context (``with model: pm.sample()``) or, for
+``pm.sample(model=m)`` called outside a ``with`` block, from the calling ``assign_step_methods``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+import weakref
+
+import pymc as pm
+from pymc.step_methods.compound import Competence
+
+from pymc_dp.samplers.records import RecordBlock, record_groups
+
+__all__ = ["augmentation_competence", "register"]
+
+
+def _find_model(var):
+    """The model holding ``var``: the context model, else the one ``pm.sample`` is assigning."""
+    try:
+        model = pm.modelcontext(None)
+        if var in model.basic_RVs:
+            return model
+    except TypeError:
+        pass
+    frame = inspect.currentframe()
+    try:  # pm.sample(model=m) outside a with block: assign_step_methods(model, ...) is a caller
+        while frame is not None:
+            candidate = frame.f_locals.get("model")
+            if isinstance(candidate, pm.Model) and var in candidate.basic_RVs:
+                return candidate
+            frame = frame.f_back
+    finally:
+        del frame
+    return None
+
+
+def augmentation_competence(var) -> Competence:
+    """``IDEAL`` if ``var`` is a latent record variable DataAugmentation updates exactly."""
+    model = _find_model(var)
+    if model is None or var not in model.free_RVs:
+        return Competence.INCOMPATIBLE
+    nodes = getattr(model, "_pymc_dp_nodes", {})
+    fed = [(name, node) for name, node in nodes.items() if var in node.data]
+    if not fed:
+        return Competence.INCOMPATIBLE
+    if var.name in getattr(model, "_pymc_dp_latent_statistics", set()) or any(
+        type(node.statistic).__name__ == "LatentValue" for _, node in fed
+    ):
+        return Competence.INCOMPATIBLE  # a CLT latent statistic (one continuous "record"): NUTS
+    bad = [(name, node) for name, node in fed
+           if not (node.statistic.record_additive or node.statistic.local)]
+    if bad:
+        name, node = bad[0]
+        warnings.warn(
+            f"The records {var.name!r} feed DPObserved {name!r}, whose statistic {node.statistic!r} "
+            "is not record-additive, so pm.sample() leaves them to PyMC's default samplers (valid "
+            "but slow one-record-at-a-time moves). For an efficient exact sampler pass "
+            "step=[pdp.MHAAR([theta])] (z-space, seed 001 Algorithm 7).",
+            UserWarning,
+            stacklevel=2,
+        )
+        return Competence.INCOMPATIBLE
+    reason = _group_refusal(model, var, nodes)
+    if reason is not None:  # e.g. another term depends on the records, records not iid on axis 0
+        warnings.warn(
+            f"pm.sample() leaves the records {var.name!r} to PyMC's default samplers because "
+            f"pdp.DataAugmentation cannot take them: {reason}",
+            UserWarning,
+            stacklevel=2,
+        )
+        return Competence.INCOMPATIBLE
+    return Competence.IDEAL
+
+
+_VERDICTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _group_refusal(model, var, nodes):
+    """Why DataAugmentation would refuse the record group of ``var`` (None: it accepts it).
+
+    Builds the group's :class:`RecordBlock` once per model state (cached), so that ``pm.sample()``
+    never assigns a step that then refuses at construction.
+    """
+    group = next(g for g in record_groups(model, None) if var in g)
+    key = (tuple(id(r) for r in group), len(model.basic_RVs), len(model.potentials), len(nodes))
+    cache = _VERDICTS.setdefault(model, {})
+    if key not in cache:
+        try:
+            RecordBlock(model, group, require_additive=True, owner="DataAugmentation")
+            cache[key] = None
+        except Exception as err:  # noqa: BLE001 - any refusal means "not ours", with its reason
+            cache[key] = str(err)
+    return cache[key]
+
+
+def register() -> None:
+    """Put :class:`DataAugmentation` first in PyMC's step methods (once); both PyMC lines read it.
+
+    First, because PyMC keeps the first of equally competent classes and its Gibbs samplers for
+    Bernoulli and Categorical variables are ``IDEAL`` too.
+    """
+    from pymc.step_methods import STEP_METHODS
+
+    from pymc_dp.samplers.augmentation import DataAugmentation
+
+    if DataAugmentation not in STEP_METHODS:
+        STEP_METHODS.insert(0, DataAugmentation)

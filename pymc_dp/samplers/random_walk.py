@@ -1,0 +1,69 @@
+"""The θ proposal of PMMH and MHAAR: a Gaussian random walk in PyMC's value space, tuned in warm-up.
+
+Pure functions of a :class:`RandomWalkState` (per-coordinate log scale, adaptation counter): the
+Robbins–Monro update moves the log scale towards a target acceptance probability during warm-up
+only, within [e^-5, e^3] times the initial scale.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = [
+    "RandomWalkState", "random_walk_propose", "random_walk_adapt", "initial_scale", "clip_scale",
+    "check_n_particles",
+]
+
+
+def check_n_particles(n_particles, owner):
+    if not (isinstance(n_particles, int | np.integer) and not isinstance(n_particles, bool)
+            and n_particles >= 1):
+        raise ValueError(
+            f"n_particles must be an integer >= 1, got n_particles={n_particles!r}. "
+            f"{owner} averages over n_particles draws of the latent data; use e.g. n_particles=10."
+        )
+    return int(n_particles)
+
+
+class RandomWalkState(NamedTuple):
+    """Per-coordinate proposal scale and the adaptation counter."""
+
+    log_scale: np.ndarray
+    n_adapt: int
+
+
+def random_walk_propose(rng, theta, rw_state: RandomWalkState):
+    """Return ``(θ', log q(θ|θ') - log q(θ'|θ))`` (= 0 for the symmetric walk)."""
+    return theta + np.exp(rw_state.log_scale) * rng.standard_normal(theta.shape), 0.0
+
+
+def initial_scale(proposal_scale, target, model):
+    """Initial random-walk standard deviations, one per θ coordinate (default 0.5)."""
+    d = target.theta_flat(model.initial_point(random_seed=0)).size
+    if proposal_scale is None:
+        return np.full(d, 0.5)
+    scale = np.broadcast_to(np.asarray(proposal_scale, dtype=float), (d,)).copy()
+    if not np.all(np.isfinite(scale) & (scale > 0)):
+        raise ValueError(
+            f"proposal_scale must be finite and > 0 for each of the {d} θ coordinates, got "
+            f"proposal_scale={proposal_scale!r}. Give the random-walk standard deviation in "
+            "PyMC's value space (log scale for positive parameters)."
+        )
+    return scale
+
+
+def clip_scale(rw: RandomWalkState, init_scale):
+    """Keep the tuned scale within [e^-5, e^3] times the initial one."""
+    lo, hi = np.log(init_scale) - 5.0, np.log(init_scale) + 3.0
+    return rw._replace(log_scale=np.clip(rw.log_scale, lo, hi))
+
+
+def random_walk_adapt(rw_state: RandomWalkState, accept_prob: float, target: float):
+    """Robbins–Monro step on the log scale towards the target acceptance (warm-up only)."""
+    t = rw_state.n_adapt + 1
+    step = (accept_prob - target) / t**0.6
+    return RandomWalkState(rw_state.log_scale + step, t)
+
+
