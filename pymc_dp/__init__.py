@@ -20,6 +20,7 @@ from pymc_dp.distributions import (
     uniform_width_moments,
 )
 from pymc_dp.fisher import fisher_information, select_statistic
+from pymc_dp.marginal import marginalize, recover_records
 from pymc_dp.mechanisms import (
     DiscreteLaplace,
     Gaussian,
@@ -64,6 +65,9 @@ __all__ = [
     "PMMH",
     "MHAAR",
     "PenaltyMH",
+    # exact collapsed likelihoods for discrete records
+    "marginalize",
+    "recover_records",
     # accounting, planning, diagnostics
     "privacy_spent",
     "fisher_information",
