@@ -21,21 +21,26 @@ from tests import exact
 # ------------------------------------------------------------------------------------ helpers
 
 
-def _collapsed_fns(new):
-    """(potential value, its gradient, constrained values) as functions of the transformed point."""
+def _collapsed_fns(new, mode="FAST_COMPILE"):
+    """One compiled function of the transformed point: (potential value, gradient, constrained θ).
+
+    Returns three callables sharing it (one compilation keeps the numba tier fast).
+    """
     collapsed = {name for plan in new._pymc_dp_collapsed["plans"].values() for name in plan.nodes}
     lp = new.logp(vars=[p for p in new.potentials if p.name in collapsed or "+" in p.name],
                   jacobian=False)
     grads = pt.grad(lp, new.value_vars, disconnected_inputs="ignore")
-    logp = new.compile_fn(lp, inputs=new.value_vars, point_fn=True)
-    dlogp = new.compile_fn(pt.concatenate([pt.atleast_1d(g).ravel() for g in grads]),
-                           inputs=new.value_vars, point_fn=True)
-    constrained = new.compile_fn(new.unobserved_value_vars, inputs=new.value_vars, point_fn=True)
-    return logp, dlogp, constrained
+    theta = new.unobserved_value_vars
+    # FAST_COMPILE keeps this tier quick; the NUTS tier below compiles with the default linker
+    fn = new.compile_fn([lp, pt.concatenate([pt.atleast_1d(g).ravel() for g in grads]), *theta],
+                        inputs=new.value_vars, point_fn=True, mode=mode)
+    names = [v.name for v in theta]
+    return (lambda pt_: fn(pt_)[0], lambda pt_: fn(pt_)[1],
+            lambda pt_: dict(zip(names, fn(pt_)[2:])))
 
 
 def _theta(new, constrained, point):
-    return dict(zip([v.name for v in new.unobserved_value_vars], constrained(point)))
+    return constrained(point)
 
 
 def _point(new, seed):
@@ -53,14 +58,14 @@ def _enumerate(logf_values, support, n, loglik_of_x):
     return special.logsumexp(terms)
 
 
-def _check_against_enumeration(model, logf_fn, support, n, loglik_of_x, seeds=(0, 1), **kw):
+def _check_against_enumeration(model, logf_fn, support, n, loglik_of_x, seeds=(0, 1), mode="FAST_COMPILE",
+                               **kw):
     new = pdp.marginalize(model, **kw)
     assert not any(rv.name == "x" for rv in new.free_RVs)
-    logp, dlogp, constrained = _collapsed_fns(new)
-    names = [v.name for v in new.unobserved_value_vars]
+    logp, dlogp, constrained = _collapsed_fns(new, mode)
     for seed in seeds:
         point = _point(new, seed)
-        theta = dict(zip(names, constrained(point)))
+        theta = constrained(point)
         brute = _enumerate(logf_fn(theta, np.asarray(support)), support, n, loglik_of_x)
         assert abs(logp(point) - brute) < 1e-10 * max(1.0, abs(brute)), (logp(point), brute)
         _check_gradient(logp, dlogp, point)
@@ -101,7 +106,7 @@ def test_bernoulli_sum_laplace_matches_enumeration(method):
         pdp.DPObserved("s", x, statistic=pdp.Sum(lower=0, upper=1), mechanism=mech, observed=s)
     new = _check_against_enumeration(
         model, lambda th, sup: stats.bernoulli.logpmf(sup, th["p"]), [0, 1], n,
-        lambda x: _laplace(s, x.sum(), 1 / 0.8), method=method)
+        lambda x: _laplace(s, x.sum(), 1 / 0.8), method=method, mode=None)
     plan = new._pymc_dp_collapsed["plans"]["x"]
     assert plan.closed == ("binomial" if method == "auto" else None)
 
