@@ -165,6 +165,39 @@ def test_unclamped_poisson_sum_closed_form():
     _check_gradient(logp, dlogp, point)
 
 
+def test_unclamped_geometric_sum_closed_form_and_recovery():
+    n, s, mech = 3, 9.4, pdp.Laplace(scale=1.5)
+    with pm.Model() as model:
+        p = pm.Beta("p", 2.0, 2.0)
+        x = pm.Geometric("x", p, shape=n)
+        pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=mech, observed=s)
+    new = pdp.marginalize(model)
+    assert new._pymc_dp_collapsed["plans"]["x"].closed == "negative_binomial"
+    logp, dlogp, constrained = _collapsed_fns(new)
+    point = _point(new, 4)
+    grid = np.array(list(itertools.product(range(1, 80), repeat=n)))
+    logw = stats.geom.logpmf(grid, constrained(point)["p"]).sum(1) + mech.logpdf(s, grid.sum(1))
+    assert abs(logp(point) - special.logsumexp(logw)) < 1e-10
+    _check_gradient(logp, dlogp, point)
+    x = pdp.recover_records(_fake_posterior(p=0.4), new, random_seed=6).posterior["x"].values
+    logw = stats.geom.logpmf(grid, 0.4).sum(1) + mech.logpdf(s, grid.sum(1))
+    w = special.softmax(logw)
+    _assert_mean(x.sum(-1), np.sum(w * grid.sum(1)), "E[Σx | p, s]")
+    _assert_mean(x[..., 0], np.sum(w * grid[:, 0]), "E[x_1 | p, s]")
+
+
+def test_recover_unclamped_poisson_sum_given_theta():
+    n, s, lam, mech = 4, 9, 1.5, pdp.DiscreteLaplace(scale=2.0)
+    with pm.Model() as model:
+        x = pm.Poisson("x", pm.Gamma("lam", 2.0, 1.0), shape=n)
+        pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=mech, observed=s)
+    x = pdp.recover_records(_fake_posterior(lam=lam), pdp.marginalize(model), random_seed=7).posterior["x"].values
+    k = np.arange(300)
+    w = special.softmax(stats.poisson.logpmf(k, n * lam) + mech.logpdf(s, k))
+    _assert_mean(x.sum(-1), np.sum(w * k), "E[Σx | λ, s]")
+    _assert_mean(x[..., 2], np.sum(w * k) / n, "E[x_3 | λ, s]")
+
+
 def test_local_randomized_response_categorical_matches_enumeration():
     n, k = 4, 3
     mech = pdp.RandomizedResponse(1.0, n_categories=k)

@@ -53,7 +53,7 @@ class CollapsedPlan:
     n_cells: int = 0  # additive: lattice points per record
     length: int = 0  # additive: lattice points of the sum
     closed: str | None = None  # additive: closed form of the sum's law
-    offset: int = 0  # additive closed forms: sum = offset + lattice index
+    offset: int = 0  # additive closed forms: the sum is offset + index (window of the noise)
 
     def logf(self, params=None):
         """``log f(x | θ)`` over :attr:`support` (graph; ``params`` default the law's own)."""
@@ -71,6 +71,7 @@ class CollapsedPlan:
         law = self.law
         params = law.params if params is None else params
         k = pt.as_tensor_variable(np.arange(self.length, dtype="int64"))
+        total = pt.as_tensor_variable(self.offset + np.arange(self.length, dtype="int64"))
         import pymc as pm
 
         n = law.n
@@ -78,9 +79,9 @@ class CollapsedPlan:
             trials = n * (1 if law.kind == "bernoulli" else int(law.high))
             return pm.logp(pm.Binomial.dist(n=trials, p=params[-1]), k)
         if self.closed == "poisson":
-            return pm.logp(pm.Poisson.dist(mu=n * params[0]), k)
-        if self.closed == "negative_binomial":
-            return pm.logp(pm.NegativeBinomial.dist(n=n, p=params[0]), k)
+            return pm.logp(pm.Poisson.dist(mu=n * params[0]), total)
+        if self.closed == "negative_binomial":  # Σx − n of n Geometric(p) records
+            return pm.logp(pm.NegativeBinomial.dist(n=n, p=params[0]), total - n)
         logq = self.log_q(self.logf(params))
         return ll.log_conv_power(logq, self.n_cells, n, self.length)
 
@@ -207,9 +208,12 @@ def _additive_plan(law, nodes, releases, names, support, tail, method):
         raise ValueError(f"Releases {list(names)} scale their sums differently; release one statistic.")
     if support is None:  # unclamped Poisson / Geometric: closed form, cut by the noise tails
         closed = {"poisson": "poisson", "geometric": "negative_binomial"}[law.kind]
-        offset = n * law.low
+        # keep only sums within the noise radius of every release (both tails below TRUNCATION)
+        bottom = max((float(s.reshape(())) - _radius(nd.mechanism, nd.rv.name)) / c
+                     for nd, s in zip(nodes, releases))
         top = min((float(s.reshape(())) + _radius(nd.mechanism, nd.rv.name)) / c
                   for nd, s in zip(nodes, releases))
+        offset = max(n * law.low, int(math.floor(bottom)))
         length = max(2, int(math.ceil(top)) - offset + 1)
         s_values = c * (offset + np.arange(length))
         eta = sum(nd.mechanism.logpdf(s.reshape(()), s_values) for nd, s in zip(nodes, releases))

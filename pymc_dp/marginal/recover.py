@@ -100,18 +100,19 @@ def _values(plan, idx, logf, params, rng):
 def _additive(plan, logf, params, rng):
     n = plan.law.n
     if plan.closed in ("poisson", "negative_binomial"):
-        k = np.arange(plan.length)
+        k = plan.offset + np.arange(plan.length)  # values of the sum
         if plan.closed == "poisson":
             logp = special.xlogy(k, n * params[0]) - n * params[0] - special.gammaln(k + 1)
         else:
-            p = params[0]
+            p, k = params[0], k - n
             logp = (special.gammaln(n + k) - special.gammaln(n) - special.gammaln(k + 1)
                     + n * np.log(p) + special.xlog1py(k, -p))
-        total = _draw_categorical(logp + plan.eta, rng)
+        total = plan.offset + _draw_categorical(logp + plan.eta, rng)
         if plan.closed == "poisson":
             return rng.multinomial(total, np.full(n, 1.0 / n)).astype(np.int64)
-        bars = np.sort(rng.choice(total + n - 1, size=n - 1, replace=False))
-        edges = np.concatenate([[-1], bars, [total + n - 1]])
+        extra = total - n  # Σ (x_i − 1): uniform over compositions into n parts
+        bars = np.sort(rng.choice(extra + n - 1, size=n - 1, replace=False))
+        edges = np.concatenate([[-1], bars, [extra + n - 1]])
         return (np.diff(edges) - 1 + plan.law.low).astype(np.int64)
     member = plan.cells[None, :] == np.arange(plan.n_cells)[:, None]
     logq = special.logsumexp(np.where(member, logf[None, :], -np.inf), axis=1)
