@@ -244,6 +244,27 @@ def test_counts_laplace_matches_enumeration():
         lambda x: _laplace(s, np.bincount(x, minlength=k), 1.3))
 
 
+def test_counts_band_truncation_matches_enumeration():
+    n, k, scale = 12, 3, 0.15  # noise radius 0.15 · ln 1e12 ≈ 4.1: the bands cut
+    s = np.array([5.2, 3.9, 2.8])
+    mech = pdp.Laplace(scale=scale)
+    with pm.Model() as model:
+        pi = pm.Dirichlet("pi", np.array([1.0, 2.0, 3.0]))
+        x = pm.Categorical("x", pi, shape=n)
+        pdp.DPObserved("s", x, statistic=pdp.Counts(k), mechanism=mech, observed=s)
+    new = pdp.marginalize(model)
+    plan = new._pymc_dp_collapsed["plans"]["x"]
+    assert plan.bands[0].size < n + 1 and plan.truncation == 1e-12
+    logp, dlogp, constrained = _collapsed_fns(new)
+    point = _point(new, 8)
+    log_pi = np.log(constrained(point)["pi"])
+    comps = np.array([c for c in itertools.product(range(n + 1), repeat=k) if sum(c) == n])
+    brute = special.logsumexp(special.gammaln(n + 1) - special.gammaln(comps + 1).sum(1)
+                              + (comps * log_pi).sum(1) + mech.logpdf(s, comps).sum(1))
+    assert abs(logp(point) - brute) < 1e-10
+    _check_gradient(logp, dlogp, point)
+
+
 # --------------------------------------------------------------------------- recovery (iid θ)
 
 

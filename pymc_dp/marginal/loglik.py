@@ -93,7 +93,7 @@ def additive_loglik(log_p_sum, eta):
     return _lse(log_p_sum + pt.as_tensor_variable(np.asarray(eta, dtype="float64")), axis=0)
 
 
-def counts_loglik(logf, eta, n: int):
+def counts_loglik(logf, eta, n: int, bands=None):
     """Collapsed likelihood of noisy counts of ``n`` iid categorical records.
 
     Parameters
@@ -102,24 +102,26 @@ def counts_loglik(logf, eta, n: int):
         ``log π_k``.
     eta : ndarray, shape (K, n + 1)
         ``eta[k, c] = log η_k(s_k | c)``.
+    bands : list of ndarray, optional
+        For each of the first K − 1 categories, the counts ``c`` kept (those within the noise
+        radius of the release); default all ``0..n``. Cost O(n · Σ_k |band_k|).
     """
-    k_cat = eta.shape[0]
-    eta = np.asarray(eta, dtype="float64")
-    # log Σ_{j ≥ k} π_j for every k
-    tails = [_lse(logf[k:], axis=0) for k in range(k_cat)]
-    r = np.arange(n + 1)
-    rr, rp = r[:, None], r[None, :]  # records left before (r) and after (r') category k
-    c = rr - rp
-    ok = c >= 0
-    cc = np.where(ok, c, 0)
     from scipy.special import gammaln
 
-    log_choose = np.where(ok, gammaln(rr + 1) - gammaln(cc + 1) - gammaln(rp + 1), NEG)
-    alpha = pt.as_tensor_variable(np.where(r == n, 0.0, NEG))  # records left: all n
+    k_cat = eta.shape[0]
+    eta = np.asarray(eta, dtype="float64")
+    tails = [_lse(logf[k:], axis=0) for k in range(k_cat)]  # log Σ_{j ≥ k} π_j
+    rp = np.arange(n + 1)[:, None]  # records left after category k
+    alpha = pt.as_tensor_variable(np.where(np.arange(n + 1) == n, 0.0, NEG))
     for k in range(k_cat - 1):
+        c = np.arange(n + 1) if bands is None else np.asarray(bands[k], dtype=np.int64)
+        r = rp + c[None, :]  # records left before category k
+        ok = r <= n
+        rs, cs = np.where(ok, r, 0), np.broadcast_to(c[None, :], r.shape)
+        const = np.where(ok, gammaln(rs + 1) - gammaln(cs + 1) - gammaln(rp + 1) + eta[k][cs], NEG)
         log_rho = logf[k] - tails[k]
         log_rest = tails[k + 1] - tails[k]
-        eta_c = np.where(ok, eta[k][cc], NEG)
-        m = log_choose + eta_c + cc * log_rho + rp * log_rest
-        alpha = _lse(alpha[:, None] + m, axis=0)
+        idx = np.where(ok, rs, n + 1)
+        a_pad = pt.concatenate([alpha, pt.as_tensor_variable(np.array([NEG]))])
+        alpha = _lse(a_pad[idx] + const + cs * log_rho + rp * log_rest, axis=1)
     return _lse(alpha + eta[k_cat - 1], axis=0)

@@ -53,6 +53,7 @@ class CollapsedPlan:
     n_cells: int = 0  # additive: lattice points per record
     length: int = 0  # additive: lattice points of the sum
     closed: str | None = None  # additive: closed form of the sum's law
+    bands: list | None = None  # counts: cell values within the noise radius
     offset: int = 0  # additive closed forms: the sum is offset + index (window of the noise)
 
     def logf(self, params=None):
@@ -90,7 +91,7 @@ class CollapsedPlan:
         if self.case == "local":
             return ll.local_loglik(self.logf(params), self.eta, self.weights)
         if self.case == "counts":
-            return ll.counts_loglik(self.logf(params), self.eta, self.law.n)
+            return ll.counts_loglik(self.logf(params), self.eta, self.law.n, self.bands)
         return ll.additive_loglik(self.log_p_sum(params), self.eta)
 
 
@@ -268,8 +269,18 @@ def _counts_plan(law, node, release, names):
     n = law.n
     c = np.arange(n + 1, dtype=float)
     eta = np.stack([node.mechanism.logpdf(release[j], c) for j in range(k)])
-    plan = CollapsedPlan(law, "counts", names, np.arange(k), False, eta, cost=float(n + 1) ** 2 * (k - 1))
-    return _check_cost(plan, f"(N+1)²(K-1) with N = {n}, K = {k}")
+    try:  # cells far outside the noise radius of their release carry < TRUNCATION of the density
+        radius = _radius(node.mechanism, node.rv.name)
+        bands = [np.flatnonzero(np.abs(c - release[j]) <= radius) for j in range(k - 1)]
+        bands = [b if b.size else np.array([int(np.clip(np.rint(release[j]), 0, n))])
+                 for j, b in enumerate(bands)]
+        trunc = TRUNCATION
+    except ValueError:
+        bands, trunc = None, 0.0
+    width = (n + 1) * (k - 1) if bands is None else sum(b.size for b in bands)
+    plan = CollapsedPlan(law, "counts", names, np.arange(k), False, eta, cost=float(n + 1) * width,
+                         truncation=trunc, bands=bands)
+    return _check_cost(plan, f"(N+1)·Σ_k |band_k| with N = {n}, K = {k}")
 
 
 def _check_cost(plan, what):
