@@ -97,13 +97,15 @@ def main():
     for label, build in cases:
         model, var = build(np.random.default_rng(7))
         record = model["x"]
-        routes = [("collapsed NUTS (pdp.marginalize)", pdp.marginalize(model), None, d)]
+        routes = [("collapsed NUTS (pdp.marginalize)", pdp.marginalize(model), None,
+                   d if build is not counts_model else d // 2)]
         if build is bernoulli_model:
             routes.append(("collapsed NUTS, convolution route", pdp.marginalize(model, method="convolution"),
                            None, d))
         if not args.quick:
             routes.append(("DataAugmentation + NUTS", model,
-                           lambda m, r=record: [pdp.DataAugmentation([r])], d))
+                           lambda m, r=record: [pdp.DataAugmentation([r])],
+                           d if build is not counts_model else d // 2))
             if build is bernoulli_model:
                 routes.append(("PyMC default (BinaryGibbsMetropolis + NUTS)", model, None, d))
         for route, m, step, draws in routes:

@@ -99,8 +99,9 @@ def marginalize(model=None, *, records=None, method="auto"):
     -----
     Cost per gradient: local releases O(u·w) (u distinct release rows, w support points);
     additive statistics O(L² log n) by convolution (L lattice values of the sum) or O(L) in
-    closed form; counts O(N² K). Sizes above :data:`pymc_dp.marginal.plan.MAX_COST` terms are
-    refused (data augmentation is faster there); see ``docs/collapsed.md``.
+    closed form; counts O(N² K) (O(N·band·K) when the noise radius cuts the cells). Plans whose
+    gradient would take longer than :data:`pymc_dp.marginal.plan.MAX_SECONDS` (30 ms, measured
+    time per term) are refused: data augmentation is faster there; see ``docs/collapsed.md``.
     """
     model = pm.modelcontext(model)
     plans = collapsed_plans(model, records=records, method=method)

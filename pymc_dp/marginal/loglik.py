@@ -37,6 +37,12 @@ def _lse(x, axis):
     return pt.logsumexp(x, axis=axis)
 
 
+def _gather(vec, idx):
+    """``vec[idx]`` for a constant integer matrix, through a flat (1-d) index: its gradient is a
+    compiled increment instead of NumPy's slow ``add.at``."""
+    return vec[idx.ravel()].reshape(idx.shape)
+
+
 def local_loglik(logf, eta, weights):
     """``Σ_u weights[u] · logsumexp_x(logf[x] + eta[u, x])`` (local releases).
 
@@ -60,7 +66,7 @@ def log_conv(a, b, la: int, lb: int, length: int):
     k = s - j
     idx = np.where((k >= 0) & (k < lb), k, lb).astype("int64")
     b_pad = pt.concatenate([b, pt.as_tensor_variable(np.array([NEG]))])
-    return _lse(a[None, :] + b_pad[idx], axis=1)
+    return _lse(a[None, :] + _gather(b_pad, idx), axis=1)
 
 
 def log_conv_power(logq, w: int, n: int, length: int):
@@ -123,5 +129,6 @@ def counts_loglik(logf, eta, n: int, bands=None):
         log_rest = tails[k + 1] - tails[k]
         idx = np.where(ok, rs, n + 1)
         a_pad = pt.concatenate([alpha, pt.as_tensor_variable(np.array([NEG]))])
-        alpha = _lse(a_pad[idx] + const + cs * log_rho + rp * log_rest, axis=1)
+        # c·log ρ varies along the band only, r'·log(1-ρ) not at all: kept out of the matrix
+        alpha = rp[:, 0] * log_rest + _lse(_gather(a_pad, idx) + const + (c * log_rho)[None, :], axis=1)
     return _lse(alpha + eta[k_cat - 1], axis=0)

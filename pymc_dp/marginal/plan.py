@@ -27,12 +27,18 @@ from pymc_dp.marginal import loglik as ll
 from pymc_dp.marginal.records import RecordLaw, log_pmf, record_law
 from pymc_dp.mechanisms.base import GAUSSIAN_KERNEL, LAPLACE_KERNEL
 
-__all__ = ["CollapsedPlan", "make_plan", "MAX_COST", "TRUNCATION"]
+__all__ = ["CollapsedPlan", "make_plan", "MAX_SECONDS", "SECONDS_PER_TERM", "TRUNCATION"]
 
 #: relative size of the truncated part of the noise density (see module docstring)
 TRUNCATION = 1e-12
-#: largest cost per gradient (terms of the log-space sums) accepted; see docs/collapsed.md
-MAX_COST = 3e7
+#: measured time per term of each route's gradient (benchmarks/_cost_probe.py, PyMC 5.28 C backend,
+#: 2 shared cores): local logsumexp, log-space convolution, counts recursion, closed-form sums
+SECONDS_PER_TERM = {"local": 35e-9, "convolution": 2.5e-9, "counts": 45e-9, "closed": 50e-9}
+#: largest time per gradient accepted. NUTS on the collapsed model spends ~15 gradients per
+#: effective draw (3–7 per draw at ESS/draw ≈ 0.4), so at 30 ms an effective draw costs ~0.45 s,
+#: what DataAugmentation + NUTS needs on the N = 400 randomized-response table (2 ESS/s): beyond
+#: it data augmentation can be faster, and the plan is refused.
+MAX_SECONDS = 0.03
 
 
 @dataclasses.dataclass
@@ -284,10 +290,12 @@ def _counts_plan(law, node, release, names):
 
 
 def _check_cost(plan, what):
-    if plan.cost > MAX_COST:
+    route = plan.case if plan.case != "additive" else ("closed" if plan.closed else "convolution")
+    seconds = plan.cost * SECONDS_PER_TERM[route]
+    if seconds > MAX_SECONDS:
         raise ValueError(
-            f"The collapsed likelihood of {plan.law.name!r} ({plan.case}) costs {plan.cost:.3g} terms "
-            f"per gradient ({what}), above the limit {MAX_COST:.0e} where data augmentation is "
-            "faster. Use pdp.DataAugmentation for these records."
+            f"The collapsed likelihood of {plan.law.name!r} ({plan.case}) needs {plan.cost:.3g} terms "
+            f"per gradient ({what}), about {seconds * 1e3:.0f} ms, above the {MAX_SECONDS * 1e3:.0f} ms "
+            "where data augmentation is faster. Use pdp.DataAugmentation for these records."
         )
     return plan
