@@ -4,12 +4,18 @@ Sets ``pymc_dp.marginal.plan.SECONDS_PER_TERM`` (and so the refusal limit). Prin
 size: route, n, terms, ms per gradient, ns per term. Run: ``.venv/bin/python
 benchmarks/bench_collapsed_cost.py``.
 """
-import time, numpy as np, pymc as pm, pytensor.tensor as pt, pymc_dp as pdp, sys
+import time
+
+import numpy as np
+import pymc as pm
+
+import pymc_dp as pdp
 from pymc_dp.marginal import plan as P
+
 P.MAX_SECONDS = 1e9
 def grad_time(model):
     new = pdp.marginalize(model)
-    plan = list(new._pymc_dp_collapsed["plans"].values())[0]
+    plan = next(iter(new._pymc_dp_collapsed["plans"].values()))
     f = new.compile_dlogp()
     pt_ = new.initial_point()
     f(pt_); t0 = time.perf_counter(); k = 0

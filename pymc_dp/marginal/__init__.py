@@ -7,6 +7,6 @@ releases summed out exactly (local releases, additive statistics, counts);
 
 from pymc_dp.marginal.collapsed import collapsed_plans, marginalize
 from pymc_dp.marginal.plan import MAX_SECONDS, TRUNCATION, CollapsedPlan
-from pymc_dp.marginal.recover import recover_records  # noqa: E402
+from pymc_dp.marginal.recover import recover_records
 
-__all__ = ["marginalize", "recover_records", "collapsed_plans", "CollapsedPlan", "MAX_SECONDS", "TRUNCATION"]
+__all__ = ["MAX_SECONDS", "TRUNCATION", "CollapsedPlan", "collapsed_plans", "marginalize", "recover_records"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import pymc as pm
 from pymc.model import fgraph as _fg
+
 try:  # PyTensor >= 2.32
     from pytensor.graph.traversal import ancestors
 except ImportError:  # pragma: no cover
@@ -22,7 +23,7 @@ except ImportError:  # pragma: no cover
 from pymc_dp.distributions.dp_observed import DPNode, dp_nodes
 from pymc_dp.marginal.plan import make_plan
 
-__all__ = ["marginalize", "collapsed_plans"]
+__all__ = ["collapsed_plans", "marginalize"]
 
 
 def _potential(var, name):

@@ -27,7 +27,7 @@ from pymc_dp.marginal import loglik as ll
 from pymc_dp.marginal.records import RecordLaw, log_pmf, record_law
 from pymc_dp.mechanisms.base import GAUSSIAN_KERNEL, LAPLACE_KERNEL
 
-__all__ = ["CollapsedPlan", "make_plan", "MAX_SECONDS", "SECONDS_PER_TERM", "TRUNCATION"]
+__all__ = ["MAX_SECONDS", "SECONDS_PER_TERM", "TRUNCATION", "CollapsedPlan", "make_plan"]
 
 #: relative size of the truncated part of the noise density (see module docstring)
 TRUNCATION = 1e-12
@@ -163,7 +163,7 @@ def _support(law, nodes, releases, case):
     uppers = [getattr(nd.statistic, "upper", None) for nd in nodes]
     fns = [getattr(nd.statistic, "fn", None) for nd in nodes]
     if all(u is not None for u in uppers) and all(f is None for f in fns):
-        top = max(law.low + 1, int(math.ceil(max(uppers))))
+        top = max(law.low + 1, math.ceil(max(uppers)))
         return np.arange(law.low, top + 1), True, 0.0
     if any(f is not None for f in fns) or any(u is not None for u in uppers):
         raise ValueError(
@@ -174,7 +174,7 @@ def _support(law, nodes, releases, case):
     if case != "local":
         return None, False, TRUNCATION  # closed form of the sum, cut in make_plan
     top = max(float(np.max(s + _radius(nd.mechanism, nd.rv.name))) for nd, s in zip(nodes, releases))
-    return np.arange(law.low, max(law.low + 1, int(math.ceil(top))) + 1), False, TRUNCATION
+    return np.arange(law.low, max(law.low + 1, math.ceil(top)) + 1), False, TRUNCATION
 
 
 def make_plan(model, record, nodes, *, method="auto") -> CollapsedPlan:
@@ -220,8 +220,8 @@ def _additive_plan(law, nodes, releases, names, support, tail, method):
                      for nd, s in zip(nodes, releases))
         top = min((float(s.reshape(())) + _radius(nd.mechanism, nd.rv.name)) / c
                   for nd, s in zip(nodes, releases))
-        offset = max(n * law.low, int(math.floor(bottom)))
-        length = max(2, int(math.ceil(top)) - offset + 1)
+        offset = max(n * law.low, math.floor(bottom))
+        length = max(2, math.ceil(top) - offset + 1)
         s_values = c * (offset + np.arange(length))
         eta = sum(nd.mechanism.logpdf(s.reshape(()), s_values) for nd, s in zip(nodes, releases))
         plan = CollapsedPlan(law, "additive", names, np.arange(law.low, law.low + 1), False,

@@ -17,7 +17,7 @@ import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 
-__all__ = ["RecordLaw", "record_law", "log_pmf", "draw_tail"]
+__all__ = ["RecordLaw", "draw_tail", "log_pmf", "record_law"]
 
 #: op name -> (PyMC distribution, parameter names, finite support?)
 _KNOWN = {
@@ -48,9 +48,11 @@ class RecordLaw:
 
 
 def _constant(var, what, name):
+    from pytensor.tensor.exceptions import NotScalarConstantError
+
     try:
         return int(pt.get_underlying_scalar_constant_value(var))
-    except Exception:
+    except NotScalarConstantError:
         pass
     try:
         value = np.asarray(var.eval())
