@@ -8,7 +8,8 @@ Models (issue 11, item 1):
 2. 2×2 randomized-response table: N = 400 categorical records in 0..3, ``Local`` +
    ``RandomizedResponse(ε = 1, n_categories = 4)``, π ~ Dirichlet(1, 1, 1, 1) (local);
 3. Poisson counts + DiscreteLaplace(ε = 1) on the sum, n = 500, λ ~ Gamma(2, 1) (closed form).
-4. Counts of N = 400 categorical records (K = 4) + Laplace on each cell (counts DP).
+4. Counts of N = 400 categorical records (K = 4) + Laplace(ε = 1) on each cell (counts DP), and a
+   weak release: N = 200, ε = 0.1.
 
 ESS is ArviZ bulk ESS (minimum over the entries of a vector θ); time is PyMC's ``sampling_time``
 (tuning + draws, after compilation), 2 chains, ``cores=1``.
@@ -60,14 +61,18 @@ def poisson_model(rng, n=500):
     return model, "lam"
 
 
-def counts_model(rng, n=400):
-    stat, mech = pdp.Counts(4), pdp.Laplace(epsilon=1.0)
+def counts_model(rng, n=400, epsilon=1.0):
+    stat, mech = pdp.Counts(4), pdp.Laplace(epsilon=epsilon)
     release = pdp.release(rng.choice(4, size=n, p=[0.4, 0.2, 0.25, 0.15]), stat, mech, rng=rng)
     with pm.Model() as model:
         pi = pm.Dirichlet("pi", np.ones(4))
         x = pm.Categorical("x", pi, shape=n)
         pdp.DPObserved("s", x, statistic=stat, mechanism=mech, observed=release)
     return model, "pi"
+
+
+def weak_counts_model(rng):
+    return counts_model(rng, n=200, epsilon=0.1)
 
 
 def run(model, var, draws, step=None):
@@ -85,6 +90,7 @@ def run(model, var, draws, step=None):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="fewer draws, skip the slow baselines")
+    parser.add_argument("--only", default=None, help="run only the cases whose label contains this")
     args = parser.parse_args()
     d = 1000 if args.quick else 2000
     print(f"Machine: {platform.machine()}, Python {platform.python_version()}, PyMC {pm.__version__}")
@@ -93,19 +99,22 @@ def main():
     cases = [("Beta–Bernoulli sum + Laplace, n=100", bernoulli_model),
              ("2×2 randomized-response table, N=400", rr_table_model),
              ("Poisson sum + DiscreteLaplace, n=500", poisson_model),
-             ("Counts (K=4) + Laplace, N=400", counts_model)]
+             ("Counts (K=4) + Laplace, N=400", counts_model),
+             ("Counts (K=4) + Laplace ε=0.1, N=200", weak_counts_model)]
+    if args.only:
+        cases = [c for c in cases if args.only in c[0]]
     for label, build in cases:
         model, var = build(np.random.default_rng(7))
         record = model["x"]
         routes = [("collapsed NUTS (pdp.marginalize)", pdp.marginalize(model), None,
-                   d if build is not counts_model else d // 2)]
+                   d if build not in (counts_model, weak_counts_model) else d // 2)]
         if build is bernoulli_model:
             routes.append(("collapsed NUTS, convolution route", pdp.marginalize(model, method="convolution"),
                            None, d))
         if not args.quick:
             routes.append(("DataAugmentation + NUTS", model,
                            lambda m, r=record: [pdp.DataAugmentation([r])],
-                           d if build is not counts_model else d // 2))
+                           d if build not in (counts_model, weak_counts_model) else d // 2))
             if build is bernoulli_model:
                 routes.append(("PyMC default (BinaryGibbsMetropolis + NUTS)", model, None, d))
         for route, m, step, draws in routes:
