@@ -382,6 +382,25 @@ def test_refusals_name_the_problem():
         pdp.marginalize(m)
 
 
+def test_mixed_model_keeps_continuous_releases_for_data_augmentation():
+    with pm.Model(coords={"rec": range(20), "obs": range(15)}) as m:
+        p = pm.Beta("p", 1, 1)
+        mu = pm.Normal("mu", 0, 3)
+        x = pm.Bernoulli("x", p, dims="rec")
+        y = pm.Normal("y", mu, 1.0, dims="obs")
+        pdp.DPObserved("s", x, statistic=pdp.Sum(lower=0, upper=1), mechanism=pdp.Laplace(epsilon=1.0),
+                       observed=8.0)
+        pdp.DPObserved("t", y, statistic=pdp.Mean(lower=-2, upper=4), mechanism=pdp.Laplace(epsilon=1.0),
+                       observed=1.0)
+    with pytest.raises(TypeError, match=re.escape("pass records=['x'] and keep 'y' for pdp.DataAugmentation")):
+        pdp.marginalize(m)
+    new = pdp.marginalize(m, records=["x"])
+    assert sorted(rv.name for rv in new.free_RVs) == ["mu", "p", "y"]
+    kept = pdp.dp_nodes(new)
+    assert list(kept) == ["t"] and kept["t"].data[0] is new["y"] and kept["t"].rv is new["t"]
+    assert [pot.name for pot in new.potentials] == ["s"]
+
+
 # ------------------------------------------------------------------- NUTS exactness (slow tier)
 
 

@@ -60,7 +60,8 @@ def collapsed_plans(model=None, *, records=None, method="auto"):
     """
     model = pm.modelcontext(model)
     plans = {}
-    for record, group in _groups(model, records).items():
+    groups = _groups(model, records)
+    for record, group in groups.items():
         if record not in model.free_RVs:
             raise ValueError(f"Record variable {record.name!r} is not a free variable of the model.")
         users = [v for v in model.basic_RVs + model.deterministics + model.potentials
@@ -72,7 +73,16 @@ def collapsed_plans(model=None, *, records=None, method="auto"):
                     "DPObserved release; integrating it out would drop that dependence. Use "
                     "pdp.DataAugmentation."
                 )
-        plans[record.name] = make_plan(model, record, group, method=method)
+        try:
+            plans[record.name] = make_plan(model, record, group, method=method)
+        except (TypeError, ValueError) as err:
+            others = [rv.name for rv in groups if rv is not record]
+            if records is not None or not others:
+                raise
+            raise type(err)(
+                f"{err} To integrate out only the other record variables, pass "
+                f"records={others!r} and keep {record.name!r} for pdp.DataAugmentation."
+            ) from err
     return plans
 
 
@@ -144,4 +154,4 @@ def _law_params(plan, rv):
     """The record law's core parameters read from ``rv`` (a clone of the record variable)."""
     from pymc_dp.marginal.records import record_law
 
-    return record_law(rv).params
+    return record_law(rv, n=plan.law.n).params

@@ -66,7 +66,7 @@ def _constant(var, what, name):
     return int(value.reshape(()))
 
 
-def record_law(rv) -> RecordLaw:
+def record_law(rv, n: int | None = None) -> RecordLaw:
     """Read the law of the record variable ``rv`` (records iid on axis 0).
 
     Raises
@@ -96,7 +96,8 @@ def record_law(rv) -> RecordLaw:
             f"Record variable {name!r} has shape {tuple(rv.type.shape)}; collapsed likelihoods need "
             "one scalar (or category) per record, shape (n,)."
         )
-    n = rv.type.shape[0]
+    if n is None:
+        n = rv.type.shape[0]
     if n is None:
         n = int(rv.shape[0].eval())
     params = op.dist_params(node)
