@@ -265,6 +265,20 @@ def test_counts_band_truncation_matches_enumeration():
     _check_gradient(logp, dlogp, point)
 
 
+def test_counts_gradient_finite_at_benchmark_size():
+    # N = 400 with a noise band: a rewrite of the recursion once gave NaN gradients here only
+    rng = np.random.default_rng(7)
+    with pm.Model() as model:
+        x = pm.Categorical("x", pm.Dirichlet("pi", np.ones(4)), shape=400)
+        pdp.DPObserved("s", x, statistic=pdp.Counts(4), mechanism=pdp.Laplace(epsilon=1.0),
+                       observed=np.array([161.2, 76.1, 102.7, 61.1]))
+    new = pdp.marginalize(model)
+    dlogp, start = new.compile_dlogp(), new.initial_point()
+    for shift in (0.0, 0.3, -1.0):
+        point = {k: v + shift * rng.normal(size=np.shape(v)) for k, v in start.items()}
+        assert np.all(np.isfinite(dlogp(point)))
+
+
 # --------------------------------------------------------------------------- recovery (iid θ)
 
 

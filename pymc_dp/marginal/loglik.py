@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 import pytensor.tensor as pt
 
-__all__ = ["NEG", "additive_loglik", "counts_loglik", "local_loglik", "log_conv", "log_conv_power"]
+__all__ = ["NEG", "local_loglik", "log_conv", "log_conv_power", "additive_loglik", "counts_loglik"]
 
 #: log of an impossible event inside graphs (exp underflows to exactly 0, gradients stay finite)
 NEG = -1.0e10
@@ -117,18 +117,18 @@ def counts_loglik(logf, eta, n: int, bands=None):
     k_cat = eta.shape[0]
     eta = np.asarray(eta, dtype="float64")
     tails = [_lse(logf[k:], axis=0) for k in range(k_cat)]  # log Σ_{j ≥ k} π_j
-    r_all = np.arange(n + 1)
-    alpha = pt.as_tensor_variable(np.where(r_all == n, 0.0, NEG))
-    # Bin(c; r, ρ) = r! / (c! r'!) ρ^c (1-ρ)^r' with r = r' + c: the r-, c- and r'-parts separate,
-    # so only the gather of v(r) = α(r) + log r! and the band vector h(c) meet in the matrix
-    log_fact_pad = np.append(gammaln(r_all + 1), 0.0)
+    rp = np.arange(n + 1)[:, None]  # records left after category k
+    alpha = pt.as_tensor_variable(np.where(np.arange(n + 1) == n, 0.0, NEG))
     for k in range(k_cat - 1):
-        c = r_all if bands is None else np.asarray(bands[k], dtype=np.int64)
-        r = r_all[:, None] + c[None, :]  # records left before category k, per (r', band entry)
-        idx = np.where(r <= n, r, n + 1)
+        c = np.arange(n + 1) if bands is None else np.asarray(bands[k], dtype=np.int64)
+        r = rp + c[None, :]  # records left before category k
+        ok = r <= n
+        rs, cs = np.where(ok, r, 0), np.broadcast_to(c[None, :], r.shape)
+        const = np.where(ok, gammaln(rs + 1) - gammaln(cs + 1) - gammaln(rp + 1) + eta[k][cs], NEG)
         log_rho = logf[k] - tails[k]
         log_rest = tails[k + 1] - tails[k]
-        v_pad = pt.concatenate([alpha, pt.as_tensor_variable(np.array([NEG]))]) + log_fact_pad
-        h = (eta[k][c] - gammaln(c + 1)) + c * log_rho
-        alpha = r_all * log_rest - gammaln(r_all + 1) + _lse(_gather(v_pad, idx) + h[None, :], axis=1)
+        idx = np.where(ok, rs, n + 1)
+        a_pad = pt.concatenate([alpha, pt.as_tensor_variable(np.array([NEG]))])
+        # c·log ρ varies along the band only, r'·log(1-ρ) not at all: kept out of the matrix
+        alpha = rp[:, 0] * log_rest + _lse(_gather(a_pad, idx) + const + (c * log_rho)[None, :], axis=1)
     return _lse(alpha + eta[k_cat - 1], axis=0)
