@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 import pytensor.tensor as pt
 
-__all__ = ["NEG", "local_loglik", "log_conv", "log_conv_power", "additive_loglik", "counts_loglik"]
+__all__ = ["NEG", "additive_loglik", "counts_loglik", "local_loglik", "log_conv", "log_conv_power"]
 
 #: log of an impossible event inside graphs (exp underflows to exactly 0, gradients stay finite)
 NEG = -1.0e10
