@@ -21,6 +21,7 @@ from pymc_dp.distributions import (
     uniform_width_moments,
 )
 from pymc_dp.fisher import fisher_information, select_statistic
+from pymc_dp.marginal import marginalize, recover_records
 from pymc_dp.mechanisms import (
     DiscreteLaplace,
     Gaussian,
@@ -73,6 +74,9 @@ __all__ = [
     "MHAAR",
     "PenaltyMH",
     "publishable",
+    # exact collapsed likelihoods for discrete records
+    "marginalize",
+    "recover_records",
     # accounting, planning, diagnostics
     "privacy_spent",
     "fisher_information",

@@ -1,0 +1,157 @@
+r"""``marginalize(model)``: integrate discrete latent records out of a PyMC model exactly.
+
+The returned model has no record variables: each group of ``DPObserved`` nodes reading one
+record variable is replaced by a ``pm.Potential`` holding the exact collapsed log-likelihood
+``log p(s_dp | θ)`` (:mod:`pymc_dp.marginal.loglik`), a differentiable graph of θ, so ``pm.sample()``
+runs NUTS on θ alone. Draws of the records come back with :func:`pymc_dp.recover_records`.
+
+The rewrite goes through PyMC's functional-graph form of a model (``fgraph_from_model`` /
+``model_from_fgraph``), as pymc-extras' ``MarginalModel`` does: the record variable and its
+release nodes leave the graph and the potential, written on the graph's copies of θ, joins it.
+"""
+
+from __future__ import annotations
+
+import pymc as pm
+from pymc.model import fgraph as _fg
+
+try:  # PyTensor >= 2.32
+    from pytensor.graph.traversal import ancestors
+except ImportError:  # pragma: no cover
+    from pytensor.graph.basic import ancestors
+
+from pymc_dp.distributions.dp_observed import DPNode, dp_nodes
+from pymc_dp.marginal.plan import make_plan
+
+__all__ = ["collapsed_plans", "marginalize"]
+
+
+def _potential(var, name):
+    if isinstance(_fg.model_potential, _fg.ModelPotential):  # PyMC 5: name from the variable
+        var.name = name
+        return _fg.model_potential(var)
+    return _fg.model_potential(var, name)  # PyMC 6: name is an argument
+
+
+def _groups(model, records):
+    nodes = dp_nodes(model)
+    if not nodes:
+        raise ValueError("The model has no pdp.DPObserved release, so there is nothing to marginalize.")
+    groups = {}
+    for node in nodes.values():
+        groups.setdefault(node.data[0], []).append(node)
+    if records is not None:
+        wanted = [r if isinstance(r, str) else r.name for r in records]
+        by_name = {rv.name: rv for rv in groups}
+        missing = [w for w in wanted if w not in by_name]
+        if missing:
+            raise ValueError(
+                f"records={wanted}: {missing} feed no pdp.DPObserved release; choose among "
+                f"{sorted(by_name)}."
+            )
+        groups = {by_name[w]: groups[by_name[w]] for w in wanted}
+    return groups
+
+
+def collapsed_plans(model=None, *, records=None, method="auto"):
+    """The :class:`~pymc_dp.marginal.plan.CollapsedPlan` of each record variable (name → plan).
+
+    Raises the reason when a record variable cannot be collapsed exactly and cheaply.
+    """
+    model = pm.modelcontext(model)
+    plans = {}
+    groups = _groups(model, records)
+    for record, group in groups.items():
+        if record not in model.free_RVs:
+            raise ValueError(f"Record variable {record.name!r} is not a free variable of the model.")
+        users = [v for v in model.basic_RVs + model.deterministics + model.potentials
+                 if v is not record and v not in [nd.rv for nd in group]]
+        for v in users:
+            if record in ancestors([v]):
+                raise ValueError(
+                    f"Record variable {record.name!r} is also used by {v.name!r}, which is not a "
+                    "DPObserved release; integrating it out would drop that dependence. Use "
+                    "pdp.DataAugmentation."
+                )
+        try:
+            plans[record.name] = make_plan(model, record, group, method=method)
+        except (TypeError, ValueError) as err:
+            others = [rv.name for rv in groups if rv is not record]
+            if records is not None or not others:
+                raise
+            raise type(err)(
+                f"{err} To integrate out only the other record variables, pass "
+                f"records={others!r} and keep {record.name!r} for pdp.DataAugmentation."
+            ) from err
+    return plans
+
+
+def marginalize(model=None, *, records=None, method="auto"):
+    r"""Return a copy of ``model`` with discrete records integrated out of their releases.
+
+    Parameters
+    ----------
+    model : pm.Model, optional
+        A model with ``pdp.DPObserved`` releases of discrete iid records.
+    records : list of str or TensorVariable, optional
+        Which record variables to integrate out (default: every one read by a release).
+    method : {"auto", "convolution"}
+        ``"convolution"`` forces the general n-fold convolution for additive statistics of finite
+        records even where a closed form (Binomial) exists.
+
+    Returns
+    -------
+    pm.Model
+        The model without the record variables; each group of releases is a ``pm.Potential``
+        named after the release (several local releases: their names joined by ``"+"``) with the
+        exact :math:`\log p(s_{dp} \mid θ)`. The plans are kept for :func:`recover_records`.
+
+    Notes
+    -----
+    Cost per gradient: local releases O(u·w) (u distinct release rows, w support points);
+    additive statistics O(L² log n) by convolution (L lattice values of the sum) or O(L) in
+    closed form; counts O(N² K) (O(N·band·K) when the noise radius cuts the cells). Plans whose
+    gradient would take longer than :data:`pymc_dp.marginal.plan.MAX_SECONDS` (30 ms, measured
+    time per term) are refused: data augmentation is faster there; see ``docs/collapsed.md``.
+    """
+    model = pm.modelcontext(model)
+    plans = collapsed_plans(model, records=records, method=method)
+    all_nodes = dp_nodes(model)
+    fgraph, memo = _fg.fgraph_from_model(model)
+    drop, add = set(), []
+    for name, plan in plans.items():
+        record = model[name]
+        frv = memo[record].owner.inputs[0]  # the record RV inside the fgraph
+        params = _law_params(plan, frv)
+        logp = plan.loglik(params)
+        add.append(_potential(logp, "+".join(plan.nodes)))
+        drop.add(memo[record])
+        drop.update(memo[model[node]] for node in plan.nodes)
+    for out in reversed(list(fgraph.outputs)):
+        if out in drop:
+            fgraph.remove_output(fgraph.outputs.index(out))
+    for var in add:
+        fgraph.add_output(var)
+    left = set(ancestors(fgraph.outputs))
+    for out in drop:
+        if out in left:  # pragma: no cover - guarded by collapsed_plans
+            raise ValueError(f"{out.name!r} is still used after marginalization.")
+    new = _fg.model_from_fgraph(fgraph, mutate_fgraph=True)
+    kept = {}
+    collapsed = {node for plan in plans.values() for node in plan.nodes}
+    for name, node in all_nodes.items():  # releases not collapsed stay visible to the samplers
+        if name not in collapsed:
+            kept[name] = DPNode(rv=new[name], data=tuple(new[d.name] for d in node.data),
+                                statistic=node.statistic, mechanism=node.mechanism, n=node.n,
+                                dim=node.dim, shape=node.shape)
+    if kept:
+        new._pymc_dp_nodes = kept
+    new._pymc_dp_collapsed = {"plans": plans, "original": model}
+    return new
+
+
+def _law_params(plan, rv):
+    """The record law's core parameters read from ``rv`` (a clone of the record variable)."""
+    from pymc_dp.marginal.records import record_law
+
+    return record_law(rv, n=plan.law.n).params

@@ -1,0 +1,216 @@
+r"""Exact posterior draws of the integrated-out records: ``x ~ p(x | θ, s_dp)`` per posterior draw.
+
+Backward sampling through the same sums the collapsed likelihood computes
+(:mod:`pymc_dp.marginal.loglik`):
+
+* local releases: each record independently, ``P(x_i = x) ∝ f(x | θ) Π_m η_m(s_{m,i} | t_m(x))``
+  (O(n·w) per draw);
+* additive statistics: the lattice sum ``K ∝ P(K | θ) η(s | c(n·lo + step·K))``, then the records
+  one at a time given what is left, ``P(k_i = k | K_i) ∝ q(k) q^{*(i-1)}(K_i − k)``, through the prefix
+  convolution powers ``q^{*i}`` (compiled, O(n·L·w_t) per draw); a cell holding several records
+  values (clamping) is split ∝ ``f``, a lumped tail cell by the law's inverse survival function.
+  Unclamped Poisson sums: ``S ∝ Poisson(S; nλ) η``, then ``x | S ~ Multinomial(S, 1/n)``;
+  Geometric: ``x − 1 | S`` uniform over compositions;
+* counts: the numbers of records left ``r_k`` backwards through the forward recursion
+  (O(N² K) per draw), then a uniformly random assignment of the categories to the records.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pytensor
+import xarray as xr
+from scipy import special
+
+from pymc_dp.marginal.records import draw_tail
+
+__all__ = ["recover_records"]
+
+
+def _softmax_draw(logits, rng):
+    """One categorical draw per row of ``logits`` (inverse CDF, vectorized)."""
+    z = np.exp(logits - logits.max(axis=1, keepdims=True))
+    cdf = np.cumsum(z, axis=1)
+    u = rng.random(len(z)) * cdf[:, -1]
+    return np.minimum((cdf < u[:, None]).sum(axis=1), z.shape[1] - 1)
+
+
+@numba.njit(cache=True)
+def _prefix_powers(q, n, length):
+    """Rows i = 0..n: q^{*i} (first ``length`` entries), each scaled to max 1 (log scale dropped)."""
+    w = q.shape[0]
+    out = np.zeros((n + 1, length))
+    out[0, 0] = 1.0
+    for i in range(1, n + 1):
+        top = 0.0
+        for s in range(length):
+            acc = 0.0
+            for k in range(min(w, s + 1)):
+                acc += q[k] * out[i - 1, s - k]
+            out[i, s] = acc
+            top = max(top, acc)
+        for s in range(length):
+            out[i, s] /= top
+    return out
+
+
+@numba.njit(cache=True)
+def _backward(q, powers, total, u):
+    """Cells k_n, …, k_1 given the lattice sum ``total`` (u: n uniforms)."""
+    n = powers.shape[0] - 1
+    w = q.shape[0]
+    cells = np.empty(n, dtype=np.int64)
+    left = total
+    probs = np.empty(w)
+    for i in range(n, 0, -1):
+        acc = 0.0
+        for k in range(w):
+            p = q[k] * powers[i - 1, left - k] if 0 <= left - k < powers.shape[1] else 0.0
+            acc += p
+            probs[k] = acc
+        target = u[i - 1] * acc
+        k = 0
+        while k < w - 1 and probs[k] < target:
+            k += 1
+        cells[i - 1] = k
+        left -= k
+    return cells
+
+
+def _draw_categorical(logw, rng):
+    return int(_softmax_draw(logw[None, :], rng)[0])
+
+
+def _local(plan, logf, params, rng):
+    logits = logf[None, :] + plan.eta[plan.rows]
+    idx = _softmax_draw(logits, rng)
+    return _values(plan, idx, logf, params, rng)
+
+
+def _values(plan, idx, logf, params, rng):
+    x = plan.support[idx].astype(np.int64)
+    if plan.tail:
+        hit = idx == len(plan.support) - 1
+        if hit.any():
+            x[hit] = draw_tail(plan.law.kind, params, int(plan.support[-1]), int(hit.sum()), rng)
+    return x
+
+
+def _additive(plan, logf, params, rng):
+    n = plan.law.n
+    if plan.closed in ("poisson", "negative_binomial"):
+        k = plan.offset + np.arange(plan.length)  # values of the sum
+        if plan.closed == "poisson":
+            logp = special.xlogy(k, n * params[0]) - n * params[0] - special.gammaln(k + 1)
+        else:
+            p, k = params[0], k - n
+            logp = (special.gammaln(n + k) - special.gammaln(n) - special.gammaln(k + 1)
+                    + n * np.log(p) + special.xlog1py(k, -p))
+        total = plan.offset + _draw_categorical(logp + plan.eta, rng)
+        if plan.closed == "poisson":
+            return rng.multinomial(total, np.full(n, 1.0 / n)).astype(np.int64)
+        extra = total - n  # Σ (x_i − 1): uniform over compositions into n parts
+        bars = np.sort(rng.choice(extra + n - 1, size=n - 1, replace=False))
+        edges = np.concatenate([[-1], bars, [extra + n - 1]])
+        return (np.diff(edges) - 1 + plan.law.low).astype(np.int64)
+    member = plan.cells[None, :] == np.arange(plan.n_cells)[:, None]
+    logq = special.logsumexp(np.where(member, logf[None, :], -np.inf), axis=1)
+    q = np.exp(logq - logq.max())
+    powers = _prefix_powers(q, n, plan.length)
+    with np.errstate(divide="ignore"):
+        total = _draw_categorical(np.log(powers[n]) + plan.eta, rng)
+    cells = _backward(q, powers, total, rng.random(n))
+    logits = np.where(plan.cells[None, :] == cells[:, None], logf[None, :], -np.inf)
+    return _values(plan, _softmax_draw(logits, rng), logf, params, rng)
+
+
+def _counts(plan, logf, params, rng):
+    n, k_cat = plan.law.n, len(plan.support)
+    r = np.arange(n + 1)
+    rr, rp = r[:, None], r[None, :]
+    ok = rr >= rp
+    c = np.where(ok, rr - rp, 0)
+    log_choose = np.where(ok, special.gammaln(rr + 1) - special.gammaln(c + 1) - special.gammaln(rp + 1), -np.inf)
+    tails = [special.logsumexp(logf[k:]) for k in range(k_cat)]
+    alphas, mats = [np.where(r == n, 0.0, -np.inf)], []
+    for k in range(k_cat - 1):
+        m = (log_choose + np.where(ok, plan.eta[k][c], -np.inf)
+             + c * (logf[k] - tails[k]) + special.xlogy(rp, np.exp(tails[k + 1] - tails[k])))
+        mats.append(m)
+        alphas.append(special.logsumexp(alphas[-1][:, None] + m, axis=0))
+    left = _draw_categorical(alphas[-1] + plan.eta[k_cat - 1], rng)
+    counts = np.zeros(k_cat, dtype=np.int64)
+    counts[k_cat - 1] = left
+    for k in range(k_cat - 2, -1, -1):
+        before = _draw_categorical(alphas[k] + mats[k][:, left], rng)
+        counts[k] = before - left
+        left = before
+    return rng.permutation(np.repeat(plan.support, counts)).astype(np.int64)
+
+
+_DRAW = {"local": _local, "additive": _additive, "counts": _counts}
+
+
+def _compile(plan, original):
+    from pytensor.graph.basic import Variable
+
+    try:
+        from pytensor.graph.traversal import ancestors
+    except ImportError:  # pragma: no cover
+        from pytensor.graph.basic import ancestors
+
+    logf = plan.logf() if plan.closed not in ("poisson", "negative_binomial") else None
+    outs = [o for o in (logf, *plan.law.params) if isinstance(o, Variable)]
+    anc = set(ancestors(outs))
+    inputs = [rv for rv in original.free_RVs if rv in anc]
+    fn = pytensor.function(inputs, outs, on_unused_input="ignore")
+    return fn, [rv.name for rv in inputs], logf is not None
+
+
+def recover_records(idata, model, *, random_seed=None, records=None):
+    """Draw the integrated-out records for every posterior draw and add them to ``idata``.
+
+    Parameters
+    ----------
+    idata : InferenceData or DataTree
+        From ``pm.sample`` on the model returned by :func:`pymc_dp.marginalize`.
+    model : pm.Model
+        That marginalized model.
+    random_seed : int or np.random.Generator, optional
+    records : list of str, optional
+        Which record variables to draw (default all that were integrated out).
+
+    Returns
+    -------
+    idata
+        The same object, with ``posterior[<record name>]`` of shape (chain, draw, n).
+    """
+    info = getattr(model, "_pymc_dp_collapsed", None)
+    if info is None:
+        raise ValueError(
+            "model must be the model returned by pdp.marginalize(...); it keeps what is needed "
+            "to draw the records back."
+        )
+    rng = random_seed if isinstance(random_seed, np.random.Generator) else np.random.default_rng(random_seed)
+    plans = info["plans"]
+    names = list(plans) if records is None else list(records)
+    posterior = idata["posterior"] if not hasattr(idata, "posterior") else idata.posterior
+    for name in names:
+        if name not in plans:
+            raise ValueError(f"records={names}: {name!r} was not integrated out; choose among {list(plans)}.")
+        plan = plans[name]
+        fn, inputs, has_logf = _compile(plan, info["original"])
+        values = {v: np.asarray(posterior[v].values) for v in inputs}
+        n_chain, n_draw = np.asarray(posterior[next(iter(posterior.data_vars))].values).shape[:2]
+        out = np.empty((n_chain, n_draw, plan.law.n), dtype=np.int64)
+        for c in range(n_chain):
+            for d in range(n_draw):
+                res = fn(*[values[v][c, d] for v in inputs])
+                logf = np.asarray(res[0]) if has_logf else None
+                params = [np.asarray(p) for p in (res[1:] if has_logf else res)]
+                out[c, d] = _DRAW[plan.case](plan, logf, params, rng)
+        da = xr.DataArray(out, dims=("chain", "draw", f"{name}_dim_0"),
+                          coords={"chain": posterior["chain"].values, "draw": posterior["draw"].values})
+        posterior[name] = da
+    return idata
