@@ -16,6 +16,7 @@ import xarray as xr
 from scipy import special, stats
 
 import pymc_dp as pdp
+from pymc_dp.marginal import marginal_plans
 from tests import exact
 
 # ------------------------------------------------------------------------------------ helpers
@@ -26,7 +27,7 @@ def _collapsed_fns(new, mode="FAST_COMPILE"):
 
     Returns three callables sharing it (one compilation keeps the numba tier fast).
     """
-    collapsed = {name for plan in new._pymc_dp_collapsed["plans"].values() for name in plan.nodes}
+    collapsed = {name for plan in marginal_plans(new).values() for name in plan.nodes}
     lp = new.logp(vars=[p for p in new.potentials if p.name in collapsed or "+" in p.name],
                   jacobian=False)
     grads = pt.grad(lp, new.value_vars, disconnected_inputs="ignore")
@@ -107,7 +108,7 @@ def test_bernoulli_sum_laplace_matches_enumeration(method):
     new = _check_against_enumeration(
         model, lambda th, sup: stats.bernoulli.logpmf(sup, th["p"]), [0, 1], n,
         lambda x: _laplace(s, x.sum(), 1 / 0.8), method=method, mode=None)
-    plan = new._pymc_dp_collapsed["plans"]["x"]
+    plan = marginal_plans(new)["x"]
     assert plan.closed == ("binomial" if method == "auto" else None)
 
 
@@ -172,7 +173,7 @@ def test_unclamped_geometric_sum_closed_form_and_recovery():
         x = pm.Geometric("x", p, shape=n)
         pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=mech, observed=s)
     new = pdp.marginalize(model)
-    assert new._pymc_dp_collapsed["plans"]["x"].closed == "negative_binomial"
+    assert marginal_plans(new)["x"].closed == "negative_binomial"
     logp, dlogp, constrained = _collapsed_fns(new)
     point = _point(new, 4)
     grid = np.array(list(itertools.product(range(1, 80), repeat=n)))
@@ -253,7 +254,7 @@ def test_counts_band_truncation_matches_enumeration():
         x = pm.Categorical("x", pi, shape=n)
         pdp.DPObserved("s", x, statistic=pdp.Counts(k), mechanism=mech, observed=s)
     new = pdp.marginalize(model)
-    plan = new._pymc_dp_collapsed["plans"]["x"]
+    plan = marginal_plans(new)["x"]
     assert plan.bands[0].size < n + 1 and plan.truncation == 1e-12
     logp, dlogp, constrained = _collapsed_fns(new)
     point = _point(new, 8)

@@ -39,6 +39,7 @@ __all__ = [
     "uniform_width_moments",
     "bernoulli_moments",
     "check_moment_power",
+    "releases_latent_statistic",
 ]
 
 
@@ -57,6 +58,13 @@ class LatentValue(RecordSum):
 
     def __repr__(self):
         return f"LatentValue(sensitivity={self._sens})"
+
+
+def releases_latent_statistic(nodes) -> bool:
+    """True if every node in ``nodes`` releases a latent statistic (``LatentValue``), the u-space
+    of seed 001 Algorithm 6, rather than a statistic of records."""
+    nodes = list(nodes)
+    return bool(nodes) and all(isinstance(node.statistic, LatentValue) for node in nodes)
 
 
 def _check_moments(mu, var, n, owner):
@@ -102,13 +110,8 @@ def CLTStatistic(name, mu, var, n, *, model=None):
     model = pm.modelcontext(model)
     mu, var = _check_moments(mu, var, n, "CLTStatistic")
     shape = (1,) if mu.ndim == 0 else (1, int(mu.type.shape[0] or mu.shape[0].eval()))
-    u = _normal(name, mu, var, 0.0, n, shape)
-    tags = getattr(model, "_pymc_dp_latent_statistics", None)
-    if tags is None:
-        tags = set()
-        model._pymc_dp_latent_statistics = tags
-    tags.add(name)
-    return u
+    with model:
+        return _normal(name, mu, var, 0.0, n, shape)
 
 
 def CLTRelease(name, mu, var, n, *, mechanism, observed, sensitivity, latent_name=None, model=None):

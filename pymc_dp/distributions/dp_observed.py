@@ -28,6 +28,7 @@ import pytensor
 import pytensor.tensor as pt
 from pytensor.compile.sharedvalue import SharedVariable
 
+from pymc_dp.distributions.registry import dp_nodes, register_node
 from pymc_dp.release import Release, bind_mechanism
 
 __all__ = ["DPObserved", "DPNode", "dp_nodes"]
@@ -44,12 +45,6 @@ class DPNode:
     n: int
     dim: int  # entries per record contribution
     shape: tuple  # shape of the release
-
-
-def dp_nodes(model=None) -> dict[str, DPNode]:
-    """The ``DPObserved`` nodes registered on ``model`` (name → :class:`DPNode`)."""
-    model = pm.modelcontext(model)
-    return dict(getattr(model, "_pymc_dp_nodes", {}))
 
 
 def _static_shape(var, what):
@@ -278,13 +273,9 @@ class DPObserved:
         if not isinstance(observed, SharedVariable | pt.TensorVariable):
             observed = value.astype(pieces["dtype"])
         rv = pm.CustomDist(name, *params, observed=observed, dims=dims, **pieces)
-        registry = getattr(model, "_pymc_dp_nodes", None)
-        if registry is None:
-            registry = {}
-            model._pymc_dp_nodes = registry
-        registry[name] = DPNode(
+        register_node(model, name, DPNode(
             rv=rv, data=data_t, statistic=statistic, mechanism=mech, n=n, dim=dim, shape=shape
-        )
+        ))
         return rv
 
     @classmethod

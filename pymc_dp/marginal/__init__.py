@@ -5,8 +5,8 @@ releases summed out exactly (local releases, additive statistics, counts);
 ``recover_records(idata, model)`` draws the records back from their exact conditional.
 """
 
-from pymc_dp.marginal.collapsed import collapsed_plans, marginalize
+from pymc_dp.marginal.collapsed import collapsed_plans, marginal_plans, marginalize
 from pymc_dp.marginal.plan import MAX_SECONDS, TRUNCATION, CollapsedPlan
 from pymc_dp.marginal.recover import recover_records
 
-__all__ = ["MAX_SECONDS", "TRUNCATION", "CollapsedPlan", "collapsed_plans", "marginalize", "recover_records"]
+__all__ = ["MAX_SECONDS", "TRUNCATION", "CollapsedPlan", "collapsed_plans", "marginal_plans", "marginalize", "recover_records"]

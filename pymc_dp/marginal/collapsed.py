@@ -21,6 +21,7 @@ except ImportError:  # pragma: no cover
     from pytensor.graph.basic import ancestors
 
 from pymc_dp.distributions.dp_observed import DPNode, dp_nodes
+from pymc_dp.distributions.registry import get_extra, set_extra, set_nodes
 from pymc_dp.marginal.plan import make_plan
 
 __all__ = ["collapsed_plans", "marginalize"]
@@ -144,9 +145,8 @@ def marginalize(model=None, *, records=None, method="auto"):
             kept[name] = DPNode(rv=new[name], data=tuple(new[d.name] for d in node.data),
                                 statistic=node.statistic, mechanism=node.mechanism, n=node.n,
                                 dim=node.dim, shape=node.shape)
-    if kept:
-        new._pymc_dp_nodes = kept
-    new._pymc_dp_collapsed = {"plans": plans, "original": model}
+    set_nodes(new, kept)
+    set_extra(new, "collapsed", {"plans": plans, "original": model})
     return new
 
 
@@ -155,3 +155,14 @@ def _law_params(plan, rv):
     from pymc_dp.marginal.records import record_law
 
     return record_law(rv, n=plan.law.n).params
+
+
+def marginal_plans(model) -> dict:
+    """The plans (record name → :class:`~pymc_dp.marginal.CollapsedPlan`) of a model returned by
+    :func:`marginalize`: which releases each integrated-out record variable carried, and how."""
+    info = get_extra(model, "collapsed")
+    if info is None:
+        raise ValueError(
+            "model must be the model returned by pdp.marginalize(...); it has no collapsed records."
+        )
+    return dict(info["plans"])

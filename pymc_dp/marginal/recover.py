@@ -23,6 +23,7 @@ import pytensor
 import xarray as xr
 from scipy import special
 
+from pymc_dp.distributions.registry import get_extra
 from pymc_dp.marginal.records import draw_tail
 
 __all__ = ["recover_records"]
@@ -186,7 +187,7 @@ def recover_records(idata, model, *, random_seed=None, records=None):
     idata
         The same object, with ``posterior[<record name>]`` of shape (chain, draw, n).
     """
-    info = getattr(model, "_pymc_dp_collapsed", None)
+    info = get_extra(model, "collapsed")
     if info is None:
         raise ValueError(
             "model must be the model returned by pdp.marginalize(...); it keeps what is needed "

@@ -14,55 +14,34 @@ For records of a statistic that is not record-additive (``Median``, ``Max``) the
 single-site Metropolis is valid but slow there.
 
 The model is found from the model context (``with model: pm.sample()``) or, for
-``pm.sample(model=m)`` called outside a ``with`` block, from the calling ``assign_step_methods``.
+``pm.sample(model=m)`` called outside a ``with`` block, from the models that registered
+``DPObserved`` nodes (:func:`pymc_dp.distributions.registry.model_of`).
 """
 
 from __future__ import annotations
 
-import inspect
 import warnings
 import weakref
 
-import pymc as pm
 from pymc.step_methods.compound import Competence
 
+from pymc_dp.distributions.clt import releases_latent_statistic
+from pymc_dp.distributions.registry import dp_nodes, model_of
 from pymc_dp.samplers.records import RecordBlock, record_groups
 
 __all__ = ["augmentation_competence", "register"]
 
 
-def _find_model(var):
-    """The model holding ``var``: the context model, else the one ``pm.sample`` is assigning."""
-    try:
-        model = pm.modelcontext(None)
-        if var in model.basic_RVs:
-            return model
-    except TypeError:
-        pass
-    frame = inspect.currentframe()
-    try:  # pm.sample(model=m) outside a with block: assign_step_methods(model, ...) is a caller
-        while frame is not None:
-            candidate = frame.f_locals.get("model")
-            if isinstance(candidate, pm.Model) and var in candidate.basic_RVs:
-                return candidate
-            frame = frame.f_back
-    finally:
-        del frame
-    return None
-
-
 def augmentation_competence(var) -> Competence:
     """``IDEAL`` if ``var`` is a latent record variable DataAugmentation updates exactly."""
-    model = _find_model(var)
+    model = model_of(var)
     if model is None or var not in model.free_RVs:
         return Competence.INCOMPATIBLE
-    nodes = getattr(model, "_pymc_dp_nodes", {})
+    nodes = dp_nodes(model)
     fed = [(name, node) for name, node in nodes.items() if var in node.data]
     if not fed:
         return Competence.INCOMPATIBLE
-    if var.name in getattr(model, "_pymc_dp_latent_statistics", set()) or any(
-        type(node.statistic).__name__ == "LatentValue" for _, node in fed
-    ):
+    if any(releases_latent_statistic([node]) for _, node in fed):
         return Competence.INCOMPATIBLE  # a CLT latent statistic (one continuous "record"): NUTS
     bad = [(name, node) for name, node in fed
            if not (node.statistic.record_additive or node.statistic.local)]

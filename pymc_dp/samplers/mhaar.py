@@ -35,6 +35,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from pymc_dp.distributions.clt import releases_latent_statistic
 from pymc_dp.distributions.dp_observed import dp_nodes
 from pymc_dp.samplers.accept import mh_accept
 from pymc_dp.samplers.base import DPStep
@@ -160,10 +161,9 @@ class MHAAR(DPStep):
         block = self.target.block
         auto = space == "auto"
         if auto:
-            latent_stats = getattr(model, "_pymc_dp_latent_statistics", set())
             if self.target.all_local:
                 space = "local"
-            elif all(r.name in latent_stats for r in block.record_rvs):
+            elif releases_latent_statistic(block.nodes):
                 space = "u"
             else:
                 space = "z"
