@@ -7,3 +7,6 @@ from pymc_dp.samplers.pmmh import PMMH
 from pymc_dp.samplers.records import RecordBlock
 
 __all__ = ["DataAugmentation", "PMMH", "MHAAR", "PenaltyMH", "RecordBlock"]
+from pymc_dp.samplers.interweave import Interweave, interweave_kernel
+
+__all__ += ["Interweave", "interweave_kernel"]
