@@ -29,6 +29,7 @@ from pymc_dp.mechanisms import (
 )
 from pymc_dp.release import release
 from pymc_dp.samplers import MHAAR, PMMH, DataAugmentation, PenaltyMH
+from pymc_dp.samplers import ConjugateTheta, Interweave
 from pymc_dp.statistics import Counts, Local, Max, Mean, Median, RecordSum, Sum
 
 __version__ = "0.1.0"
@@ -64,6 +65,8 @@ __all__ = [
     "PMMH",
     "MHAAR",
     "PenaltyMH",
+    "Interweave",
+    "ConjugateTheta",
     # accounting, planning, diagnostics
     "privacy_spent",
     "fisher_information",

@@ -10,3 +10,6 @@ __all__ = ["DataAugmentation", "PMMH", "MHAAR", "PenaltyMH", "RecordBlock"]
 from pymc_dp.samplers.interweave import Interweave, interweave_kernel
 
 __all__ += ["Interweave", "interweave_kernel"]
+from pymc_dp.samplers.conjugate import ConjugateTheta
+
+__all__ += ["ConjugateTheta"]
