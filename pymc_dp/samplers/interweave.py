@@ -307,20 +307,24 @@ class InterweaveTarget:
 
     def _build(self):
         model = self.model
-        moved = set(self.record_rvs)
-        others_v = {rv: v for rv, v in model.rvs_to_values.items() if rv not in moved}
-        others_t = {rv: t for rv, t in model.rvs_to_transforms.items() if rv not in moved and t is not None}
-        linked = [o for o in self.record_rvs for r in self.record_rvs if o is not r and r in set(ancestors([o]))]
-        self.kinds, self.z_names = {}, []
-        zs, x_vals, z_nows, z_vals = [], [], [], []
-        for rv in self.record_rvs:
+        # parameters of a record are read at the current values of everything else; a record
+        # whose distribution depends on another record that gets a z-representation is held fixed
+        others_v = dict(model.rvs_to_values)
+        others_t = {rv: t for rv, t in model.rvs_to_transforms.items() if t is not None}
+        self.kinds = {}
+        zs, x_vals, z_nows, z_vals, represented = [], [], [], [], []
+        recs = set(self.record_rvs)
+        order = sorted(self.record_rvs, key=lambda r: len(recs & set(ancestors(r.owner.inputs))))
+        for rv in order:  # topological: a record's record-parents come before it
             z = pt.tensor(f"{rv.name}_z", dtype="float64", shape=rv.type.shape)
-            rep = None if rv in linked else self._representation(rv, z, others_v, others_t)
+            linked = set(represented) & set(ancestors(rv.owner.inputs))
+            rep = None if linked else self._representation(rv, z, others_v, others_t)
             if rep is None:
                 self.kinds[rv.name] = "fixed"
                 continue
             kind, x_val, z_now = rep
             self.kinds[rv.name] = kind
+            represented.append(rv)
             zs.append(z)
             x_vals.append(x_val)
             z_nows.append(z_now)
