@@ -35,6 +35,7 @@ import pytensor.tensor as pt
 from pymc.logprob.utils import replace_rvs_by_values
 from pymc.pytensorf import compile as pm_compile
 from pymc.util import get_value_vars_from_user_vars
+from pytensor.graph.replace import graph_replace
 from pytensor.tensor.elemwise import DimShuffle
 
 try:  # PyTensor >= 2.31
@@ -94,7 +95,7 @@ def _is_power_of(param, theta, power, model, low, high):
     if _free_rvs(core, model) != {theta}:
         return False
     probe = pt.tensor("probe", dtype=theta.dtype, shape=theta.type.shape)
-    fn = pytensor.function([probe], pytensor.clone_replace(core, {theta: probe}), on_unused_input="ignore")
+    fn = pytensor.function([probe], graph_replace(core, {theta: probe}, strict=False), on_unused_input="ignore")
     shape = tuple(1 if s is None else s for s in theta.type.shape)
     rng = np.random.default_rng(20111)
     for _ in range(5):
