@@ -12,7 +12,7 @@ from scipy import stats
 import pymc_dp as pdp
 from tests import exact
 
-N_DRAWS = 3000
+N_DRAWS = 1500
 
 
 def draws_at(step, point, name, n=N_DRAWS):
