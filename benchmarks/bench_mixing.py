@@ -37,6 +37,7 @@ import pytensor.tensor as pt
 import xarray as xr
 
 HERE = pathlib.Path(__file__).parent
+MARKER = "<!-- commentary: kept by reruns -->"
 sys.path.insert(0, str(HERE.parent))  # this checkout's pymc_dp, not an installed one
 
 import pymc_dp as pdp  # noqa: E402
@@ -237,7 +238,7 @@ def plot(rows, path):
 
     labels = list(dict.fromkeys(f"{r[0]}, n={r[1]:,}" for r in rows))
     routes = list(dict.fromkeys(r[2] for r in rows))
-    fig, ax = plt.subplots(figsize=(10, 0.45 * len(labels) + 1.5))
+    fig, ax = plt.subplots(figsize=(12, 0.45 * len(labels) + 1.5))
     markers = "osD^v<>ph*"
     for j, route in enumerate(routes):
         ys, xs = [], []
@@ -251,7 +252,7 @@ def plot(rows, path):
     ax.set_xlabel("θ bulk ESS per second of sampling (2 chains, after compilation)")
     ax.invert_yaxis()
     ax.grid(axis="x", alpha=0.3)
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 
@@ -301,7 +302,10 @@ def main():
         "|---|---:|---|---:|---:|---:|---:|---:|---:|",
     ]
     out = HERE / "MIXING_RESULTS.md"
-    out.write_text("\n".join(head + lines) + "\n")
+    keep = ""  # reruns keep the hand-written commentary below the marker
+    if out.exists() and MARKER in out.read_text():
+        keep = out.read_text().split(MARKER, 1)[1]
+    out.write_text("\n".join(head + lines) + "\n\n" + MARKER + keep)
     if rows:
         plot(rows, HERE / "mixing.png")
     print(f"wrote {out}")
