@@ -261,6 +261,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer sizes and draws")
     parser.add_argument("--only", default=None, help="substring of the model labels to run")
+    parser.add_argument("--out", default=str(HERE / "MIXING_RESULTS.md"), help="results file (plot next to it)")
     args = parser.parse_args()
     draws, tune = (500, 300) if args.quick else (1000, 500)
     load = os.getloadavg()
@@ -274,7 +275,7 @@ def main():
                 res = run(build, n, eps, route, d, min(tune, d))
             except Exception as err:  # a route that refuses the model: say so in the table
                 print(f"{label} n={n} {route}: {type(err).__name__}: {err}"[:300], flush=True)
-                lines.append(f"| {label} | {n:,} | {route} | — | — | — | — | refused: {type(err).__name__} |")
+                lines.append(f"| {label} | {n:,} | {route} | — | — | — | — | — | refused ({type(err).__name__}) |")
                 continue
             if res is None:
                 continue
@@ -301,13 +302,13 @@ def main():
         "| model | n | route | draws/chain | ESS(θ) | ESS/draw | sampling s | ESS/s | compile s |",
         "|---|---:|---|---:|---:|---:|---:|---:|---:|",
     ]
-    out = HERE / "MIXING_RESULTS.md"
+    out = pathlib.Path(args.out)
     keep = ""  # reruns keep the hand-written commentary below the marker
     if out.exists() and MARKER in out.read_text():
         keep = out.read_text().split(MARKER, 1)[1]
     out.write_text("\n".join(head + lines) + "\n\n" + MARKER + keep)
     if rows:
-        plot(rows, HERE / "mixing.png")
+        plot(rows, out.with_name("mixing.png" if out.name == "MIXING_RESULTS.md" else out.stem + ".png"))
     print(f"wrote {out}")
 
 
