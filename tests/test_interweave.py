@@ -205,3 +205,39 @@ def pdp_ess(draws):
     import arviz as az
 
     return az.ess(xr.Dataset({"q": (("chain", "draw"), draws)}), method="bulk")["q"]
+
+
+def test_records_depending_on_a_kept_record():
+    """Regression records (x0, y): y = Xβ + σz is moved, the MvNormal covariates x0 are kept."""
+    n = 6
+    with pm.Model() as model:
+        beta = pm.Normal("beta", 0.0, 2.0, shape=2)
+        x0 = pm.MvNormal("x0", np.zeros(2), np.eye(2), shape=(n, 2))
+        y = pm.Normal("y", x0 @ beta, 0.5, shape=n)
+        stat = pdp.RecordSum(lambda a, b: pt_concat(a, b), sensitivity=8.0)
+        pdp.DPObserved("s", (x0, y), statistic=stat, mechanism=pdp.Laplace(epsilon=1.0), observed=np.zeros(3))
+    assert InterweaveTarget(model, [beta]).kinds == {"y": "location-scale"}  # default: records of β
+    target = InterweaveTarget(model, [beta], records=[x0, y])
+    assert target.kinds == {"x0": "fixed", "y": "location-scale"}
+    point = model.initial_point(random_seed=0)
+    rng = np.random.default_rng(5)
+    point["x0"], point["y"] = rng.normal(size=(n, 2)), rng.normal(size=n)
+    zs = target.z_of(point)
+    new_beta = np.array([0.3, -1.2])
+    moved = target.update(point, new_beta, zs)
+    np.testing.assert_allclose(moved["x0"], point["x0"])
+    np.testing.assert_allclose(moved["y"], point["x0"] @ new_beta + 0.5 * zs[0], rtol=1e-12)
+
+    def by_hand(b):
+        yy = point["x0"] @ b + 0.5 * zs[0]
+        t = np.concatenate([np.clip(point["x0"], -1, 1).sum(axis=0), [np.clip(yy, -1, 1).sum()]])
+        return stats.norm.logpdf(b, 0, 2).sum() + stats.laplace.logpdf(0.0, t, 8.0).sum()
+
+    got = [target.logp(target.with_theta(point, b), zs) for b in (new_beta, np.array([1.0, 0.5]))]
+    np.testing.assert_allclose(got[0] - got[1], by_hand(new_beta) - by_hand(np.array([1.0, 0.5])), rtol=1e-9)
+
+
+def pt_concat(a, b):
+    import pytensor.tensor as pt
+
+    return pt.concatenate([pt.clip(a, -1, 1), pt.clip(b, -1, 1)[:, None]], axis=1)
