@@ -10,6 +10,7 @@ the slot θ fills in every child's distribution):
 prior of θ             children (θ in the slot shown)                  posterior
 =====================  ==============================================  ===============================
 Normal(m, s)           Normal(mu=θ, sigma=σᵢ)                          Normal, precision s⁻² + Σσᵢ⁻²
+Normal(m, s), θ ≤ 1-d  Normal(mu=aᵢ + Jᵢθ, sigma=σᵢ) (e.g. Xβ)         Normal, precision diag(s⁻²) + JᵀWJ
 Beta(a, b)             Bernoulli(p=θ), Binomial(N, p=θ)                Beta(a + Σx, b + Σ(N − x))
 Gamma(α, rate β)       Poisson(θ); Exponential(lam=θ);                 Gamma(α + Σx, β + n); (α + n, β + Σx);
                        Normal(mu, tau=θ)                               (α + n/2, β + Σ(x − mu)²/2)
@@ -117,7 +118,7 @@ def conjugate_pattern(model, theta) -> ConjugatePattern:
             "Dirichlet (see the table in pymc_dp.samplers.conjugate). Leave it to NUTS."
         )
     prior_params = theta.owner.op.dist_params(theta.owner)
-    children, others = [], []
+    children, others, linear = [], [], False
     for var in list(model.basic_RVs) + list(model.potentials):
         inputs = var.owner.inputs if var in set(model.basic_RVs) else [var]
         if var is theta or theta not in _direct(inputs, model):
@@ -135,6 +136,11 @@ def conjugate_pattern(model, theta) -> ConjugatePattern:
                 ok = theta.ndim == 1
             elif ok and theta.ndim:  # θ broadcast along the child's leading axes only
                 ok = tuple(var.type.shape[var.ndim - theta.ndim:]) == tuple(theta.type.shape)
+        if not ok and rule is not None and op_name == "NormalRV" and theta.ndim <= 1:
+            # a Normal child whose mean is a function of θ (checked to be affine when compiled)
+            params = var.owner.op.dist_params(var.owner)
+            if theta not in _direct([params[1]], model):
+                ok, linear = True, True
         if ok:
             children.append(var)
         else:
@@ -143,7 +149,8 @@ def conjugate_pattern(model, theta) -> ConjugatePattern:
         allowed = ", ".join(f"{c.removesuffix('RV')}" for c in rules)
         raise ValueError(
             f"ConjugateTheta needs every term that depends on {theta.name!r} to be a conjugate child "
-            f"({allowed} with {theta.name!r} as the parameter itself, see the table in "
+            f"({allowed} with {theta.name!r} as the parameter itself, or for a Normal prior a Normal "
+            f"whose mean is affine in {theta.name!r}; see the table in "
             f"pymc_dp.samplers.conjugate), but {', '.join(repr(o.name) for o in others)} is not. "
             f"Update {theta.name!r} with NUTS instead."
         )
@@ -152,7 +159,8 @@ def conjugate_pattern(model, theta) -> ConjugatePattern:
             f"ConjugateTheta found nothing that depends on {theta.name!r}; its conditional is its "
             "prior. Sample it with PyMC's default step."
         )
-    return ConjugatePattern(theta, _FAMILY[op_name], tuple(children))
+    family = "normal_linear" if linear else _FAMILY[op_name]
+    return ConjugatePattern(theta, family, tuple(children))
 
 
 def _reduce_to(c, theta):
@@ -212,7 +220,70 @@ def _posterior_params(model, pattern):
     return [a]
 
 
+class _LinearNormal:
+    """Normal prior, Normal children with mean a + Jθ: the posterior of θ from one O(n·d) pass.
+
+    J is recomputed at every call from d + 1 evaluations of the children's mean (it may depend on
+    other variables, e.g. latent covariates); one more evaluation at the current θ checks that the
+    mean is affine in θ there (a ValueError otherwise: the update would not be exact).
+    """
+
+    def __init__(self, model, pattern, value):
+        theta = pattern.theta
+        self.name, self.value_name = theta.name, value.name
+        probe = pt.tensor("theta_probe", dtype="float64", shape=value.type.shape)
+        m0, s0 = theta.owner.op.dist_params(theta.owner)
+        mus, ys, sigmas = [], [], []
+        for child in pattern.children:
+            mu, sigma = child.owner.op.dist_params(child.owner)[:2]
+            mus.append(pt.broadcast_to(mu, child.shape).ravel())
+            sigmas.append(pt.broadcast_to(sigma, child.shape).ravel())
+            ys.append(pt.cast(child, "float64").ravel())
+        fixed = [pt.concatenate(ys), pt.concatenate(sigmas), pt.broadcast_to(m0, theta.shape).ravel(),
+                 pt.broadcast_to(s0, theta.shape).ravel()]
+        graphs = replace_rvs_by_values(
+            [pt.concatenate(mus), *fixed], rvs_to_values=model.rvs_to_values,
+            rvs_to_transforms=model.rvs_to_transforms,
+        )
+        mean_graph = graph_replace(graphs[0], {value: probe}, strict=False)
+        self._mu = pm_compile(list(model.value_vars) + [probe], pt.cast(mean_graph, "float64"),
+                              on_unused_input="ignore")
+        self._fixed = pm_compile(model.value_vars, [pt.cast(g, "float64") for g in graphs[1:]],
+                                 on_unused_input="ignore")
+        self.input_names = [v.name for v in model.value_vars]
+        point = model.initial_point(random_seed=0)
+        self.shape = np.shape(point[value.name])
+        probe_value = np.random.default_rng(20111).normal(size=self.shape)
+        self(*[point[n] for n in self.input_names], check_at=probe_value)
+
+    def __call__(self, *args, check_at=None):
+        d = int(np.prod(self.shape, dtype=int))
+        y, sig, m0, s0 = self._fixed(*args)
+        basis = np.eye(d).reshape((d, *self.shape)) if self.shape else np.ones((1,))
+        a = np.asarray(self._mu(*args, np.zeros(self.shape)), dtype=float)
+        J = np.column_stack([np.asarray(self._mu(*args, e), dtype=float) - a for e in basis])
+        at = args[self.input_names.index(self.value_name)] if check_at is None else check_at
+        got = np.asarray(self._mu(*args, np.asarray(at, dtype=float)), dtype=float)
+        want = a + J @ np.ravel(at)
+        if not np.allclose(got, want, rtol=1e-8, atol=1e-8 * (1.0 + np.abs(a).max(initial=0.0))):
+            raise ValueError(
+                f"ConjugateTheta treats the children of {self.name!r} as Normal with a mean affine in "
+                f"{self.name!r}, but their mean is not affine (it differs from a + J·{self.name} by "
+                f"{np.abs(got - want).max():.3g}). Update {self.name!r} with NUTS instead."
+            )
+        w = 1.0 / sig**2
+        prec = np.diag(1.0 / s0**2) + J.T @ (w[:, None] * J)
+        rhs = m0 / s0**2 + J.T @ (w * (y - a))
+        chol = np.linalg.cholesky(prec)
+        mean = np.linalg.solve(chol.T, np.linalg.solve(chol, rhs))
+        factor = np.linalg.inv(chol).T  # factor @ factorᵀ = prec⁻¹
+        return [mean, factor]
+
+
 def _draw(rng, family, params):
+    if family == "normal_linear":
+        mean, factor = params
+        return mean + factor @ rng.standard_normal(mean.shape[0])
     if family == "normal":
         mean, sd = params
         return rng.normal(mean, sd)
@@ -260,6 +331,14 @@ class ConjugateTheta(DPStep):
         self.input_names = [v.name for v in model.value_vars]
         self._updates = []
         for value, pattern in zip(values, self.patterns):
+            if pattern.family == "normal_linear":
+                if model.rvs_to_transforms.get(pattern.theta) is not None:
+                    raise ValueError(
+                        f"ConjugateTheta draws {value.name!r} in its natural space, but it has a "
+                        "transform. Declare the Normal prior without transform=."
+                    )
+                self._updates.append((value.name, pattern.family, _LinearNormal(model, pattern, value), None))
+                continue
             params = _posterior_params(model, pattern)
             params = replace_rvs_by_values(
                 params, rvs_to_values=model.rvs_to_values, rvs_to_transforms=model.rvs_to_transforms
@@ -285,5 +364,8 @@ class ConjugateTheta(DPStep):
             args = [new[n] for n in self.input_names]
             params = [np.asarray(p) for p in post(*args)]
             draw = np.asarray(_draw(self.rng, family, params), dtype=float)
-            new[name] = np.asarray(forward(draw, *args)).reshape(np.shape(point[name]))
+            if forward is None:  # Normal prior: no transform
+                new[name] = draw.reshape(np.shape(point[name])).astype(np.asarray(point[name]).dtype)
+            else:
+                new[name] = np.asarray(forward(draw, *args)).reshape(np.shape(point[name]))
         return {**point, **{name: new[name] for name, *_ in self._updates}}, [self.stats()]

@@ -24,9 +24,11 @@ One evaluation is a compiled PyTensor graph, :math:`O(n)`. Alternating the centr
 move is the ancillarity–sufficiency interweaving strategy of Yu & Meng (2011, JCGS 20(3)); each move
 leaves :math:`p(\theta, x \mid s_{dp})` invariant, so does their composition.
 
-The θ-move is univariate slice sampling with stepping out (Neal 2003, Ann. Statist. 31(3), §4) on each
-coordinate of θ in PyMC's value space; the initial interval width is adapted during warm-up only
-(mean of twice the move sizes), so the kernel is exactly invariant after warm-up.
+The θ-move is univariate slice sampling with stepping out (Neal 2003, Ann. Statist. 31(3), §4) along
+each of d directions in PyMC's value space: the coordinate axes, or — learnt during warm-up for
+d ≥ 2 — the principal axes of the θ draws (a ridge such as β₀ + β₁ pinned by a sum is then crossed
+along, not across). Directions and interval widths (mean of twice the move sizes) are adapted during
+warm-up only, so the kernel is exactly invariant after warm-up.
 
 Records whose distribution has neither a location–scale form nor an icdf (e.g. discrete classes)
 are held fixed during the move; their log density then enters :math:`\log \pi` (it depends on θ).
@@ -82,12 +84,14 @@ def _names(rvs):
 # pure kernel
 # ----------------------------------------------------------------------------------------------
 class InterweaveState(NamedTuple):
-    """θ (flat, value space), its log target, the slice widths and the adaptation counter."""
+    """θ (flat, value space), its log target, the slice widths, the adaptation counter, and the
+    slice directions (columns of ``basis``; ``None``: the coordinate axes)."""
 
     theta: np.ndarray
     logp: float
     width: np.ndarray
     n_adapt: int
+    basis: np.ndarray | None = None
 
 
 class InterweaveInfo(NamedTuple):
@@ -110,25 +114,23 @@ def _finite(value) -> float:
     return -math.inf if value != value else value
 
 
-def slice_update(rng, theta, logp0, i, log_density, width, max_steps_out):
-    """One univariate slice-sampling update of coordinate ``i`` (stepping out, then shrinkage).
+def slice_update(rng, theta, logp0, direction, log_density, width, max_steps_out):
+    """One slice-sampling update of ``theta`` along ``direction`` (stepping out, then shrinkage).
 
-    Leaves ``exp(log_density)`` invariant for any fixed ``width`` (Neal 2003, Figs. 3 and 5).
-    Returns ``(theta', logp', n_evals)``; a NaN density counts as ``-inf``.
+    Samples ``t`` from the density ``exp(log_density(theta + t·direction))`` restricted to the line,
+    starting at ``t = 0``; leaves ``exp(log_density)`` invariant for any fixed ``direction`` and
+    ``width`` (Neal 2003, Figs. 3 and 5). Returns ``(theta', logp', n_evals)``; NaN counts as ``-inf``.
     """
     log_y = logp0 - rng.standard_exponential()
-    x0 = theta[i]
-    left = x0 - width * rng.random()
+    left = -width * rng.random()
     right = left + width
     j = int(max_steps_out * rng.random())
     k = max_steps_out - 1 - j
-    trial = theta.copy()
     count = [0]
 
-    def at(v):
-        trial[i] = v
+    def at(t):
         count[0] += 1
-        return _finite(log_density(trial))
+        return _finite(log_density(theta + t * direction))
 
     while j > 0 and at(left) > log_y:
         left -= width
@@ -137,17 +139,16 @@ def slice_update(rng, theta, logp0, i, log_density, width, max_steps_out):
         right += width
         k -= 1
     while True:
-        v = left + (right - left) * rng.random()
-        lp = at(v)
+        t = left + (right - left) * rng.random()
+        lp = at(t)
         if lp > log_y:
-            return trial.copy(), lp, count[0]
-        if v < x0:
-            left = v
+            return theta + t * direction, lp, count[0]
+        if t < 0.0:
+            left = t
         else:
-            right = v
-        if right - left <= 1e-14 * max(1.0, abs(x0)):  # pragma: no cover - density spike at x0
-            trial[i] = x0
-            return trial.copy(), logp0, count[0]
+            right = t
+        if right - left <= 1e-14 * max(1.0, width):  # pragma: no cover - density spike at theta
+            return theta.copy(), logp0, count[0]
 
 
 def interweave_kernel(rng, state: InterweaveState, target, params: InterweaveParams):
@@ -170,19 +171,22 @@ def interweave_kernel(rng, state: InterweaveState, target, params: InterweavePar
     start = theta.copy()
     width, n_adapt = np.array(state.width, dtype=float, copy=True), state.n_adapt
     n_evals = 0
+    basis = np.eye(theta.size) if state.basis is None else state.basis
     for _ in range(params.n_steps):
         for i in range(theta.size):
-            before = theta[i]
-            theta, logp, used = slice_update(rng, theta, logp, i, target, width[i], params.max_steps_out)
+            before = theta.copy()
+            theta, logp, used = slice_update(rng, theta, logp, basis[:, i], target, width[i],
+                                             params.max_steps_out)
             n_evals += used
             if params.adapt:
                 t = n_adapt + 1
-                width[i] += (2.0 * abs(theta[i] - before) - width[i]) / t
+                moved = abs(float(basis[:, i] @ (theta - before)))
+                width[i] += (2.0 * moved - width[i]) / t
                 width[i] = max(width[i], 1e-8)
         if params.adapt:
             n_adapt += 1
     move = float(np.sqrt(np.sum((theta - start) ** 2)))
-    return InterweaveState(theta, logp, width, n_adapt), InterweaveInfo(n_evals, move)
+    return InterweaveState(theta, logp, width, n_adapt, state.basis), InterweaveInfo(n_evals, move)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -457,16 +461,35 @@ class Interweave(DPStep):
     def start_chain(self) -> None:
         self.width = np.full(self.d, self.initial_width)
         self.n_adapt = 0
+        self.basis = None
+        self._seen, self._mean, self._m2 = 0, np.zeros(self.d), np.zeros((self.d, self.d))
+
+    def _learn_directions(self, theta):
+        """Warm-up only: slice along the principal axes of the θ draws seen so far (d ≥ 2)."""
+        self._seen += 1
+        delta = theta - self._mean
+        self._mean = self._mean + delta / self._seen
+        self._m2 = self._m2 + np.outer(delta, theta - self._mean)
+        if self.d < 2 or self._seen < 20 + 2 * self.d or self._seen & (self._seen - 1):
+            return  # re-estimate at powers of two
+        cov = self._m2 / (self._seen - 1)
+        eigval, eigvec = np.linalg.eigh(cov)
+        if np.all(np.isfinite(eigval)) and eigval.min() > 0:
+            self.basis = eigvec
+            self.width = 2.0 * np.sqrt(eigval)
+            self.n_adapt = 10
 
     def step(self, point):
         target = self.target
         zs = target.z_of(point)
         log_density = target.conditional(point, zs)
         theta = target.theta_flat(point)
-        state = InterweaveState(theta, log_density(theta), self.width, self.n_adapt)
+        state = InterweaveState(theta, log_density(theta), self.width, self.n_adapt, self.basis)
         params = InterweaveParams(self.n_steps, self.max_steps_out, bool(self.tune))
         state, info = interweave_kernel(self.rng, state, log_density, params)
         self.width, self.n_adapt = state.width, state.n_adapt
+        if self.tune:
+            self._learn_directions(state.theta)
         new = target.update(point, state.theta, zs)
         keys = target.theta_names + target.z_value_names
         return {**point, **{k: new[k] for k in keys}}, [
