@@ -193,7 +193,8 @@ def cases(quick):
         if n >= 1_000_000:
             routes = ["DA + NUTS", "DA + ConjugateTheta", "DA + ConjugateTheta + Interweave"]
         out.append((f"clamped normal mean + Laplace, ε={eps}", clamped_normal, n, eps, routes))
-    reg = ["DA + NUTS", "DA + NUTS + Interweave", "DA + Interweave"]
+    reg = ["DA + NUTS", "DA + NUTS + Interweave", "DA + Interweave", "DA + ConjugateTheta",
+           "DA + ConjugateTheta + Interweave"]
     if not quick:  # NUTS on the joint model took 526 s of sampling here under load: full run only
         reg.append("plain PyMC (Potential)")
     out.append(("regression, 9 Laplace-noised sufficient statistics, ε=1", regression, 50, 1.0, reg))
