@@ -22,7 +22,6 @@ Run: ``python benchmarks/bench_mixing.py [--quick]``; writes ``benchmarks/MIXING
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import pathlib
 import platform
@@ -40,8 +39,8 @@ HERE = pathlib.Path(__file__).parent
 MARKER = "<!-- commentary: kept by reruns -->"
 sys.path.insert(0, str(HERE.parent))  # this checkout's pymc_dp, not an installed one
 
-import pymc_dp as pdp  # noqa: E402
-from pymc_dp.release import bind_mechanism  # noqa: E402
+import pymc_dp as pdp
+from pymc_dp.release import bind_mechanism
 
 
 # ---------------------------------------------------------------------------------------------

@@ -158,7 +158,7 @@ def test_exact_beta_bernoulli_sum_laplace():
     n = 30
     stat, mech = pdp.Sum(lower=0, upper=1), pdp.Laplace(epsilon=1.0)
     s = float(pdp.release(rng.binomial(1, 0.3, n), stat, mech, rng=rng))
-    with pm.Model() as model:
+    with pm.Model():
         p = pm.Beta("p", 2, 2)
         x = pm.Bernoulli("x", p, shape=n)
         pdp.DPObserved("s", x, statistic=stat, mechanism=mech, observed=s)
@@ -173,7 +173,7 @@ def test_exact_normal_mean_sum_gaussian():
     rng = np.random.default_rng(32)
     n = 50
     s = float(rng.normal(1.0, 1.0, n).sum() + rng.normal(0, 5.0))
-    with pm.Model() as model:
+    with pm.Model():
         mu = pm.Normal("mu", 0, 3)
         x = pm.Normal("x", mu, 1.0, shape=n)
         pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=pdp.Gaussian(sigma=5.0), observed=s)
@@ -194,7 +194,7 @@ def test_exact_regression_records_sum_gaussian():
     n, sigma, tau = 30, 1.0, 4.0
     X = np.column_stack([np.ones(n), rng.normal(1.0, 1.0, n)])
     s = float((X @ np.array([0.5, 1.0]) + rng.normal(0, sigma, n)).sum() + rng.normal(0, tau))
-    with pm.Model() as model:
+    with pm.Model():
         beta = pm.Normal("beta", 0.0, 2.0, shape=2)
         y = pm.Normal("y", pm.math.dot(X, beta), sigma, shape=n)
         pdp.DPObserved("s", y, statistic=pdp.Sum(), mechanism=pdp.Gaussian(sigma=tau), observed=s)

@@ -103,7 +103,7 @@ def test_kernel_samples_a_known_density():
 # refusals
 # ---------------------------------------------------------------------------------------------
 def test_refuses_discrete_records():
-    with pm.Model() as model:
+    with pm.Model():
         p = pm.Beta("p", 1, 1)
         x = pm.Bernoulli("x", p, shape=5)
         pdp.DPObserved("s", x, statistic=pdp.Sum(0, 1), mechanism=pdp.Laplace(epsilon=1.0), observed=2.0)
@@ -191,7 +191,7 @@ def test_exact_normal_mean_gaussian_without_nuts():
     rng = np.random.default_rng(22)
     n = 40
     s = float(rng.normal(1.0, 1.0, n).sum() + rng.normal(0, 8.0))
-    with pm.Model() as model:
+    with pm.Model():
         mu = pm.Normal("mu", 0, 3)
         x = pm.Normal("x", mu, 1.0, shape=n)
         pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=pdp.Gaussian(sigma=8.0), observed=s)

@@ -46,7 +46,7 @@ except ImportError:  # pragma: no cover
 
 from pymc_dp.samplers.base import DPStep
 
-__all__ = ["ConjugateTheta", "conjugate_pattern", "ConjugatePattern"]
+__all__ = ["ConjugatePattern", "ConjugateTheta", "conjugate_pattern"]
 
 #: prior op -> {child op: (index of θ's slot in the child's params, power of θ in that slot)}
 RULES = {
@@ -117,7 +117,6 @@ def conjugate_pattern(model, theta) -> ConjugatePattern:
             f"{op_name.removesuffix('RV')}; supported priors: Normal, Beta, Gamma, InverseGamma, "
             "Dirichlet (see the table in pymc_dp.samplers.conjugate). Leave it to NUTS."
         )
-    prior_params = theta.owner.op.dist_params(theta.owner)
     children, others, linear = [], [], False
     for var in list(model.basic_RVs) + list(model.potentials):
         inputs = var.owner.inputs if var in set(model.basic_RVs) else [var]

@@ -57,10 +57,10 @@ from pymc_dp.samplers.base import DPStep
 
 __all__ = [
     "Interweave",
-    "InterweaveTarget",
-    "InterweaveState",
     "InterweaveInfo",
     "InterweaveParams",
+    "InterweaveState",
+    "InterweaveTarget",
     "interweave_kernel",
     "slice_update",
 ]
