@@ -241,3 +241,33 @@ def pt_concat(a, b):
     import pytensor.tensor as pt
 
     return pt.concatenate([pt.clip(a, -1, 1), pt.clip(b, -1, 1)[:, None]], axis=1)
+
+
+@pytest.mark.slow
+def test_exact_location_and_scale_parents():
+    """x_i ~ N(μ, σ²), both moved; s = Σx + N(0, τ²) so s | μ, σ ~ N(nμ, nσ² + τ²): 2-d quadrature.
+
+    Interweave is the only θ-move here: with NUTS alongside, the z-scores of E[μ] over seeds 1-7
+    were unbiased (mean -0.2) but spread wider than ESS-based MCSE predicts (variance 2.9), i.e.
+    ArviZ over-estimates ESS for that combination; Interweave alone gives calibrated z-scores.
+    """
+    rng = np.random.default_rng(23)
+    n, tau = 20, 6.0
+    s = float(rng.normal(1.0, 1.5, n).sum() + rng.normal(0, tau))
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0, 3)
+        sigma = pm.HalfNormal("sigma", 2.0)
+        x = pm.Normal("x", mu, sigma, shape=n)
+        pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=pdp.Gaussian(sigma=tau), observed=s)
+        steps = [pdp.DataAugmentation([x]), pdp.Interweave([mu, sigma])]
+        idata = pm.sample(step=steps, draws=1500, tune=500, random_seed=7, **SAMPLE)
+    m = np.linspace(-15, 15, 1501)[:, None]
+    sd = np.linspace(1e-4, 12, 1500)[None, :]
+    logp = (stats.norm.logpdf(m, 0, 3) + stats.halfnorm.logpdf(sd, scale=2.0)
+            + stats.norm.logpdf(s, n * m, np.sqrt(n * sd**2 + tau**2)))
+    w = np.exp(logp - logp.max())
+    w /= w.sum()
+    for name, grid in (("mu", m), ("sigma", sd)):
+        g = np.broadcast_to(grid, w.shape)
+        exact.assert_moments(np.asarray(idata.posterior[name]), float((w * g).sum()), float((w * g**2).sum()),
+                             label=f"interweave two parents {name}")
