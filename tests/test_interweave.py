@@ -254,7 +254,7 @@ def test_exact_location_and_scale_parents():
     rng = np.random.default_rng(23)
     n, tau = 20, 6.0
     s = float(rng.normal(1.0, 1.5, n).sum() + rng.normal(0, tau))
-    with pm.Model() as model:
+    with pm.Model():
         mu = pm.Normal("mu", 0, 3)
         sigma = pm.HalfNormal("sigma", 2.0)
         x = pm.Normal("x", mu, sigma, shape=n)
