@@ -8,8 +8,7 @@ noisy sufficient statistics is :mod:`pymc_dp.regression`.
 """
 
 from pymc_dp import accounting, diagnostics, fisher, regression
-from pymc_dp.accounting import PrivacySpent
-from pymc_dp.accounting import privacy_spent
+from pymc_dp.accounting import PrivacySpent, privacy_spent
 from pymc_dp.distributions import (
     CLTRelease,
     CLTStatistic,
@@ -23,16 +22,16 @@ from pymc_dp.distributions import (
 from pymc_dp.fisher import fisher_information, select_statistic
 from pymc_dp.marginal import marginalize, recover_records
 from pymc_dp.mechanisms import (
+    DiscreteGaussian,
     DiscreteLaplace,
     Gaussian,
     Laplace,
     RandomizedResponse,
     SmoothLaplace,
+    from_opendp,
 )
-from pymc_dp.mechanisms import DiscreteGaussian, from_opendp
-from pymc_dp.release import release
-from pymc_dp.release import Release
-from pymc_dp.samplers import MHAAR, PMMH, DataAugmentation, PenaltyMH
+from pymc_dp.release import Release, release
+from pymc_dp.samplers import MHAAR, PMMH, ConjugateTheta, DataAugmentation, Interweave, PenaltyMH
 from pymc_dp.samplers.penalty_publish import publishable
 from pymc_dp.statistics import Counts, Local, Max, Mean, Median, RecordSum, Sum
 
@@ -44,14 +43,13 @@ __all__ = [
     "dp_nodes",
     "release",
     "Release",
-    "PrivacySpent",
     # mechanisms
     "Laplace",
     "Gaussian",
     "DiscreteLaplace",
+    "DiscreteGaussian",
     "RandomizedResponse",
     "SmoothLaplace",
-    "DiscreteGaussian",
     "from_opendp",
     # statistics
     "Sum",
@@ -70,6 +68,8 @@ __all__ = [
     "uniform_width_moments",
     # samplers
     "DataAugmentation",
+    "Interweave",
+    "ConjugateTheta",
     "PMMH",
     "MHAAR",
     "PenaltyMH",
@@ -79,6 +79,7 @@ __all__ = [
     "recover_records",
     # accounting, planning, diagnostics
     "privacy_spent",
+    "PrivacySpent",
     "fisher_information",
     "select_statistic",
     "accounting",

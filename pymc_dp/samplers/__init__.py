@@ -1,12 +1,28 @@
-"""Step methods for ``pm.sample``: the analyst's samplers and the data holder's penalty MH."""
+"""Step methods for ``pm.sample``: the analyst's samplers and the data holder's penalty MH.
 
+Importing this package registers :class:`DataAugmentation` with PyMC's step assignment, so
+``pm.sample()`` gives latent records that feed ``DPObserved`` nodes to it by itself
+(:mod:`pymc_dp.samplers.assign`).
+"""
+
+from pymc_dp.samplers.assign import register as _register
 from pymc_dp.samplers.augmentation import DataAugmentation
+from pymc_dp.samplers.conjugate import ConjugateTheta
+from pymc_dp.samplers.interweave import Interweave, interweave_kernel
 from pymc_dp.samplers.mhaar import MHAAR
 from pymc_dp.samplers.penalty import PenaltyMH
 from pymc_dp.samplers.pmmh import PMMH
 from pymc_dp.samplers.records import RecordBlock
-from pymc_dp.samplers.assign import register as _register
 
 _register()
 
-__all__ = ["DataAugmentation", "PMMH", "MHAAR", "PenaltyMH", "RecordBlock"]
+__all__ = [
+    "DataAugmentation",
+    "Interweave",
+    "interweave_kernel",
+    "ConjugateTheta",
+    "PMMH",
+    "MHAAR",
+    "PenaltyMH",
+    "RecordBlock",
+]

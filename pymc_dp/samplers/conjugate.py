@@ -1,0 +1,370 @@
+r"""Conjugate Gibbs updates of θ given the records, from their sufficient statistics.
+
+With data augmentation the records :math:`x` are in the point, so :math:`\theta \mid x` is an ordinary
+posterior; when the prior of θ is conjugate to the records' distribution it is drawn exactly from
+sufficient statistics — one compiled :math:`O(n)` reduction per iteration instead of a gradient over
+:math:`n` records at every leapfrog step of NUTS. Patterns detected from the model graph (prior op and
+the slot θ fills in every child's distribution):
+
+=====================  ==============================================  ===============================
+prior of θ             children (θ in the slot shown)                  posterior
+=====================  ==============================================  ===============================
+Normal(m, s)           Normal(mu=θ, sigma=σᵢ)                          Normal, precision s⁻² + Σσᵢ⁻²
+Normal(m, s), θ ≤ 1-d  Normal(mu=aᵢ + Jᵢθ, sigma=σᵢ) (e.g. Xβ)         Normal, precision diag(s⁻²) + JᵀWJ
+Beta(a, b)             Bernoulli(p=θ), Binomial(N, p=θ)                Beta(a + Σx, b + Σ(N − x))
+Gamma(α, rate β)       Poisson(θ); Exponential(lam=θ);                 Gamma(α + Σx, β + n); (α + n, β + Σx);
+                       Normal(mu, tau=θ)                               (α + n/2, β + Σ(x − mu)²/2)
+InverseGamma(α, β)     Normal(mu, sigma=√θ)                            InverseGamma(α + n/2, β + Σ(x − mu)²/2)
+Dirichlet(a)           Categorical(p=θ)                                Dirichlet(a + counts)
+=====================  ==============================================  ===============================
+
+The prior's parameters and the children's other parameters may be any graphs of *other* variables
+(evaluated at the current point: the update is the full conditional of θ). Anything else that
+depends on θ (another distribution, a ``Potential``) makes the step refuse, naming it. θ enters a
+child either as itself (broadcast along leading axes) or, for the power forms (``1/θ``, ``θ^{-1/2}``,
+``√θ``), through a graph of θ alone that is checked numerically to equal the power at random points.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import pymc as pm
+import pytensor
+import pytensor.tensor as pt
+from pymc.logprob.utils import replace_rvs_by_values
+from pymc.pytensorf import compile as pm_compile
+from pymc.util import get_value_vars_from_user_vars
+from pytensor.graph.replace import graph_replace
+from pytensor.tensor.elemwise import DimShuffle
+
+try:  # PyTensor >= 2.31
+    from pytensor.graph.traversal import ancestors
+except ImportError:  # pragma: no cover
+    from pytensor.graph.basic import ancestors
+
+from pymc_dp.samplers.base import DPStep
+
+__all__ = ["ConjugatePattern", "ConjugateTheta", "conjugate_pattern"]
+
+#: prior op -> {child op: (index of θ's slot in the child's params, power of θ in that slot)}
+RULES = {
+    "NormalRV": {"NormalRV": (0, 1.0)},
+    "BetaRV": {"BernoulliRV": (0, 1.0), "BinomialRV": (1, 1.0)},
+    "GammaRV": {"PoissonRV": (0, 1.0), "ExponentialRV": (0, -1.0), "NormalRV": (1, -0.5)},
+    "InvGammaRV": {"NormalRV": (1, 0.5)},
+    "DirichletRV": {"CategoricalRV": (0, 1.0)},
+}
+_FAMILY = {"NormalRV": "normal", "BetaRV": "beta", "GammaRV": "gamma",
+           "InvGammaRV": "inverse_gamma", "DirichletRV": "dirichlet"}
+
+
+class ConjugatePattern(NamedTuple):
+    """A detected conjugate pair: θ, its posterior family and the children it was built from."""
+
+    theta: pt.TensorVariable
+    family: str
+    children: tuple
+
+
+def _strip(var):
+    """Remove broadcasting ``DimShuffle``s (expand-dims only) around ``var``."""
+    while var.owner is not None and isinstance(var.owner.op, DimShuffle) and "x" in var.owner.op.new_order:
+        kept = [d for d in var.owner.op.new_order if d != "x"]
+        if kept != list(range(var.owner.inputs[0].ndim)):
+            break
+        var = var.owner.inputs[0]
+    return var
+
+
+def _direct(graphs, model):
+    """Ancestors of ``graphs`` without looking through any random variable of the model."""
+    return set(ancestors(list(graphs), blockers=list(model.basic_RVs)))
+
+
+def _free_rvs(graph, model):
+    rvs = set(model.basic_RVs)
+    return {v for v in _direct([graph], model) if v in rvs}
+
+
+def _is_power_of(param, theta, power, model, low, high):
+    """``param`` is ``theta ** power`` (structurally for power 1, numerically otherwise)."""
+    core = _strip(param)
+    if power == 1.0:
+        return core is theta
+    if _free_rvs(core, model) != {theta}:
+        return False
+    probe = pt.tensor("probe", dtype=theta.dtype, shape=theta.type.shape)
+    fn = pytensor.function([probe], graph_replace(core, {theta: probe}, strict=False), on_unused_input="ignore")
+    shape = tuple(1 if s is None else s for s in theta.type.shape)
+    rng = np.random.default_rng(20111)
+    for _ in range(5):
+        t = rng.uniform(low, high, size=shape).astype(theta.dtype)
+        got = np.asarray(fn(t), dtype=float)
+        if not np.allclose(got, np.broadcast_to(t.astype(float) ** power, got.shape), rtol=1e-10, atol=0):
+            return False
+    return True
+
+
+def conjugate_pattern(model, theta) -> ConjugatePattern:
+    """Detect the conjugate family of ``theta`` (an RV) in ``model``; raise ``ValueError`` otherwise."""
+    op_name = type(theta.owner.op).__name__
+    rules = RULES.get(op_name)
+    if rules is None:
+        raise ValueError(
+            f"ConjugateTheta has no conjugate update for {theta.name!r} with prior "
+            f"{op_name.removesuffix('RV')}; supported priors: Normal, Beta, Gamma, InverseGamma, "
+            "Dirichlet (see the table in pymc_dp.samplers.conjugate). Leave it to NUTS."
+        )
+    children, others, linear = [], [], False
+    for var in list(model.basic_RVs) + list(model.potentials):
+        inputs = var.owner.inputs if var in set(model.basic_RVs) else [var]
+        if var is theta or theta not in _direct(inputs, model):
+            continue
+        name = type(var.owner.op).__name__ if var.owner is not None else ""
+        rule = rules.get(name) if var in set(model.basic_RVs) else None
+        ok = False
+        if rule is not None:
+            slot, power = rule
+            params = var.owner.op.dist_params(var.owner)
+            rest = [p for k, p in enumerate(params) if k != slot]
+            ok = (_is_power_of(params[slot], theta, power, model, 0.3, 3.0)
+                  and theta not in _direct(rest, model))
+            if ok and op_name == "DirichletRV":
+                ok = theta.ndim == 1
+            elif ok and theta.ndim:  # θ broadcast along the child's leading axes only
+                ok = tuple(var.type.shape[var.ndim - theta.ndim:]) == tuple(theta.type.shape)
+        if not ok and rule is not None and op_name == "NormalRV" and theta.ndim <= 1:
+            # a Normal child whose mean is a function of θ (checked to be affine when compiled)
+            params = var.owner.op.dist_params(var.owner)
+            if theta not in _direct([params[1]], model):
+                ok, linear = True, True
+        if ok:
+            children.append(var)
+        else:
+            others.append(var)
+    if others:
+        allowed = ", ".join(f"{c.removesuffix('RV')}" for c in rules)
+        raise ValueError(
+            f"ConjugateTheta needs every term that depends on {theta.name!r} to be a conjugate child "
+            f"({allowed} with {theta.name!r} as the parameter itself, or for a Normal prior a Normal "
+            f"whose mean is affine in {theta.name!r}; see the table in "
+            f"pymc_dp.samplers.conjugate), but {', '.join(repr(o.name) for o in others)} is not. "
+            f"Update {theta.name!r} with NUTS instead."
+        )
+    if not children:
+        raise ValueError(
+            f"ConjugateTheta found nothing that depends on {theta.name!r}; its conditional is its "
+            "prior. Sample it with PyMC's default step."
+        )
+    family = "normal_linear" if linear else _FAMILY[op_name]
+    return ConjugatePattern(theta, family, tuple(children))
+
+
+def _reduce_to(c, theta):
+    """Sum the leading axes of ``c`` (child-shaped) down to ``theta``'s shape."""
+    k = c.ndim - theta.ndim
+    return c.sum(axis=tuple(range(k))) if k > 0 else c
+
+
+def _posterior_params(model, pattern):
+    """PyTensor graphs of the posterior parameters (natural units), in terms of the model's RVs."""
+    theta, family = pattern.theta, pattern.family
+    prior = theta.owner.op.dist_params(theta.owner)
+    if family == "normal":
+        m0, s0 = prior
+        prec = pt.broadcast_to(1.0 / s0**2, theta.shape)
+        num = pt.broadcast_to(m0 / s0**2, theta.shape)
+        for child in pattern.children:
+            sigma = child.owner.op.dist_params(child.owner)[1]
+            w = pt.broadcast_to(1.0 / sigma**2, child.shape)
+            prec = prec + _reduce_to(w, theta)
+            num = num + _reduce_to(w * child, theta)
+        return [num / prec, 1.0 / pt.sqrt(prec)]
+    if family == "beta":
+        a, b = (pt.broadcast_to(p, theta.shape) for p in prior)
+        for child in pattern.children:
+            trials = 1 if type(child.owner.op).__name__ == "BernoulliRV" else child.owner.op.dist_params(child.owner)[0]
+            x = pt.cast(child, "float64")
+            a = a + _reduce_to(x, theta)
+            b = b + _reduce_to(pt.broadcast_to(trials, child.shape) - x, theta)
+        return [a, b]
+    if family in ("gamma", "inverse_gamma"):
+        if family == "gamma":
+            alpha, scale = prior
+            rate = 1.0 / scale
+        else:
+            alpha, rate = prior
+        alpha, rate = pt.broadcast_to(alpha, theta.shape), pt.broadcast_to(rate, theta.shape)
+        for child in pattern.children:
+            name = type(child.owner.op).__name__
+            x = pt.cast(child, "float64")
+            ones = pt.ones_like(x)
+            if name == "PoissonRV":
+                alpha, rate = alpha + _reduce_to(x, theta), rate + _reduce_to(ones, theta)
+            elif name == "ExponentialRV":
+                alpha, rate = alpha + _reduce_to(ones, theta), rate + _reduce_to(x, theta)
+            else:  # Normal: precision (Gamma) or variance (InverseGamma)
+                mu = child.owner.op.dist_params(child.owner)[0]
+                alpha = alpha + _reduce_to(ones, theta) / 2.0
+                rate = rate + _reduce_to((x - mu) ** 2, theta) / 2.0
+        return [alpha, rate]
+    (a,) = prior
+    a = pt.cast(a, "float64")
+    k = theta.shape[-1]
+    for child in pattern.children:
+        onehot = pt.eq(pt.shape_padright(child), pt.arange(k))
+        a = a + pt.cast(onehot, "float64").reshape((-1, k)).sum(axis=0)
+    return [a]
+
+
+class _LinearNormal:
+    """Normal prior, Normal children with mean a + Jθ: the posterior of θ from one O(n·d) pass.
+
+    J is recomputed at every call from d + 1 evaluations of the children's mean (it may depend on
+    other variables, e.g. latent covariates); one more evaluation at the current θ checks that the
+    mean is affine in θ there (a ValueError otherwise: the update would not be exact).
+    """
+
+    def __init__(self, model, pattern, value):
+        theta = pattern.theta
+        self.name, self.value_name = theta.name, value.name
+        probe = pt.tensor("theta_probe", dtype="float64", shape=value.type.shape)
+        m0, s0 = theta.owner.op.dist_params(theta.owner)
+        mus, ys, sigmas = [], [], []
+        for child in pattern.children:
+            mu, sigma = child.owner.op.dist_params(child.owner)[:2]
+            mus.append(pt.broadcast_to(mu, child.shape).ravel())
+            sigmas.append(pt.broadcast_to(sigma, child.shape).ravel())
+            ys.append(pt.cast(child, "float64").ravel())
+        fixed = [pt.concatenate(ys), pt.concatenate(sigmas), pt.broadcast_to(m0, theta.shape).ravel(),
+                 pt.broadcast_to(s0, theta.shape).ravel()]
+        graphs = replace_rvs_by_values(
+            [pt.concatenate(mus), *fixed], rvs_to_values=model.rvs_to_values,
+            rvs_to_transforms=model.rvs_to_transforms,
+        )
+        mean_graph = graph_replace(graphs[0], {value: probe}, strict=False)
+        self._mu = pm_compile(list(model.value_vars) + [probe], pt.cast(mean_graph, "float64"),
+                              on_unused_input="ignore")
+        self._fixed = pm_compile(model.value_vars, [pt.cast(g, "float64") for g in graphs[1:]],
+                                 on_unused_input="ignore")
+        self.input_names = [v.name for v in model.value_vars]
+        point = model.initial_point(random_seed=0)
+        self.shape = np.shape(point[value.name])
+        probe_value = np.random.default_rng(20111).normal(size=self.shape)
+        self(*[point[n] for n in self.input_names], check_at=probe_value)
+
+    def __call__(self, *args, check_at=None):
+        d = int(np.prod(self.shape, dtype=int))
+        y, sig, m0, s0 = self._fixed(*args)
+        basis = np.eye(d).reshape((d, *self.shape)) if self.shape else np.ones((1,))
+        a = np.asarray(self._mu(*args, np.zeros(self.shape)), dtype=float)
+        J = np.column_stack([np.asarray(self._mu(*args, e), dtype=float) - a for e in basis])
+        at = args[self.input_names.index(self.value_name)] if check_at is None else check_at
+        got = np.asarray(self._mu(*args, np.asarray(at, dtype=float)), dtype=float)
+        want = a + J @ np.ravel(at)
+        if not np.allclose(got, want, rtol=1e-8, atol=1e-8 * (1.0 + np.abs(a).max(initial=0.0))):
+            raise ValueError(
+                f"ConjugateTheta treats the children of {self.name!r} as Normal with a mean affine in "
+                f"{self.name!r}, but their mean is not affine (it differs from a + J·{self.name} by "
+                f"{np.abs(got - want).max():.3g}). Update {self.name!r} with NUTS instead."
+            )
+        w = 1.0 / sig**2
+        prec = np.diag(1.0 / s0**2) + J.T @ (w[:, None] * J)
+        rhs = m0 / s0**2 + J.T @ (w * (y - a))
+        chol = np.linalg.cholesky(prec)
+        mean = np.linalg.solve(chol.T, np.linalg.solve(chol, rhs))
+        factor = np.linalg.inv(chol).T  # factor @ factorᵀ = prec⁻¹
+        return [mean, factor]
+
+
+def _draw(rng, family, params):
+    if family == "normal_linear":
+        mean, factor = params
+        return mean + factor @ rng.standard_normal(mean.shape[0])
+    if family == "normal":
+        mean, sd = params
+        return rng.normal(mean, sd)
+    if family == "beta":
+        return rng.beta(*params)
+    if family == "gamma":
+        alpha, rate = params
+        return rng.gamma(alpha, 1.0 / rate)
+    if family == "inverse_gamma":
+        alpha, rate = params
+        return 1.0 / rng.gamma(alpha, 1.0 / rate)
+    g = rng.gamma(params[0])
+    return g / g.sum(axis=-1, keepdims=True)
+
+
+class ConjugateTheta(DPStep):
+    """Exact Gibbs draws of θ | records from sufficient statistics (see the module's table).
+
+    Use with data augmentation at large n, e.g.
+    ``pm.sample(step=[pdp.DataAugmentation([x]), pdp.ConjugateTheta([mu])])``: each iteration costs
+    one compiled reduction over the records instead of NUTS' gradients over n records per leapfrog.
+
+    Parameters
+    ----------
+    vars : list
+        Parameters with a conjugate prior; updated one after another (each from its full conditional).
+    model : pm.Model, optional
+
+    Raises
+    ------
+    ValueError
+        Naming the variable and the term that breaks conjugacy, when a pattern is not recognised.
+    """
+
+    name = "conjugate_theta"
+    dp_stats = {}
+
+    def __init__(self, vars, *, model=None, rng=None, blocked=True):
+        model = pm.modelcontext(model)
+        if vars is None or (isinstance(vars, list | tuple) and not vars):
+            raise ValueError(f"ConjugateTheta needs vars=[theta, ...], the parameters it draws; got {vars!r}.")
+        values = get_value_vars_from_user_vars(vars, model)
+        self.vars = list(values)
+        self.patterns = [conjugate_pattern(model, model.values_to_rvs[v]) for v in values]
+        self.input_names = [v.name for v in model.value_vars]
+        self._updates = []
+        for value, pattern in zip(values, self.patterns):
+            if pattern.family == "normal_linear":
+                if model.rvs_to_transforms.get(pattern.theta) is not None:
+                    raise ValueError(
+                        f"ConjugateTheta draws {value.name!r} in its natural space, but it has a "
+                        "transform. Declare the Normal prior without transform=."
+                    )
+                self._updates.append((value.name, pattern.family, _LinearNormal(model, pattern, value), None))
+                continue
+            params = _posterior_params(model, pattern)
+            params = replace_rvs_by_values(
+                params, rvs_to_values=model.rvs_to_values, rvs_to_transforms=model.rvs_to_transforms
+            )
+            post = pm_compile(model.value_vars, [pt.cast(p, "float64") for p in params], on_unused_input="ignore")
+            rv = pattern.theta
+            tr = model.rvs_to_transforms.get(rv)
+            natural = pt.tensor("natural", dtype="float64", shape=rv.type.shape)
+            if tr is not None:
+                (fwd,) = replace_rvs_by_values(
+                    [tr.forward(natural, *rv.owner.inputs)], rvs_to_values=model.rvs_to_values,
+                    rvs_to_transforms=model.rvs_to_transforms,
+                )
+            else:
+                fwd = natural
+            forward = pm_compile([natural, *model.value_vars], pt.cast(fwd, value.dtype), on_unused_input="ignore")
+            self._updates.append((value.name, pattern.family, post, forward))
+        self._init_step(rng)
+
+    def step(self, point):
+        new = dict(point)
+        for name, family, post, forward in self._updates:
+            args = [new[n] for n in self.input_names]
+            params = [np.asarray(p) for p in post(*args)]
+            draw = np.asarray(_draw(self.rng, family, params), dtype=float)
+            if forward is None:  # Normal prior: no transform
+                new[name] = draw.reshape(np.shape(point[name])).astype(np.asarray(point[name]).dtype)
+            else:
+                new[name] = np.asarray(forward(draw, *args)).reshape(np.shape(point[name]))
+        return {**point, **{name: new[name] for name, *_ in self._updates}}, [self.stats()]

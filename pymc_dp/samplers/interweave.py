@@ -1,0 +1,497 @@
+r"""Interweaving for continuous records: a non-centred θ-move with the records' noise fixed.
+
+Data augmentation alternates :math:`x \mid \theta, s_{dp}` (record sweeps) and
+:math:`\theta \mid x` (NUTS, a conjugate step): the *centred* parametrisation. When the release is
+weak relative to the records (strong privacy, small n) :math:`\theta \mid x` is far narrower than
+:math:`p(\theta \mid s_{dp})` and θ crawls. The *ancillary* parametrisation writes each record through
+θ-free noise :math:`z`,
+
+.. math:: x = T_\theta(z), \qquad
+          T_\theta(z) = \mathrm{loc}(\theta) + \mathrm{scale}(\theta)\, z \ \text{(location–scale)}
+          \quad\text{or}\quad T_\theta(u) = F_\theta^{-1}(u) \ \text{(inverse cdf)},
+
+so that :math:`f(x \mid \theta)\, |\partial T_\theta / \partial z| = p(z)` does not involve θ. In
+:math:`(\theta, z)` the joint posterior is
+:math:`p(\theta) \prod_i p(z_i) \prod_k \eta_k(s_k \mid S_k(T_\theta(z)))` times every other model
+term evaluated at :math:`x = T_\theta(z)`, hence
+
+.. math:: \log \pi(\theta \mid z) = \log p(\theta) + \sum_k \log \eta_k\big(s_k \mid S_k(T_\theta(z))\big)
+          + \text{const}
+
+— no Jacobian, no record density: only the prior (with the transforms' log-Jacobians of PyMC's value
+space) and the releases, whose statistics (clamping included) are evaluated on :math:`T_\theta(z)`.
+One evaluation is a compiled PyTensor graph, :math:`O(n)`. Alternating the centred update with this
+move is the ancillarity–sufficiency interweaving strategy of Yu & Meng (2011, JCGS 20(3)); each move
+leaves :math:`p(\theta, x \mid s_{dp})` invariant, so does their composition.
+
+The θ-move is univariate slice sampling with stepping out (Neal 2003, Ann. Statist. 31(3), §4) along
+each of d directions in PyMC's value space: the coordinate axes, or — learnt during warm-up for
+d ≥ 2 — the principal axes of the θ draws (a ridge such as β₀ + β₁ pinned by a sum is then crossed
+along, not across). Directions and interval widths (mean of twice the move sizes) are adapted during
+warm-up only, so the kernel is exactly invariant after warm-up.
+
+Records whose distribution has neither a location–scale form nor an icdf (e.g. discrete classes)
+are held fixed during the move; their log density then enters :math:`\log \pi` (it depends on θ).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+from pymc.logprob.utils import replace_rvs_by_values
+from pymc.pytensorf import compile as pm_compile
+from pymc.util import get_value_vars_from_user_vars
+from pytensor.graph.replace import graph_replace
+
+try:  # PyTensor >= 2.31
+    from pytensor.graph.traversal import ancestors
+except ImportError:  # pragma: no cover
+    from pytensor.graph.basic import ancestors
+
+from pymc_dp.distributions.dp_observed import dp_nodes
+from pymc_dp.samplers.base import DPStep
+
+__all__ = [
+    "Interweave",
+    "InterweaveInfo",
+    "InterweaveParams",
+    "InterweaveState",
+    "InterweaveTarget",
+    "interweave_kernel",
+    "slice_update",
+]
+
+#: op class name -> (index of loc, index of scale, indices of θ-free shape parameters)
+LOCATION_SCALE = {
+    "NormalRV": (0, 1, ()),
+    "LaplaceRV": (0, 1, ()),
+    "LogisticRV": (0, 1, ()),
+    "CauchyRV": (0, 1, ()),
+    "GumbelRV": (0, 1, ()),
+    "StudentTRV": (1, 2, (0,)),
+}
+
+
+def _names(rvs):
+    return ", ".join(repr(r.name) for r in rvs)
+
+
+# ----------------------------------------------------------------------------------------------
+# pure kernel
+# ----------------------------------------------------------------------------------------------
+class InterweaveState(NamedTuple):
+    """θ (flat, value space), its log target, the slice widths, the adaptation counter, and the
+    slice directions (columns of ``basis``; ``None``: the coordinate axes)."""
+
+    theta: np.ndarray
+    logp: float
+    width: np.ndarray
+    n_adapt: int
+    basis: np.ndarray | None = None
+
+
+class InterweaveInfo(NamedTuple):
+    """Number of target evaluations and the size of the move (Euclidean, value space)."""
+
+    n_evals: int
+    move: float
+
+
+class InterweaveParams(NamedTuple):
+    """``n_steps`` slice sweeps over θ's coordinates; ``max_steps_out`` per side; ``adapt`` widths."""
+
+    n_steps: int = 1
+    max_steps_out: int = 50
+    adapt: bool = False
+
+
+def _finite(value) -> float:
+    value = float(value)
+    return -math.inf if value != value else value
+
+
+def slice_update(rng, theta, logp0, direction, log_density, width, max_steps_out):
+    """One slice-sampling update of ``theta`` along ``direction`` (stepping out, then shrinkage).
+
+    Samples ``t`` from the density ``exp(log_density(theta + t·direction))`` restricted to the line,
+    starting at ``t = 0``; leaves ``exp(log_density)`` invariant for any fixed ``direction`` and
+    ``width`` (Neal 2003, Figs. 3 and 5). Returns ``(theta', logp', n_evals)``; NaN counts as ``-inf``.
+    """
+    log_y = logp0 - rng.standard_exponential()
+    left = -width * rng.random()
+    right = left + width
+    j = int(max_steps_out * rng.random())
+    k = max_steps_out - 1 - j
+    count = [0]
+
+    def at(t):
+        count[0] += 1
+        return _finite(log_density(theta + t * direction))
+
+    while j > 0 and at(left) > log_y:
+        left -= width
+        j -= 1
+    while k > 0 and at(right) > log_y:
+        right += width
+        k -= 1
+    while True:
+        t = left + (right - left) * rng.random()
+        lp = at(t)
+        if lp > log_y:
+            return theta + t * direction, lp, count[0]
+        if t < 0.0:
+            left = t
+        else:
+            right = t
+        if right - left <= 1e-14 * max(1.0, width):  # pragma: no cover - density spike at theta
+            return theta.copy(), logp0, count[0]
+
+
+def interweave_kernel(rng, state: InterweaveState, target, params: InterweaveParams):
+    """Non-centred θ-move: slice sampling of :math:`\\pi(\\theta \\mid z)` with ``z`` held fixed.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    state : InterweaveState
+        ``state.logp`` must equal ``target(state.theta)``.
+    target : callable
+        ``theta_flat -> log π(θ | z)`` (from :meth:`InterweaveTarget.conditional`).
+    params : InterweaveParams
+
+    Returns
+    -------
+    (InterweaveState, InterweaveInfo)
+    """
+    theta, logp = np.array(state.theta, dtype=float, copy=True), float(state.logp)
+    start = theta.copy()
+    width, n_adapt = np.array(state.width, dtype=float, copy=True), state.n_adapt
+    n_evals = 0
+    basis = np.eye(theta.size) if state.basis is None else state.basis
+    for _ in range(params.n_steps):
+        for i in range(theta.size):
+            before = theta.copy()
+            theta, logp, used = slice_update(rng, theta, logp, basis[:, i], target, width[i],
+                                             params.max_steps_out)
+            n_evals += used
+            if params.adapt:
+                t = n_adapt + 1
+                moved = abs(float(basis[:, i] @ (theta - before)))
+                width[i] += (2.0 * moved - width[i]) / t
+                width[i] = max(width[i], 1e-8)
+        if params.adapt:
+            n_adapt += 1
+    move = float(np.sqrt(np.sum((theta - start) ** 2)))
+    return InterweaveState(theta, logp, width, n_adapt, state.basis), InterweaveInfo(n_evals, move)
+
+
+# ----------------------------------------------------------------------------------------------
+# model side
+# ----------------------------------------------------------------------------------------------
+class InterweaveTarget:
+    """θ, the records' θ-free representation and the compiled :math:`\\log\\pi(\\theta \\mid z)`.
+
+    Parameters
+    ----------
+    model : pm.Model
+    vars : list
+        θ: continuous free variables (RVs or value variables).
+    records : list, optional
+        The latent records; default: every free variable that is the data of a ``DPObserved`` node
+        and depends on θ.
+    owner : str
+        Name of the calling sampler, for messages.
+
+    Attributes
+    ----------
+    kinds : dict
+        Record name -> ``"location-scale"``, ``"icdf"`` or ``"fixed"`` (held fixed, density kept).
+    """
+
+    def __init__(self, model, vars, records=None, *, owner="Interweave"):
+        self.model = model
+        self.owner = owner
+        if vars is None or (isinstance(vars, list | tuple) and not vars):
+            raise ValueError(f"{owner} needs vars=[theta, ...], the parameters it moves; got {vars!r}.")
+        theta_values = get_value_vars_from_user_vars(vars, model)
+        for v in theta_values:
+            if v.dtype.startswith(("int", "uint", "bool")):
+                raise ValueError(
+                    f"{owner} moves θ by slice sampling in value space, but {v.name!r} is discrete "
+                    f"(dtype {v.dtype}). Pass only continuous variables in vars."
+                )
+        self.theta_values = list(theta_values)
+        self.theta_names = [v.name for v in theta_values]
+        self.theta_rvs = [model.values_to_rvs[v] for v in theta_values]
+        theta_set = set(self.theta_rvs)
+        nodes = dp_nodes(model)
+        if not nodes:
+            raise ValueError(
+                f"{owner} found no pdp.DPObserved node in the model. Add the release with "
+                "pdp.DPObserved(name, records, statistic=..., mechanism=..., observed=...)."
+            )
+        if records is None:
+            recs = []
+            for node in nodes.values():
+                for d in node.data:
+                    if d in model.free_RVs and d not in recs and theta_set & set(ancestors([d])):
+                        recs.append(d)
+        else:
+            recs = [model.values_to_rvs[v] for v in get_value_vars_from_user_vars(records, model)]
+        fed = {d for node in nodes.values() for d in node.data}
+        unfed = [r for r in recs if r not in fed]
+        if unfed:
+            raise ValueError(
+                f"records must be the latent data of pdp.DPObserved nodes, got {_names(unfed)}, "
+                f"which no DPObserved node releases (nodes: {', '.join(map(repr, nodes))})."
+            )
+        overlap = [r for r in recs if r in theta_set]
+        if overlap:
+            raise ValueError(
+                f"{owner}: {_names(overlap)} is both in vars and in records. Pass the parameters in "
+                "vars and the confidential records in records."
+            )
+        if not recs:
+            raise ValueError(
+                f"{owner} found no latent records of a DPObserved node that depend on "
+                f"vars=[{_names(self.theta_rvs)}]. Pass records=[x] explicitly, or the parameters of "
+                "the records' distribution in vars."
+            )
+        self.record_rvs = recs
+        self._build()
+
+    # ------------------------------------------------------------------------------------------
+    def _representation(self, rv, z, others_v, others_t):
+        """``(kind, x graph in value space given z, z graph of the current value)`` or None."""
+        model = self.model
+        op = rv.owner.op
+        if rv.dtype.startswith(("int", "uint", "bool")):
+            return None
+        theta_set = set(self.theta_rvs)
+        spec = LOCATION_SCALE.get(type(op).__name__)
+        tr = model.rvs_to_transforms.get(rv)
+        (x_now,) = replace_rvs_by_values(
+            [rv], rvs_to_values=model.rvs_to_values, rvs_to_transforms=model.rvs_to_transforms
+        )
+        if spec is not None:
+            params = op.dist_params(rv.owner)
+            i_loc, i_scale, shapes = spec
+            if not any(theta_set & set(ancestors([params[s]])) for s in shapes):
+                loc, scale = replace_rvs_by_values(
+                    [params[i_loc], params[i_scale]], rvs_to_values=others_v, rvs_to_transforms=others_t
+                )
+                x_nat = loc + scale * z
+                z_now = (x_now - loc) / scale
+                kind = "location-scale"
+            else:
+                spec = None
+        if spec is None:
+            try:
+                x_nat = pm.icdf(rv, z)
+                log_u = pm.logcdf(rv, rv)
+            except NotImplementedError:
+                return None
+            (x_nat,) = replace_rvs_by_values([x_nat], rvs_to_values=others_v, rvs_to_transforms=others_t)
+            (log_u,) = replace_rvs_by_values(
+                [log_u], rvs_to_values=model.rvs_to_values, rvs_to_transforms=model.rvs_to_transforms
+            )
+            z_now = pt.exp(log_u)
+            kind = "icdf"
+        x_nat = pt.broadcast_to(x_nat, rv.shape) if x_nat.ndim < rv.ndim else x_nat
+        if tr is not None:
+            x_val = tr.forward(x_nat, *rv.owner.inputs)
+            (x_val,) = replace_rvs_by_values([x_val], rvs_to_values=others_v, rvs_to_transforms=others_t)
+        else:
+            x_val = x_nat
+        return kind, pt.cast(x_val, model.rvs_to_values[rv].dtype), pt.cast(z_now, "float64")
+
+    def _build(self):
+        model = self.model
+        # parameters of a record are read at the current values of everything else; a record
+        # whose distribution depends on another record that gets a z-representation is held fixed
+        others_v = dict(model.rvs_to_values)
+        others_t = {rv: t for rv, t in model.rvs_to_transforms.items() if t is not None}
+        self.kinds = {}
+        zs, x_vals, z_nows, z_vals, represented = [], [], [], [], []
+        recs = set(self.record_rvs)
+        order = sorted(self.record_rvs, key=lambda r: len(recs & set(ancestors(r.owner.inputs))))
+        for rv in order:  # topological: a record's record-parents come before it
+            z = pt.tensor(f"{rv.name}_z", dtype="float64", shape=rv.type.shape)
+            linked = set(represented) & set(ancestors(rv.owner.inputs))
+            rep = None if linked else self._representation(rv, z, others_v, others_t)
+            if rep is None:
+                self.kinds[rv.name] = "fixed"
+                continue
+            kind, x_val, z_now = rep
+            self.kinds[rv.name] = kind
+            represented.append(rv)
+            zs.append(z)
+            x_vals.append(x_val)
+            z_nows.append(z_now)
+            z_vals.append(model.rvs_to_values[rv])
+        if not zs:
+            raise ValueError(
+                f"{self.owner} needs records with a θ-free representation x = loc(θ) + scale(θ)·z "
+                f"(Normal, StudentT, Laplace, Logistic, Cauchy, Gumbel) or an icdf in PyMC, but "
+                f"{_names(self.record_rvs)} has neither (discrete, or records drawn from each other). "
+                "Use pdp.DataAugmentation with NUTS or a conjugate step for θ."
+            )
+        z_rvs = [model.values_to_rvs[v] for v in z_vals]
+        depends = [r for r in z_rvs if set(self.theta_rvs) & set(ancestors([r]))]
+        if not depends:
+            raise ValueError(
+                f"{self.owner}: the records {_names(z_rvs)} do not depend on "
+                f"vars=[{_names(self.theta_rvs)}], so holding their noise fixed does not move θ "
+                "differently from the centred update. Pass the parameters of the records' distribution."
+            )
+        terms = [v for v in model.basic_RVs if v not in set(z_rvs)] + list(model.potentials)
+        logp = model.logp(vars=terms, sum=True)
+        logp = graph_replace(logp, dict(zip(z_vals, x_vals)), strict=False)
+        self.z_rvs = z_rvs
+        self.z_value_names = [v.name for v in z_vals]
+        self.input_names = [v.name for v in model.value_vars]
+        inputs = list(model.value_vars)
+        self._logp = pm_compile(inputs + zs, pt.cast(logp, "float64"), on_unused_input="ignore")
+        self._x = pm_compile(inputs + zs, x_vals, on_unused_input="ignore")
+        self._z = pm_compile(inputs, z_nows, on_unused_input="ignore")
+
+    # -- point helpers -------------------------------------------------------------------------
+    def _args(self, point):
+        return [point[name] for name in self.input_names]
+
+    def theta_flat(self, point) -> np.ndarray:
+        return np.concatenate([np.ravel(np.asarray(point[n], dtype=float)) for n in self.theta_names])
+
+    def with_theta(self, point, flat) -> dict:
+        out = dict(point)
+        i = 0
+        for name in self.theta_names:
+            ref = np.asarray(point[name])
+            out[name] = np.asarray(flat[i:i + ref.size], dtype=ref.dtype).reshape(ref.shape)
+            i += ref.size
+        return out
+
+    # -- evaluators ----------------------------------------------------------------------------
+    def z_of(self, point):
+        """θ-free noise of the current records: ``(x - loc)/scale`` or ``F_θ(x)``, one array each."""
+        return [np.asarray(z, dtype=float) for z in self._z(*self._args(point))]
+
+    def logp(self, point, zs) -> float:
+        """:math:`\\log \\pi(\\theta \\mid z)` up to a θ-free constant, θ and the rest from ``point``."""
+        return _finite(self._logp(*self._args(point), *zs))
+
+    def conditional(self, point, zs):
+        """``theta_flat -> log π(θ | z)`` with ``z`` and every non-θ variable bound from ``point``."""
+        base = dict(point)
+
+        def log_density(theta):
+            return self.logp(self.with_theta(base, theta), zs)
+
+        return log_density
+
+    def records(self, point, zs) -> dict:
+        """The records :math:`T_\\theta(z)` (value space) at the θ of ``point``: name -> array."""
+        xs = self._x(*self._args(point), *zs)
+        return {name: np.asarray(x) for name, x in zip(self.z_value_names, xs)}
+
+    def update(self, point, theta, zs) -> dict:
+        """``point`` with θ set to ``theta`` and the records moved to :math:`T_\\theta(z)`."""
+        new = self.with_theta(point, theta)
+        new.update(self.records(new, zs))
+        return new
+
+
+def _check_int(value, name, low):
+    if isinstance(value, bool) or not (isinstance(value, int | np.integer) and value >= low):
+        raise ValueError(f"{name} must be an integer >= {low}, got {name}={value!r}.")
+    return int(value)
+
+
+class Interweave(DPStep):
+    """Non-centred θ-move for weak releases (ancillarity–sufficiency interweaving, Yu & Meng 2011).
+
+    Combine with the centred updates, e.g.
+    ``pm.sample(step=[pdp.DataAugmentation([x]), pm.NUTS([mu]), pdp.Interweave([mu], records=[x])])``.
+    Each iteration reads the records' θ-free noise ``z`` from the point, slice-samples θ from
+    :math:`\\pi(\\theta \\mid z) \\propto p(\\theta) \\prod_k \\eta_k(s_k \\mid S_k(T_\\theta(z)))`
+    and moves the records to :math:`T_\\theta(z)`.
+
+    Parameters
+    ----------
+    vars : list
+        θ: continuous parameters of the records' distribution (location, scale, …).
+    records : list, optional
+        Latent record variables; default: every DPObserved record that depends on ``vars``.
+    n_steps : int
+        Slice sweeps over θ's coordinates per iteration (default 1).
+    max_steps_out : int
+        Stepping-out budget of each slice update (default 50).
+    initial_width : float
+        Initial slice width in value space (adapted during warm-up; default 1.0).
+    model : pm.Model, optional
+
+    Sampler stats
+    -------------
+    ``dp_iw_evals``: target evaluations in the iteration; ``dp_iw_move``: size of the θ move.
+    """
+
+    name = "interweave"
+    dp_stats = {"dp_iw_evals": (np.int64, []), "dp_iw_move": (float, [])}
+
+    def __init__(self, vars, records=None, *, n_steps: int = 1, max_steps_out: int = 50,
+                 initial_width: float = 1.0, model=None, rng=None, blocked=True):
+        model = pm.modelcontext(model)
+        self.n_steps = _check_int(n_steps, "n_steps", 1)
+        self.max_steps_out = _check_int(max_steps_out, "max_steps_out", 1)
+        if not (np.isfinite(initial_width) and initial_width > 0):
+            raise ValueError(
+                f"initial_width must be finite and > 0, got initial_width={initial_width!r}. Give "
+                "the rough posterior sd of θ in value space (it is adapted during warm-up)."
+            )
+        self.initial_width = float(initial_width)
+        self.target = InterweaveTarget(model, vars, records)
+        self.vars = self.target.theta_values
+        self.d = self.target.theta_flat(model.initial_point(random_seed=0)).size
+        self._init_step(rng)
+
+    def start_chain(self) -> None:
+        self.width = np.full(self.d, self.initial_width)
+        self.n_adapt = 0
+        self.basis = None
+        self._seen, self._mean, self._m2 = 0, np.zeros(self.d), np.zeros((self.d, self.d))
+
+    def _learn_directions(self, theta):
+        """Warm-up only: slice along the principal axes of the θ draws seen so far (d ≥ 2)."""
+        self._seen += 1
+        delta = theta - self._mean
+        self._mean = self._mean + delta / self._seen
+        self._m2 = self._m2 + np.outer(delta, theta - self._mean)
+        if self.d < 2 or self._seen < 20 + 2 * self.d or self._seen & (self._seen - 1):
+            return  # re-estimate at powers of two
+        cov = self._m2 / (self._seen - 1)
+        eigval, eigvec = np.linalg.eigh(cov)
+        if np.all(np.isfinite(eigval)) and eigval.min() > 0:
+            self.basis = eigvec
+            self.width = 2.0 * np.sqrt(eigval)
+            self.n_adapt = 10
+
+    def step(self, point):
+        target = self.target
+        zs = target.z_of(point)
+        log_density = target.conditional(point, zs)
+        theta = target.theta_flat(point)
+        state = InterweaveState(theta, log_density(theta), self.width, self.n_adapt, self.basis)
+        params = InterweaveParams(self.n_steps, self.max_steps_out, bool(self.tune))
+        state, info = interweave_kernel(self.rng, state, log_density, params)
+        self.width, self.n_adapt = state.width, state.n_adapt
+        if self.tune:
+            self._learn_directions(state.theta)
+        new = target.update(point, state.theta, zs)
+        keys = target.theta_names + target.z_value_names
+        return {**point, **{k: new[k] for k in keys}}, [
+            self.stats(dp_iw_evals=int(info.n_evals), dp_iw_move=info.move)
+        ]
