@@ -18,7 +18,6 @@ The samplers' numba loops evaluate it per coordinate; see :func:`kernel_logpdf`.
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import numba
 import numpy as np
@@ -141,7 +140,3 @@ class Mechanism:
                 f"sensitivity. Pass sensitivity=..., or use it through pdp.release / pdp.DPObserved "
                 "which calibrate it from the statistic's bounds."
             )
-
-
-def _log_safe(x: float) -> float:
-    return math.log(x) if x > 0 else -math.inf

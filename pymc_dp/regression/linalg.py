@@ -1,16 +1,10 @@
-"""Batched matrix helpers: nearest PSD matrix, Wishart draws and densities over a leading node axis."""
+"""Batched matrix helpers: nearest PSD matrix and Wishart draws over a leading node axis."""
 
 from __future__ import annotations
 
 import numpy as np
-from scipy import special
 
-__all__ = ["nearest_psd", "wishart_rvs", "invwishart_rvs", "wishart_logpdf", "triu_pairs"]
-
-
-def triu_pairs(d: int):
-    """Row/column indices of the upper triangle (diagonal included) of a d×d matrix."""
-    return np.triu_indices(d)
+__all__ = ["nearest_psd", "wishart_rvs", "invwishart_rvs"]
 
 
 def nearest_psd(S, floor: float = 0.0):
@@ -51,17 +45,3 @@ def invwishart_rvs(rng: np.random.Generator, scale, df):
     W = wishart_rvs(rng, np.linalg.inv(scale), df)
     out = np.linalg.inv(W)
     return 0.5 * (out + np.swapaxes(out, -1, -2))
-
-
-def wishart_logpdf(S, scale, df):
-    """Log density of ``Wishart(scale, df)`` at a stack ``S`` (``-inf`` where S is not PD)."""
-    S = np.asarray(S, dtype=float)
-    d = S.shape[-1]
-    df = np.asarray(df, dtype=float)
-    sign, logdet_s = np.linalg.slogdet(S)
-    _, logdet_v = np.linalg.slogdet(scale)
-    tr = np.trace(np.linalg.solve(scale, S), axis1=-2, axis2=-1)
-    mgl = np.vectorize(lambda v: special.multigammaln(v, d))(0.5 * df)
-    out = (0.5 * (df - d - 1) * logdet_s - 0.5 * tr - 0.5 * df * d * np.log(2.0)
-           - 0.5 * df * logdet_v - mgl)
-    return np.where(sign > 0, out, -np.inf)
