@@ -113,7 +113,7 @@ def main(argv=None):
     print(f"\nThe exact private posterior of log OR is {sd_ratio:.2f} times as wide as the naive one.")
 
     # --- figures ---------------------------------------------------------------------------------
-    fig, ax = plt.subplots(figsize=(8, 3.6))
+    fig, ax = plt.subplots(figsize=(9, 3.6))
     for j, (name, d, c) in enumerate((("private (exact)", pi_priv, "C0"), ("naive", pi_naive, "C3"),
                                       ("confidential", pi_conf, "0.4"))):
         for k in range(4):
@@ -124,7 +124,7 @@ def main(argv=None):
     ax.plot(PI_TRUE, range(4), "k|", ms=16, mew=2, label="true π")
     ax.set_yticks(range(4), CELLS)
     ax.set_xlabel("cell probability (mean and 94 % HDI)")
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     fig.savefig(fig_dir / "contingency_cells.png", dpi=90)
     plt.close(fig)
