@@ -18,7 +18,10 @@ writes a PyMC model of the confidential records — smoker ~ Bernoulli(p), age ~
 (the spread of ages is taken from a public survey: a released mean says next to nothing about it),
 clinic ~ Categorical(π) — adds one `pdp.DPObserved` per release, and samples: `pdp.DataAugmentation`
 updates the latent records (Ju et al. 2022, seed 003), NUTS the parameters. The posterior is exact
-given the releases.
+given the releases. Look at the ESS column: `mu_age` mixes slowest, because given the latent ages
+μ is known to within 15/√n while the release leaves it uncertain by several times that, so each
+Gibbs round moves it a little (the usual price of data augmentation); run longer chains when the
+ESS is short of your needs.
 
 **The check**: posterior predictive draws of *new* releases (new records from the posterior of the
 parameters, then new noise) should cover the observed releases; the figure shows them with the

@@ -16,7 +16,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 SCRIPTS = sorted(p.stem for p in EXAMPLES.glob("*.py") if not p.name.startswith("_"))
-SMOKE_SECONDS = 120  # the examples promise < 1 min; allow for a loaded 2-core machine
+SMOKE_SECONDS = 300  # the examples promise < 1 min alone; CI machines are shared and loaded
 
 
 def _tracked_results():

@@ -7,6 +7,7 @@ permalink anchors is left alone. Also checks that every seed number mentioned ha
 
 from __future__ import annotations
 
+import html
 import posixpath
 import re
 
@@ -37,7 +38,7 @@ def _link_text(text: str, href: str, page) -> str:
     def one(num, text=None):
         if num not in KNOWN:
             raise PluginError(f"{page.file.src_uri}: 'seed {num}' has no bibliography entry.")
-        return f'<a href="{href}#seed-{num}" title="{TITLES[num]}">{text or num}</a>'
+        return f'<a href="{href}#seed-{num}" title="{html.escape(TITLES[num])}">{text or num}</a>'
 
     def repl(m):
         word, space, first, rest = m.groups()
