@@ -83,7 +83,7 @@ def main(argv=None):
     print(f"released table:     {np.round(noisy, 2).tolist()}\n")
 
     # --- the analyst: exact private posterior ------------------------------------------------------
-    with pm.Model() as model:
+    with pm.Model():
         pi = pm.Dirichlet("pi", np.ones(4))
         cell = pm.Categorical("cell", pi, shape=args.n)  # the latent confidential records
         pdp.DPObserved("table", cell, statistic=statistic, mechanism=mechanism, observed=noisy)
