@@ -1,15 +1,21 @@
-# The README's two commands: `make demo` and `make test`.
+# The README's two commands: `make demo` and `make test`; `make docs` builds the documentation site.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test test-fast venv clean
+.PHONY: demo test test-fast docs docs-fast docs-env venv clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
 	$(PY) -m pip install -e ".[test,examples]"
 	touch $@
+
+# the docs extra (mkdocs, material, mkdocstrings) on top of the package, installed only when missing:
+# an environment that already has them (VENV=...) is used as it is, without network
+DOCS_OK = $(PY) -c "import pymc, matplotlib, mkdocs, material, mkdocstrings_handlers.python" 2>/dev/null
+docs-env:
+	@$(DOCS_OK) || { $(MAKE) venv PYTHON="$(PYTHON)" VENV="$(VENV)" && $(PY) -m pip install -e ".[docs]"; }
 
 venv: $(VENV)/.installed
 
@@ -22,5 +28,13 @@ test: venv
 test-fast: venv
 	$(PY) -m pytest -q -m "not slow"
 
+# site/index.html; runs every example with --smoke (cached in examples/output/docs-cache/)
+docs: docs-env
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
+
+# the same without executing the examples (quick edits of the prose)
+docs-fast: docs-env
+	NO_MKDOCS_2_WARNING=1 PYMC_DP_DOCS_EXAMPLES=skip $(PY) -m mkdocs build --strict
+
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache site

@@ -19,16 +19,19 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import time
 from pathlib import Path
 
-import numpy as np
-import pymc as pm
+from _report import outputs, parser, quiet_blas_warning, summary
 
-import pymc_dp as pdp
-from pymc_dp.accounting import penalty_tau
-from pymc_dp.diagnostics import mmd
+quiet_blas_warning()
+
+import numpy as np  # noqa: E402
+import pymc as pm  # noqa: E402
+
+import pymc_dp as pdp  # noqa: E402
+from pymc_dp.accounting import penalty_tau  # noqa: E402
+from pymc_dp.diagnostics import mmd  # noqa: E402
 
 A, B, M = 20.0, 0.0, 0.0
 S1, S2, S0 = np.sqrt(20.0), np.sqrt(2.5), np.sqrt(1000.0)
@@ -65,9 +68,10 @@ def draws_of(idata):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = parser(__doc__, results="examples/figures/banana_penalty.png")
     p.add_argument("--n", type=int, default=10_000)
-    p.add_argument("--eps", type=float, nargs="+", default=[3.0, 10.0, 30.0, 100.0, 300.0])
+    p.add_argument("--eps", type=float, nargs="+", default=None,
+                   help="whole-run ε values (default 3 10 30 100 300; --smoke 30 300)")
     p.add_argument("--delta", type=float, default=1e-5)
     p.add_argument("--draws", type=int, default=1500)
     p.add_argument("--tune", type=int, default=500)
@@ -77,8 +81,14 @@ def main(argv=None):
     p.add_argument("--scale", type=float, default=1.5, help="proposal sd in posterior sds")
     p.add_argument("--seed", type=int, default=2020)
     p.add_argument("--repeats", type=int, default=3, help="independent runs per setting")
-    p.add_argument("--out", default="examples/figures/banana_penalty.png")
+    p.add_argument("--out", default=None, help="figure path (default banana_penalty.png in the output "
+                   "folder; with --refresh, examples/figures/banana_penalty.png)")
     args = p.parse_args(argv)
+    if args.smoke:
+        args.n, args.draws, args.tune, args.repeats = min(args.n, 2000), 300, 150, 1
+    args.eps = args.eps or ([30.0, 300.0] if args.smoke else [3.0, 10.0, 30.0, 100.0, 300.0])
+    if args.out is None:
+        args.out = str(outputs(args)[1] / "banana_penalty.png")
 
     rng = np.random.default_rng(args.seed)
     x = simulate(args.n, rng)
@@ -125,7 +135,12 @@ def main(argv=None):
             print(f"eps={eps:7.2f} tau={tau:9.3f} spent/run={max(spent):8.3f} accept={np.mean(accs):.3f} "
                   f"clipped={np.mean(clips):.4f} MMD={np.mean(vals):.4f} ± {np.std(vals):.4f} "
                   f"({time.perf_counter() - t:.1f} s)")
-    print(f"exact vs exact MMD={floor:.4f}")
+    print(f"exact vs exact MMD={floor:.4f}\n")
+    summary(idata, ["theta1", "theta2"], title=f"DP penalty MH posterior at ε = {args.eps[-1]:g} (last run, "
+            f"{args.chains} chains × {args.draws}):")
+    ex = exact_draws(x, 4000, np.random.default_rng(2))
+    print("exact posterior: " + ", ".join(f"{nm} mean {ex[:, j].mean():.4g} sd {ex[:, j].std():.3g}"
+                                          for j, nm in enumerate(("theta1", "theta2"))))
     base_mmd, nonoise_mmd = float(np.mean(base)), float(np.mean(nonoise))
 
     import matplotlib

@@ -2,10 +2,12 @@
 
 Run from the repository root::
 
-    .venv/bin/python examples/fisher_figures.py           # small default (a few minutes)
-    .venv/bin/python examples/fisher_figures.py --full    # more ε values and replicates
+    .venv/bin/python examples/fisher_figures.py --smoke             # tiny Monte Carlo sizes, < 1 min
+    .venv/bin/python examples/fisher_figures.py                     # small default (a few minutes)
+    .venv/bin/python examples/fisher_figures.py --full --refresh    # more ε values and replicates
 
-Writes ``examples/figures/fisher_fig{1,2,3,4,6}.png`` and ``examples/FISHER_RESULTS.md``.
+Writes ``fisher_fig{1,2,3,4,6}.png`` and ``FISHER_RESULTS.md`` to ``examples/output/`` (``--outdir``);
+``--refresh`` rewrites the committed ``examples/figures/`` and ``examples/FISHER_RESULTS.md``.
 
 * Figures 1–3: F(θ) of the CLT + Gaussian-mechanism release (seed 001 §3.1, Examples 1–3) with
   noise σ = A^a/(nε) (ε-Gaussian DP, as in the seed) and without noise (ε = ∞).
@@ -19,13 +21,16 @@ Writes ``examples/figures/fisher_fig{1,2,3,4,6}.png`` and ``examples/FISHER_RESU
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 import time
 from pathlib import Path
 
-import matplotlib
+from _report import outputs, parser, quiet_blas_warning, summary
+
+quiet_blas_warning()
+
+import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -48,8 +53,15 @@ from pymc_dp.fisher import (  # noqa: E402
 )
 
 HERE = Path(__file__).resolve().parent
-OUT = HERE / "figures"
+OUT = HERE / "output"  # set by main(): examples/figures with --refresh
 N = 100
+SMOKE = False  # set by main(): Monte Carlo sizes / 10 with --smoke
+LAST_FIT = []  # the last DataAugmentation fit, summarised at the end
+
+
+def _k(size):
+    """Monte Carlo size: as given, or a tenth (at least 20) with --smoke."""
+    return max(size // 10, 20) if SMOKE else size
 
 
 def _curves(example, powers, A, grid, eps):
@@ -106,11 +118,11 @@ def figure4(rng, lines):
     for th in (0.2, 0.5, 0.8):
         eps = 1.0
         a1 = fisher_information(th, n=N, population=bern, statistic=pdp.Local(),
-                                mechanism=pdp.RandomizedResponse(eps), n_outer=2000, n_inner=1000, rng=rng)
+                                mechanism=pdp.RandomizedResponse(eps), n_outer=_k(2000), n_inner=_k(1000), rng=rng)
         a2 = fisher_information(th, n=N, population=bern, statistic=pdp.Local(),
-                                mechanism=pdp.Gaussian(sigma=1 / eps), n_outer=2000, n_inner=1000, rng=rng)
+                                mechanism=pdp.Gaussian(sigma=1 / eps), n_outer=_k(2000), n_inner=_k(1000), rng=rng)
         a3 = fisher_information(th, n=N, population=bern, statistic=pdp.Mean(),
-                                mechanism=pdp.Gaussian(sigma=1 / (N * eps)), n_outer=300, n_inner=300, rng=rng)
+                                mechanism=pdp.Gaussian(sigma=1 / (N * eps)), n_outer=_k(300), n_inner=_k(300), rng=rng)
         for ax, est, marker in ((axes[0], a1, "o"), (axes[0], a2, "s"), (axes[1], a1, "o"), (axes[1], a3, "s")):
             ax.errorbar([th], [est.value], yerr=[2 * est.stderr], fmt=marker, color="k", ms=4)
         lines.append(
@@ -152,13 +164,13 @@ def example2_checks(rng, lines):
             m = normal_variance_example(a)
             closed = clt_gaussian_fisher(m, 2.0, n=N, mechanism=mech) if isinstance(mech, pdp.Gaussian) else None
             is_ = fisher_information(2.0, n=N, moments=m, mechanism=mech, method="normal_approx_mc",
-                                     n_outer=3000, n_inner=400, rng=rng)
+                                     n_outer=_k(3000), n_inner=_k(400), rng=rng)
             mc = fisher_information(2.0, n=N, moments=m, mechanism=mech, method="normal_approx_mc",
-                                    n_outer=3000, n_inner=200, inner="mcmc", rng=rng)
+                                    n_outer=_k(3000), n_inner=_k(200), inner="mcmc", rng=rng)
             pl = fisher_information(2.0, n=N, moments=m, mechanism=mech, method="normal_approx_mc",
-                                    n_outer=3000, n_inner=400, estimator="split", rng=rng)
+                                    n_outer=_k(3000), n_inner=_k(400), estimator="split", rng=rng)
             a2 = fisher_information(2.0, n=N, population=pop, statistic=stat, mechanism=mech,
-                                    n_outer=500, n_inner=100, rng=rng)
+                                    n_outer=_k(500), n_inner=_k(100), rng=rng)
             name = type(mech).__name__ + f"(scale {A**a / N:g})"
             cl = "—" if closed is None else f"{closed:.4f}"
             lines.append(f"| \\|x\\|^{a} | {name} | {cl} | {is_.value:.4f} ± {is_.stderr:.4f} | "
@@ -179,12 +191,12 @@ def nonadditive_and_sequential(rng, lines):
         row = []
         for stat in (pdp.Median(lower=0, upper=A, fn=pt.abs), pdp.Max(lower=0, upper=A, fn=pt.abs)):
             est = fisher_information(th, n=N, population=pop, statistic=stat, mechanism=mech,
-                                     n_outer=150, n_inner=150, rng=rng)
+                                     n_outer=_k(150), n_inner=_k(150), rng=rng)
             row.append(f"{est.value:.3g} ± {est.stderr:.2g}")
         for a in (1, 2):
             est = fisher_information(th, n=N, population=pop,
                                      statistic=pdp.Local(lower=0, upper=A**a, fn=lambda x, a=a: pt.abs(x) ** a),
-                                     mechanism=pdp.Laplace(epsilon=1.0), n_outer=3000, n_inner=1000, rng=rng)
+                                     mechanism=pdp.Laplace(epsilon=1.0), n_outer=_k(3000), n_inner=_k(1000), rng=rng)
             row.append(f"{est.value:.3g} ± {est.stderr:.2g}")
         lines.append(f"| {th:g} | " + " | ".join(row) + " |")
 
@@ -196,6 +208,8 @@ def figure6(rng, lines, full):
     eps_da = eps_grid if full else [0.5, 2.0]
     reps_da = 10 if full else 2
     reps_q = 4000 if full else 1000
+    if SMOKE:
+        eps_grid, eps_da, reps_da, reps_q = [2.0, 50.0], [2.0], 1, 200
     tgrid = np.linspace(0.05, 20.0, 4000)
     law = {}
     for a in (1, 2):
@@ -277,13 +291,15 @@ def _mse_data_augmentation(stat, mech, ys, rng, theta_star, full):
         x = pm.Normal("x", 0.0, pt.sqrt(theta), shape=N)
         pdp.DPObserved("s_dp", x, statistic=stat, mechanism=mech, observed=y_data)
     errs = []
-    draws = 1000 if full else 300
+    draws = 1000 if full else (150 if SMOKE else 300)
     for y in ys:
         with model:
             pm.set_data({"y": np.asarray(y, dtype=float)})
-            idata = pm.sample(draws=draws, tune=draws, chains=1, step=[pdp.DataAugmentation([x], sweeps=2)],
+            idata = pm.sample(draws=draws, tune=draws, chains=2, cores=1,
+                              step=[pdp.DataAugmentation([x], sweeps=2)],
                               random_seed=int(rng.integers(2**31)), progressbar=False,
                               compute_convergence_checks=False)
+        LAST_FIT[:] = [(idata, stat, mech)]
         post = idata["posterior"] if not hasattr(idata, "posterior") else idata.posterior
         errs.append((float(np.asarray(post["theta"].values).mean()) - theta_star) ** 2)
     errs = np.array(errs)
@@ -291,16 +307,19 @@ def _mse_data_augmentation(stat, mech, ys, rng, theta_star, full):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--full", action="store_true", help="more ε values and replicates for Figure 6")
-    parser.add_argument("--seed", type=int, default=20261122)
-    args = parser.parse_args(argv)
-    OUT.mkdir(exist_ok=True)
+    global OUT, SMOKE
+    p = parser(__doc__, results="examples/FISHER_RESULTS.md, examples/figures/fisher_fig*.png")
+    p.add_argument("--full", action="store_true", help="more ε values and replicates for Figure 6")
+    p.add_argument("--seed", type=int, default=20261122)
+    args = p.parse_args(argv)
+    results_dir, OUT = outputs(args)
+    SMOKE = args.smoke
     rng = np.random.default_rng(args.seed)
     t0 = time.time()
-    cmd = "python examples/fisher_figures.py" + (" --full" if args.full else "")
+    cmd = ("python examples/fisher_figures.py" + (" --full" if args.full else "")
+           + (" --smoke" if args.smoke else ""))
     lines = ["# Fisher information reproductions (seed 001 §3, §5.1)", "",
-             f"Command: `{cmd}` (seed {args.seed}); figures in `examples/figures/`.", ""]
+             f"Command: `{cmd}` (seed {args.seed}); figures in `{'examples/figures/' if args.refresh else '--outdir'}`.", ""]
 
     lines += ["## Figures 1–3: pointwise winners (largest F(θ)), n = 100", ""]
     specs = [
@@ -326,8 +345,14 @@ def main(argv=None):
     ok = figure6(rng, lines, args.full)
     lines += ["", "Ordering by F(θ*) never contradicts a significant MSE difference (quadrature "
               f"posterior): {'yes' if ok else 'no'}.", "", f"Run time: {time.time() - t0:.0f} s."]
-    (HERE / "FISHER_RESULTS.md").write_text("\n".join(lines) + "\n")
+    (results_dir / "FISHER_RESULTS.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
+    if LAST_FIT:
+        idata, stat, mech = LAST_FIT[0]
+        print()
+        summary(idata, ["theta"], title=f"Last Figure 6 posterior (θ* = 2, released mean of "
+                f"{'|x|' if stat.upper == 10 else 'x²'}, Gaussian σ = {mech.sigma:g}), 2 chains:")
+    print(f"\nwrote {results_dir / 'FISHER_RESULTS.md'} and figures in {OUT}")
     return 0
 
 

@@ -8,23 +8,30 @@ Bounds ‖X‖, ‖Y‖ are the data maxima, as in the seed (not private in itse
 
 Reported per method and ε (means over repetitions): prediction MSE on the test rows (the seed's
 metric), estimation MSE ‖θ̂ − θ*‖²/d, coverage of the 90 % credible intervals of θ, seconds per fit.
+Every MCMC method runs its default 2 chains; the fits of the first repetition at the middle ε are
+summarised (mean, sd, 94 % HDI, ESS, R-hat).
 
-    python examples/regression_seed000.py            # miniature, < 3 min on one core
+    python examples/regression_seed000.py --smoke    # one repetition, ε = 1, n = 5000: seconds
+    python examples/regression_seed000.py            # miniature, a few minutes on one core
+    python examples/regression_seed000.py --refresh  # ... and rewrite examples/REGRESSION_RESULTS.md
     python examples/regression_seed000.py --full     # n = 1e5, d ∈ {2, 5}, J ∈ {1, 5, 10}: hours
     python examples/regression_seed000.py --prior weak   # the package's default prior instead
 """
 
 from __future__ import annotations
 
-import argparse
 import pathlib
 import sys
 import time
 
-import numpy as np
+from _report import outputs, parser, quiet_blas_warning, summary
 
-from pymc_dp import regression as R
-from pymc_dp.regression.linalg import wishart_rvs
+quiet_blas_warning()
+
+import numpy as np  # noqa: E402
+
+from pymc_dp import regression as R  # noqa: E402
+from pymc_dp.regression.linalg import wishart_rvs  # noqa: E402
 
 METHODS = ["mcmc_normalX", "mcmc_fixedS", "bayes_fixedS_fast", "mcmc_bs", "adassp"]
 SCHEME = {"mcmc_bs": "szu", "adassp": "adassp"}
@@ -39,6 +46,9 @@ def simulate(n, d, rng):
     X = rng.multivariate_normal(np.zeros(d), Sigma, size=n)
     y = X @ theta + rng.normal(size=n)
     return X, y, theta, Lam
+
+
+SHOWN = {}  # (method) -> (eps, fit) of the first repetition at the middle ε, summarised at the end
 
 
 def one_run(n, d, J, epsilons, delta, rng, draws, tune, prior_kind="seed"):
@@ -58,8 +68,10 @@ def one_run(n, d, J, epsilons, delta, rng, draws, tune, prior_kind="seed"):
             st = releases[SCHEME.get(m, "sz")]
             kw = {} if m == "adassp" else {"rng": rng, "prior": prior}
             if m in ("mcmc_normalX", "mcmc_fixedS", "mcmc_bs"):
-                kw.update(draws=draws, tune=tune, chains=1)
+                kw.update(draws=draws, tune=tune)  # default chains=2
             fit = R.fit(st, m, **kw)
+            if eps == epsilons[len(epsilons) // 2] and fit.draws is not None:
+                SHOWN.setdefault(m, (eps, fit))
             lo, hi = fit.interval(0.9)
             rows.append(dict(eps=eps, method=m,
                              pred=float(np.mean((fit.predict(Xte) - yte) ** 2)),
@@ -88,26 +100,31 @@ def table(rows, epsilons):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = parser(__doc__, results="examples/REGRESSION_RESULTS.md")
     ap.add_argument("--full", action="store_true", help="n=1e5, d∈{2,5}, J∈{1,5,10}, 20 reps")
     ap.add_argument("--reps", type=int, default=None)
     ap.add_argument("--seed", type=int, default=2023)
     ap.add_argument("--prior", choices=["seed", "weak"], default="seed",
                     help="seed §7.2 hyper-parameters (default) or the package's weak default prior")
-    ap.add_argument("--out", default=str(pathlib.Path(__file__).with_name("REGRESSION_RESULTS.md")))
+    ap.add_argument("--out", default=None, help="results file (default REGRESSION_RESULTS.md in the "
+                    "output folder; with --refresh, examples/REGRESSION_RESULTS.md)")
     args = ap.parse_args(argv)
+    if args.out is None:
+        args.out = str(outputs(args)[0] / "REGRESSION_RESULTS.md")
     if args.full:
         n, dims, nodes, epsilons, reps, draws, tune = 100_000, (2, 5), (1, 5, 10), \
             (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0), 20, 2000, 1000
     else:
-        n, dims, nodes, epsilons, reps, draws, tune = 20_000, (2,), (5,), (0.2, 1.0, 5.0), 15, 800, 600
+        n, dims, nodes, epsilons, reps, draws, tune = 20_000, (2,), (5,), (0.2, 1.0, 5.0), 15, 1000, 600
+    if args.smoke:
+        n, dims, nodes, epsilons, reps, draws, tune = 5_000, (2,), (5,), (1.0,), 1, 1000, 500
     reps = args.reps or reps
     rng = np.random.default_rng(args.seed)
     cmd = "python examples/regression_seed000.py " + " ".join(sys.argv[1:] if argv is None else argv)
     delta = 1.0 / n**2
     out = [f"# Seed 000 §7.2 in miniature\n\nCommand: `{cmd.strip()}`\n",
            (f"Settings: n = {n} (80 % train), δ = 1/n² = {delta:.0e}, repetitions = {reps}, "
-            f"MCMC: 1 chain, {tune} tuning + {draws} kept iterations; prior: "
+            f"MCMC: 2 chains, {tune} tuning + {draws} kept iterations each; prior: "
             + ("seed §7.2 (a = 20, b = 0.5, m = 0, C = (a−1)/b·I, κ = d + 1, Λ as generated)"
                if args.prior == "seed" else "package default (a = 2, b = 1, m = 0, C = 10·I, "
                "κ = d + 1, Λ as generated)")
@@ -122,6 +139,11 @@ def main(argv=None):
             print(f"\n## d = {d}, J = {J}\n\n{tab}", flush=True)
             out.append(f"\n## d = {d}, J = {J}\n\n{tab}\n")
     out.append(f"\nTotal wall time: {time.perf_counter() - t0:.0f} s.\n\n")
+    for m, (eps, fit) in SHOWN.items():
+        print()
+        names = [v for v in ("theta", "sigma2_y") if v in fit.draws]
+        summary(fit.idata, names, title=f"{m} at ε = {eps:g} (first repetition, d = {dims[0]}, "
+                f"J = {nodes[0]}), {fit.draws['theta'].shape[0]} chains × {fit.draws['theta'].shape[1]}:")
     path = pathlib.Path(args.out)
     old = path.read_text() if path.exists() else ""
     out.append(MARKER + old.split(MARKER, 1)[1] if MARKER in old else MARKER + "\n")

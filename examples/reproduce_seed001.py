@@ -12,21 +12,27 @@ Common setting: θ* = 2, n = 100, A = 10 (records clipped to [-A, A]).
 
 Usage::
 
+    python examples/reproduce_seed001.py --smoke    # tiny settings, < 1 min
     python examples/reproduce_seed001.py            # small settings, a few minutes
-    python examples/reproduce_seed001.py --full     # the seed's settings (hours)
+    python examples/reproduce_seed001.py --full --refresh   # the seed's settings (hours)
     python examples/reproduce_seed001.py --only table3
 
-Writes ``examples/SEED001_RESULTS.md`` (or ``--out``; ``--smoke`` writes ``examples/output/``) with the
-command and the numbers, keeping any commentary below the marker line.
+Writes ``SEED001_RESULTS.md`` under ``examples/output/`` (``--outdir``, or ``--out`` for a file);
+``--refresh`` rewrites the committed ``examples/SEED001_RESULTS.md``, keeping any commentary below
+the marker line. Ends with one posterior (MHAAR through ``pm.sample``, 2 chains) summarised with
+mean, sd, 94 % HDI and ESS.
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 import time
 from pathlib import Path
+
+from _report import outputs, parser, quiet_blas_warning, summary
+
+quiet_blas_warning()
 
 import arviz as az
 import numpy as np
@@ -154,18 +160,30 @@ def figure7(cfg, rng):
 
 
 # ------------------------------------------------------------------------------------------------
+def illustrate(rng, draws):
+    """One posterior of θ from one release (s(x) = |x|, Laplace ε = 5), MHAAR through pm.sample."""
+    model = clt_model(1, 5.0, prior="uniform")
+    y = abs_power_release(confidential(rng), 1, 5.0, rng)
+    with model:
+        pm.set_data({"y": y})
+        idata = pm.sample(draws=draws, tune=draws, chains=2, cores=1, progressbar=False,
+                          step=[pdp.MHAAR([model["th"]], n_particles=10)],
+                          random_seed=int(rng.integers(2**31)), compute_convergence_checks=False)
+    return summary(idata, ["th"], title=f"\nPosterior of θ (θ* = {THETA_STAR}) from one release "
+                   f"{y:.3f} of mean |x| (Laplace ε = 5), MHAAR N = 10, 2 chains × {draws}:")
+
+
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = parser(__doc__, results="examples/SEED001_RESULTS.md")
     p.add_argument("--full", action="store_true", help="the seed's settings (long)")
-    p.add_argument("--smoke", action="store_true", help="tiny settings to check the script runs")
     p.add_argument("--only", choices=["table3", "table4", "figure7"], action="append")
     p.add_argument("--seed", type=int, default=2024)
-    p.add_argument("--out", default=None,
-                   help="results file (default SEED001_RESULTS.md; with --smoke, examples/output/)")
+    p.add_argument("--out", default=None, help="results file (default SEED001_RESULTS.md in the "
+                   "output folder; with --refresh, examples/SEED001_RESULTS.md)")
     args = p.parse_args(argv)
-    if args.out is None:  # a smoke run must not overwrite the recorded results
-        here = Path(__file__).parent
-        args.out = str(here / "output" / "seed001_smoke.md" if args.smoke else here / "SEED001_RESULTS.md")
+    if args.out is None:  # only --refresh overwrites the recorded results
+        results_dir, _ = outputs(args)
+        args.out = str(results_dir / "SEED001_RESULTS.md")
     small = dict(particles=[2, 5, 10, 20, 50, 100], t3_reps=2, t3_iters=4000, t3_scale=0.15,
                  t4_M=10, t4_N=10, t4_iters=1500, epsilons=[0.5, 1.0, 2.0, 5.0, 10.0],
                  f7_M=20, f7_N=50, f7_iters=1500)
@@ -217,12 +235,14 @@ def main(argv=None):
             lines.append(f"| {eps} | {m1:.4f} | {m2:.4f} | {'abs' if m1 < m2 else 'square'} |")
         lines.append("")
     lines.append(f"Total time: {time.time() - t0:.0f} s.")
+    lines += ["", "```", illustrate(rng, 300 if args.smoke else 1000).strip("\n"), "```"]
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     old = out.read_text() if out.exists() else ""
     tail = MARKER + old.split(MARKER, 1)[1] if MARKER in old else MARKER + "\n"
     out.write_text("\n".join(lines) + "\n\n" + tail)
-    print("\n".join(lines))
+    print("\n".join(lines[:-4]))
+    print(f"\nwrote {out}")
 
 
 if __name__ == "__main__":

@@ -156,12 +156,45 @@ def check_fixed_s(fit, exact, label):
     assert_moments(fit.draws["sigma2_y"], s1, s2, label=f"{label} σ²")
 
 
-def test_mcmc_fixed_s_numpy_matches_quadrature(fixed_s_case):
+@pytest.mark.parametrize("substeps", [1, 10])
+def test_mcmc_fixed_s_numpy_matches_quadrature(fixed_s_case, substeps):
     st, prior, exact = fixed_s_case
     fit = R.fit(st, "mcmc_fixedS", prior=prior, draws=5000, tune=500, chains=2,
-                rng=np.random.default_rng(6))
-    check_fixed_s(fit, exact, "fixedS numpy")
+                rng=np.random.default_rng(6), sigma2_substeps=substeps)
+    check_fixed_s(fit, exact, f"fixedS numpy, {substeps} σ² updates")
     assert 0.2 < fit.stats["accept_sigma2"].mean() < 0.7
+
+
+def docs_example_release(seed):
+    """The release of the example at the top of docs/regression.md."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(20_000, 2)) / np.sqrt(2)
+    y = X @ np.array([1.0, -0.5]) + rng.normal(size=20_000)
+    keep = (np.linalg.norm(X, axis=1) <= 3) & (np.abs(y) <= 6)
+    return R.release_suff_stats(X[keep], y[keep], x_bound=3.0, y_bound=6.0, epsilon=1.0, delta=1e-5,
+                                n_nodes=5, rng=rng), rng
+
+
+@pytest.mark.parametrize("method", ["mcmc_fixedS", "bayes_fixedS_fast", "mcmc_normalX"])
+def test_methods_return_multichain_inference_data(method):
+    st, rng = docs_example_release(1)
+    fit = R.fit(st, method, rng=rng, **({"draws": 200, "tune": 200} if method == "mcmc_normalX" else {}))
+    assert fit.draws["theta"].shape[0] == 2  # default chains=2
+    diag = az.summary(fit.idata, var_names=["theta"], kind="diagnostics")
+    assert np.all(np.isfinite(np.asarray(diag["r_hat"], dtype=float)))
+    fit3 = R.fit(st, method, rng=rng, chains=3, **({"draws": 50, "tune": 50} if method == "mcmc_normalX" else {}))
+    assert fit3.draws["theta"].shape[0] == 3
+
+
+def test_default_fit_has_ess_400_for_every_parameter():
+    """The default method and settings on the docs example: bulk and tail ESS >= 400."""
+    for seed in (1, 2):
+        st, rng = docs_example_release(seed)
+        fit = R.fit(st, rng=rng)
+        assert fit.method == "mcmc_fixedS"
+        diag = az.summary(fit.idata, var_names=["theta", "sigma2_y"], kind="diagnostics")
+        for col in ("ess_bulk", "ess_tail"):
+            assert np.asarray(diag[col], dtype=float).min() >= 400, (seed, diag)
 
 
 @pytest.mark.slow
@@ -363,3 +396,5 @@ def test_methods_reject_bad_requests():
         R.fit({}, "mcmc_fixedS")
     with pytest.raises(ValueError, match=re.escape("backend must be 'numpy' or 'pymc'")):
         R.mcmc_fixed_s(st, backend="jax")
+    with pytest.raises(ValueError, match=re.escape("sigma2_substeps must be >= 1, got sigma2_substeps=0")):
+        R.mcmc_fixed_s(st, sigma2_substeps=0)
