@@ -38,19 +38,14 @@ import numpy as np
 from pymc_dp.distributions.clt import releases_latent_statistic
 from pymc_dp.distributions.dp_observed import dp_nodes
 from pymc_dp.samplers.accept import mh_accept
-from pymc_dp.samplers.base import DPStep
 from pymc_dp.samplers.latent import (
     LatentTarget,
-    RandomWalkState,
     check_n_particles,
-    clip_scale,
     estimate_log_lik,
-    initial_scale,
     logsumexp0,
-    random_walk_adapt,
-    random_walk_propose,
     sample_indices,
 )
+from pymc_dp.samplers.random_walk import RandomWalkThetaStep
 
 __all__ = ["MHAAR", "MHAARState", "MHAARInfo", "mhaar_kernel"]
 
@@ -110,7 +105,7 @@ def _check_subset_size(subset_size, n):
         )
 
 
-class MHAAR(DPStep):
+class MHAAR(RandomWalkThetaStep):
     r"""MHAAR on θ and the latent data (seed 001, Algorithms 6–8); see the module docstring.
 
     Parameters
@@ -196,15 +191,10 @@ class MHAAR(DPStep):
             self.target.compile_batch_draw(self.n_particles)
         self.space = space
         self.vars = list(self.target.theta_values) + list(block.value_vars)
-        self.target_accept = float(target_accept)
-        self._init_scale = initial_scale(proposal_scale, self.target, model)
-        self._init_step(rng)
-
-    def reseed(self, rng):
-        self.target.reseed(rng)
+        self._init_walk(proposal_scale, target_accept, model, rng)
 
     def start_chain(self):
-        self._rw = RandomWalkState(np.log(self._init_scale), 0)
+        super().start_chain()
         self._z_cache = None
 
     # -- weight functions (the pluggable piece) ------------------------------------------------
@@ -314,12 +304,10 @@ class MHAAR(DPStep):
 
         state, info = mhaar_kernel(
             self.rng, state,
-            propose_theta=lambda rng, th: random_walk_propose(rng, th, self._rw),
+            propose_theta=self.propose_theta,
             log_prior=log_prior, weights=weights,
         )
-        if self.tune:
-            self._rw = clip_scale(random_walk_adapt(self._rw, info.accept_prob, self.target_accept),
-                             self._init_scale)
+        self.adapt(info.accept_prob)
         pt_theta = target.with_theta(point, state.theta)
         if self.enumerate or self.space == "u":
             values = state.latent
@@ -333,7 +321,7 @@ class MHAAR(DPStep):
             dp_accept=float(info.accept_prob),
             dp_accepted=bool(info.accepted),
             dp_log_ratio_estimate=float(info.log_ratio_estimate),
-            dp_scale=float(np.exp(self._rw.log_scale).mean()),
+            dp_scale=self.mean_scale,
         )]
 
     def loglik_estimate(self, point, rng) -> float:

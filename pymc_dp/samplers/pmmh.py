@@ -25,25 +25,19 @@ The pure kernel :func:`pmmh_kernel` works on NumPy arrays and callables; :class:
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import math
+from typing import NamedTuple
 
 import numpy as np
 
 from pymc_dp.samplers.accept import mh_accept
-from pymc_dp.samplers.base import DPStep
 from pymc_dp.samplers.latent import (
     LatentTarget,
-    RandomWalkState,
     check_n_particles,
-    clip_scale,
     estimate_log_lik,
-    initial_scale,
     pick_particle,
-    random_walk_adapt,
-    random_walk_propose,
 )
+from pymc_dp.samplers.random_walk import RandomWalkThetaStep
 
 __all__ = ["PMMH", "PMMHState", "PMMHInfo", "pmmh_kernel"]
 
@@ -106,7 +100,7 @@ def pmmh_kernel(rng, state: PMMHState, *, propose_theta, log_prior, estimate):
     return state, PMMHInfo(False, prob, ll_p)
 
 
-class PMMH(DPStep):
+class PMMH(RandomWalkThetaStep):
     r"""Pseudo-marginal MH on θ integrating the latent data (seed 001, Algorithm 5).
 
     ``pdp.PMMH([theta])`` finds the latent records (or latent statistic) feeding the
@@ -178,16 +172,11 @@ class PMMH(DPStep):
         self.proposal = proposal
         if proposal is None and self.target.support is None:
             self.target.compile_batch_draw(self.n_particles)
-        self.target_accept = float(target_accept)
-        self._init_scale = initial_scale(proposal_scale, self.target, model)
-        self._init_step(rng)
-
-    def reseed(self, rng):
-        self.target.reseed(rng)
+        self._init_walk(proposal_scale, target_accept, model, rng)
 
     def start_chain(self):
         self._state = None
-        self._rw = RandomWalkState(np.log(self._init_scale), 0)
+        super().start_chain()
 
     # ------------------------------------------------------------------------------------------
     @property
@@ -243,12 +232,10 @@ class PMMH(DPStep):
 
         state, info = pmmh_kernel(
             self.rng, state,
-            propose_theta=lambda rng, th: random_walk_propose(rng, th, self._rw),
+            propose_theta=self.propose_theta,
             log_prior=log_prior, estimate=self.estimator(point),
         )
-        if self.tune:
-            self._rw = clip_scale(random_walk_adapt(self._rw, info.accept_prob, self.target_accept),
-                                  self._init_scale)
+        self.adapt(info.accept_prob)
         self._state = state
         new = target.with_latent(target.with_theta(point, state.theta), state.latent)
         new = {name: new[name] for name in target.theta_names + target.block.value_names}
@@ -256,5 +243,5 @@ class PMMH(DPStep):
             dp_accept=float(info.accept_prob),
             dp_accepted=bool(info.accepted),
             dp_loglik_estimate=float(state.log_lik),
-            dp_scale=float(np.exp(self._rw.log_scale).mean()),
+            dp_scale=self.mean_scale,
         )]

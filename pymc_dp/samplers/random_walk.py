@@ -11,7 +11,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from pymc_dp.samplers.base import DPStep
+
 __all__ = [
+    "RandomWalkThetaStep",
     "RandomWalkState", "random_walk_propose", "random_walk_adapt", "initial_scale", "clip_scale",
     "check_n_particles",
 ]
@@ -67,3 +70,33 @@ def random_walk_adapt(rw_state: RandomWalkState, accept_prob: float, target: flo
     return RandomWalkState(rw_state.log_scale + step, t)
 
 
+class RandomWalkThetaStep(DPStep):
+    """Step base of the samplers that move θ by an adapted Gaussian random walk over a
+    ``LatentTarget`` (PMMH, MHAAR): the initial scale, its per-chain reset and warm-up adaptation."""
+
+    def _init_walk(self, proposal_scale, target_accept, model, rng) -> None:
+        """End of ``__init__``: the walk's initial scale, then the first chain."""
+        self.target_accept = float(target_accept)
+        self._init_scale = initial_scale(proposal_scale, self.target, model)
+        self._init_step(rng)
+
+    def reseed(self, rng):
+        self.target.reseed(rng)
+
+    def start_chain(self):
+        self._rw = RandomWalkState(np.log(self._init_scale), 0)
+
+    def propose_theta(self, rng, theta):
+        """θ' from the current walk: ``(θ', log q ratio = 0)``."""
+        return random_walk_propose(rng, theta, self._rw)
+
+    def adapt(self, accept_prob: float) -> None:
+        """Warm-up only: move the scale towards ``target_accept`` (kept within its clip range)."""
+        if self.tune:
+            self._rw = clip_scale(random_walk_adapt(self._rw, accept_prob, self.target_accept),
+                                  self._init_scale)
+
+    @property
+    def mean_scale(self) -> float:
+        """The mean proposal standard deviation now in use (the ``dp_scale`` stat)."""
+        return float(np.exp(self._rw.log_scale).mean())

@@ -32,31 +32,37 @@ def _names(rvs):
     return ", ".join(repr(r.name) for r in rvs)
 
 
-def record_groups(model, vars=None, *, owner="DataAugmentation"):
-    """Split record variables into groups: records released together (by one node) share a group.
-
-    ``vars=None`` takes every free RV that is the data of a ``DPObserved`` node. Returns a list of
-    lists of RVs (a group's variables share the record axis; groups may differ in size).
-    """
+def _nodes_and_records(model, vars, owner):
+    """The model's ``DPObserved`` nodes and the record RVs to sample: ``vars`` (RVs or value
+    variables), or with ``vars=None`` every free RV that is the data of some node."""
     nodes = dp_nodes(model)
     if not nodes:
         raise ValueError(
             f"{owner} found no pdp.DPObserved node in the model. Add the release with "
             "pdp.DPObserved(name, records, statistic=..., mechanism=..., observed=...)."
         )
-    if vars is None:
-        rvs = []
-        for node in nodes.values():
-            rvs += [d for d in node.data if d in model.free_RVs and d not in rvs]
-        if not rvs:
-            raise ValueError(
-                f"{owner} updates latent records, but every DPObserved node of the model "
-                f"({', '.join(map(repr, nodes))}) releases observed data or deterministic "
-                "values: there are no free record variables to sample. Sample the parameters "
-                "with PyMC's samplers (pm.sample() without step=)."
-            )
-    else:
-        rvs = [model.values_to_rvs[v] for v in get_value_vars_from_user_vars(vars, model)]
+    if vars is not None:
+        return nodes, [model.values_to_rvs[v] for v in get_value_vars_from_user_vars(vars, model)]
+    rvs = []
+    for node in nodes.values():
+        rvs += [d for d in node.data if d in model.free_RVs and d not in rvs]
+    if not rvs:
+        raise ValueError(
+            f"{owner} updates latent records, but every DPObserved node of the model "
+            f"({', '.join(map(repr, nodes))}) releases observed data or deterministic "
+            "values: there are no free record variables to sample. Sample the parameters "
+            "with PyMC's samplers (pm.sample() without step=)."
+        )
+    return nodes, rvs
+
+
+def record_groups(model, vars=None, *, owner="DataAugmentation"):
+    """Split record variables into groups: records released together (by one node) share a group.
+
+    ``vars=None`` takes every free RV that is the data of a ``DPObserved`` node. Returns a list of
+    lists of RVs (a group's variables share the record axis; groups may differ in size).
+    """
+    nodes, rvs = _nodes_and_records(model, vars, owner)
     group_of = {r: i for i, r in enumerate(rvs)}
     for node in nodes.values():  # union the groups of records released by one node
         inside = [d for d in node.data if d in group_of]
@@ -119,21 +125,7 @@ class RecordBlock:
 
     def __init__(self, model, vars=None, *, require_additive=True, owner="DataAugmentation"):
         self.model = model
-        nodes = dp_nodes(model)
-        if not nodes:
-            raise ValueError(
-                f"{owner} found no pdp.DPObserved node in the model. Add the release with "
-                "pdp.DPObserved(name, records, statistic=..., mechanism=..., observed=...)."
-            )
-        if vars is None:
-            record_rvs = []
-            for node in nodes.values():
-                for d in node.data:
-                    if d in model.free_RVs and d not in record_rvs:
-                        record_rvs.append(d)
-        else:
-            value_vars = get_value_vars_from_user_vars(vars, model)
-            record_rvs = [model.values_to_rvs[v] for v in value_vars]
+        nodes, record_rvs = _nodes_and_records(model, vars, owner)
         self.record_rvs = record_rvs
         self.value_vars = [model.rvs_to_values[r] for r in record_rvs]
 
