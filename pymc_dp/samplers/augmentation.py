@@ -28,9 +28,11 @@ under the records' conditional prior at the initial point θ₀, estimated from
 :data:`WEAK_DRAWS` prior draws of the records (local releases: the per-record sd, pooled). For a
 Gaussian toy model the fraction of missing information of the centred sampler is
 λ = r² / (1 + r²) and its lag-1 autocorrelation ≈ λ. Interweaving is enabled when
-``r > WEAK_RATIO`` = 0.5 (λ > 0.2): measured (``benchmarks/MIXING_RESULTS.md``), the move costs
-at most ~30 % of ESS/s where the release is informative (r ≈ 0.27: ×1.1 next to NUTS, ×0.7 next to
-ConjugateTheta; r ≈ 0.03: ×0.7–1.2) and gains 50–200× where it is weak (r ≈ 5–12).
+``r > WEAK_RATIO`` = 1 (λ > 1/2). Measured θ ESS/s with the move over without it
+(``benchmarks/bench_auto_assign.py``, ``benchmarks/MIXING_RESULTS.md``): ×0.7–1.2 at r ≈ 0.03
+(n = 10⁵, ε = 1), ×1.1 next to NUTS and ×0.7 next to ConjugateTheta at r ≈ 0.3, ×0.7 next to NUTS
+at r ≈ 0.53 (quickstart stays), ×50–200 at r ≈ 6–12 (n = 1000, ε = 0.05; n = 50, ε = 0.1): the
+move pays only once the release carries less information than the records.
 """
 
 from __future__ import annotations
@@ -177,7 +179,7 @@ class _Group(NamedTuple):
 
 
 #: ``interweave="auto"`` enables the non-centred θ-move when the weakness ratio exceeds this
-WEAK_RATIO = 0.5
+WEAK_RATIO = 1.0
 #: prior draws of the records used to estimate sd(S(x) | θ₀)
 WEAK_DRAWS = 32
 
