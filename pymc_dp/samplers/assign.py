@@ -7,7 +7,7 @@ puts :class:`pymc_dp.DataAugmentation` first in that list (:func:`register`); it
 ``IDEAL`` for a *latent record variable*: a free RV (not a CLT latent statistic, left to NUTS) that is the data of a ``DPObserved`` node whose
 statistic is record-additive or local (seed 003, Assumption 2) and that nothing else depends on.
 Its records are then proposed from their conditional prior and accepted by the release density
-alone, which is exact and O(n) per sweep; θ keeps NUTS.
+alone, which is exact and O(n) per sweep; θ keeps NUTS unless its prior is conjugate (below).
 
 :class:`pymc_dp.ConjugateTheta` comes second in that list: its competence is ``IDEAL`` for a
 parameter θ whose prior is conjugate to every term that depends on it

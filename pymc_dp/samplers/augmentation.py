@@ -235,7 +235,8 @@ class DataAugmentation(DPStep):
 
     ``pm.sample()`` assigns this step by itself to latent records that feed ``DPObserved`` nodes
     with record-additive or local statistics (it is registered in ``pm.STEP_METHODS`` when
-    ``pymc_dp`` is imported); θ keeps NUTS.
+    ``pymc_dp`` is imported); θ gets ``ConjugateTheta`` where its prior is conjugate, NUTS
+    otherwise; see ``interweave`` for the weak-release θ-move.
 
     Parameters
     ----------
