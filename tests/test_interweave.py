@@ -247,9 +247,11 @@ def pt_concat(a, b):
 def test_exact_location_and_scale_parents():
     """x_i ~ N(μ, σ²), both moved; s = Σx + N(0, τ²) so s | μ, σ ~ N(nμ, nσ² + τ²): 2-d quadrature.
 
-    Interweave is the only θ-move here: with NUTS alongside, the z-scores of E[μ] over seeds 1-7
-    were unbiased (mean -0.2) but spread wider than ESS-based MCSE predicts (variance 2.9), i.e.
-    ArviZ over-estimates ESS for that combination; Interweave alone gives calibrated z-scores.
+    Interweave is the only θ-move here. With NUTS on (μ, σ) alongside (DataAugmentation with
+    interweave=False), re-checked over seeds 1-10 at 2 × 1500 draws: the z-scores of E[μ] have
+    mean +0.07 and mean square 0.84 with ArviZ's MCSE, 1.12 with batch-means MCSE (30 batches of
+    100), each seed's two within 0.34: no ESS over-estimate (an earlier variance of 2.9 over 7
+    seeds is not reproduced).
     """
     rng = np.random.default_rng(23)
     n, tau = 20, 6.0

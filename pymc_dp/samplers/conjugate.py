@@ -301,7 +301,9 @@ def _draw(rng, family, params):
 class ConjugateTheta(DPStep):
     """Exact Gibbs draws of θ | records from sufficient statistics (see the module's table).
 
-    Use with data augmentation at large n, e.g.
+    ``pm.sample()`` assigns it by itself to a parameter whose prior is conjugate to every term that
+    depends on it when latent records of a ``DPObserved`` node are among those terms (see
+    :func:`pymc_dp.samplers.assign.conjugate_competence`). Explicitly, e.g. at large n:
     ``pm.sample(step=[pdp.DataAugmentation([x]), pdp.ConjugateTheta([mu])])``: each iteration costs
     one compiled reduction over the records instead of NUTS' gradients over n records per leapfrog.
 
@@ -320,7 +322,8 @@ class ConjugateTheta(DPStep):
     name = "conjugate_theta"
     dp_stats = {}
 
-    def __init__(self, vars, *, model=None, rng=None, blocked=True):
+    def __init__(self, vars, *, model=None, rng=None, blocked=True, initial_point=None,
+                 compile_kwargs=None):
         model = pm.modelcontext(model)
         if vars is None or (isinstance(vars, list | tuple) and not vars):
             raise ValueError(f"ConjugateTheta needs vars=[theta, ...], the parameters it draws; got {vars!r}.")
@@ -368,3 +371,9 @@ class ConjugateTheta(DPStep):
             else:
                 new[name] = np.asarray(forward(draw, *args)).reshape(np.shape(point[name]))
         return {**point, **{name: new[name] for name, *_ in self._updates}}, [self.stats()]
+
+    @staticmethod
+    def competence(var, has_grad):
+        from pymc_dp.samplers.assign import conjugate_competence
+
+        return conjugate_competence(var)
