@@ -31,7 +31,14 @@ from pymc_dp.mechanisms import (
     from_opendp,
 )
 from pymc_dp.release import Release, release
-from pymc_dp.samplers import MHAAR, PMMH, ConjugateTheta, DataAugmentation, Interweave, PenaltyMH
+from pymc_dp.samplers import (
+    MHAAR,
+    PMMH,
+    ConjugateTheta,
+    DataAugmentation,
+    Interweave,
+    PenaltyMH,
+)
 from pymc_dp.samplers.penalty_publish import publishable
 from pymc_dp.statistics import Counts, Local, Max, Mean, Median, RecordSum, Sum
 

@@ -1,6 +1,8 @@
 """Version shims for the PyMC 5 / PyMC 6 lines, in one place.
 
 * ``ancestors``: moved from ``pytensor.graph.basic`` to ``pytensor.graph.traversal`` in PyTensor 2.31.
+* :func:`az_from_dict`: ``arviz.from_dict`` takes keyword groups in ArviZ 0.2x and one nested dict
+  (returning an ``xarray.DataTree``) in ArviZ 1.x.
 """
 
 from __future__ import annotations
@@ -10,4 +12,15 @@ try:  # PyTensor >= 2.31
 except ImportError:  # pragma: no cover - older PyTensor (PyMC 5 line)
     from pytensor.graph.basic import ancestors
 
-__all__ = ["ancestors"]
+__all__ = ["ancestors", "az_from_dict"]
+
+
+def az_from_dict(groups: dict, *, dims=None, attrs: dict | None = None):
+    """``arviz.from_dict`` on both ArviZ lines; ``attrs`` go on the posterior group."""
+    import arviz as az
+
+    if int(az.__version__.split(".")[0]) >= 1:
+        return az.from_dict(groups, dims=dims, attrs={"posterior": attrs} if attrs else None)
+    idata = az.from_dict(**groups, dims=dims)
+    idata.posterior.attrs.update(attrs or {})
+    return idata

@@ -26,9 +26,18 @@ from pymc_dp.fisher.models import (
     normal_variance_example,
     uniform_width_example,
 )
-from pymc_dp.fisher.monte_carlo import FisherEstimate, marginal_mc, normal_approx_mc, sequential_mc
+from pymc_dp.fisher.monte_carlo import (
+    FisherEstimate,
+    marginal_mc,
+    normal_approx_mc,
+    sequential_mc,
+)
 from pymc_dp.fisher.selection import Selection, inverse_trace, select_statistic
-from pymc_dp.fisher.two_stage import TwoStageResult, two_release_model, two_stage_release
+from pymc_dp.fisher.two_stage import (
+    TwoStageResult,
+    two_release_model,
+    two_stage_release,
+)
 
 __all__ = [
     "fisher_information",

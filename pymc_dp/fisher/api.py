@@ -16,7 +16,12 @@ import dataclasses
 
 from pymc_dp.fisher._validate import check_n
 from pymc_dp.fisher.analytic import clt_gaussian_fisher
-from pymc_dp.fisher.monte_carlo import FisherEstimate, marginal_mc, normal_approx_mc, sequential_mc
+from pymc_dp.fisher.monte_carlo import (
+    FisherEstimate,
+    marginal_mc,
+    normal_approx_mc,
+    sequential_mc,
+)
 
 __all__ = ["fisher_information", "Candidate", "METHODS"]
 

@@ -15,11 +15,7 @@ from __future__ import annotations
 import pymc as pm
 from pymc.model import fgraph as _fg
 
-try:  # PyTensor >= 2.32
-    from pytensor.graph.traversal import ancestors
-except ImportError:  # pragma: no cover
-    from pytensor.graph.basic import ancestors
-
+from pymc_dp._compat import ancestors
 from pymc_dp.distributions.dp_observed import DPNode, dp_nodes
 from pymc_dp.distributions.registry import get_extra, set_extra, set_nodes
 from pymc_dp.marginal.plan import make_plan

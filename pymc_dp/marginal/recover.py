@@ -156,10 +156,7 @@ _DRAW = {"local": _local, "additive": _additive, "counts": _counts}
 def _compile(plan, original):
     from pytensor.graph.basic import Variable
 
-    try:
-        from pytensor.graph.traversal import ancestors
-    except ImportError:  # pragma: no cover
-        from pytensor.graph.basic import ancestors
+    from pymc_dp._compat import ancestors
 
     logf = plan.logf() if plan.closed not in ("poisson", "negative_binomial") else None
     outs = [o for o in (logf, *plan.law.params) if isinstance(o, Variable)]

@@ -2,7 +2,11 @@
 
 from pymc_dp.mechanisms.base import Mechanism, kernel_logpdf
 from pymc_dp.mechanisms.discrete_laplace import DiscreteLaplace
-from pymc_dp.mechanisms.gaussian import Gaussian, analytic_gaussian_delta, analytic_gaussian_sigma
+from pymc_dp.mechanisms.gaussian import (
+    Gaussian,
+    analytic_gaussian_delta,
+    analytic_gaussian_sigma,
+)
 from pymc_dp.mechanisms.laplace import Laplace
 from pymc_dp.mechanisms.randomized_response import RandomizedResponse
 from pymc_dp.mechanisms.smooth import SmoothLaplace

@@ -6,6 +6,8 @@ import dataclasses
 
 import numpy as np
 
+from pymc_dp._compat import az_from_dict
+
 __all__ = ["RegressionFit", "to_inference_data"]
 
 
@@ -14,18 +16,10 @@ def to_inference_data(posterior: dict, sample_stats: dict | None = None, attrs: 
 
     Arrays are ``(chain, draw, ...)``; θ gets the dimension ``coef``.
     """
-    import arviz as az
-
-    dims = {"theta": ["coef"]}
     groups = {"posterior": posterior}
     if sample_stats:
         groups["sample_stats"] = sample_stats
-    major = int(az.__version__.split(".")[0])
-    if major >= 1:
-        return az.from_dict(groups, dims=dims, attrs={"posterior": attrs} if attrs else None)
-    idata = az.from_dict(**groups, dims=dims)
-    idata.posterior.attrs.update(attrs or {})
-    return idata
+    return az_from_dict(groups, dims={"theta": ["coef"]}, attrs=attrs)
 
 
 @dataclasses.dataclass

@@ -14,7 +14,7 @@ from pymc_dp.samplers.penalty import PenaltyMH
 from pymc_dp.samplers.pmmh import PMMH
 from pymc_dp.samplers.records import RecordBlock
 
-_register()
+_register(DataAugmentation, ConjugateTheta)  # DataAugmentation first
 
 __all__ = [
     "DataAugmentation",

@@ -12,7 +12,7 @@ alone, which is exact and O(n) per sweep; θ keeps NUTS unless its prior is conj
 :class:`pymc_dp.ConjugateTheta` comes second in that list: its competence is ``IDEAL`` for a
 parameter θ whose prior is conjugate to every term that depends on it
 (:func:`pymc_dp.samplers.conjugate.conjugate_pattern`) *and* among whose children is a latent
-record variable that DataAugmentation takes (:func:`conjugate_competence`). θ | records is then an
+record variable that DataAugmentation takes (:func:`pymc_dp.samplers.conjugate.conjugate_competence`). θ | records is then an
 exact Gibbs draw from sufficient statistics instead of NUTS on a gradient over n records. Models
 without ``DPObserved`` nodes never reach that test: PyMC's defaults are unchanged there. The two
 classes never compete for one variable (records are never θ: nothing else may depend on them), and
@@ -39,7 +39,7 @@ from pymc_dp.distributions.clt import releases_latent_statistic
 from pymc_dp.distributions.registry import dp_nodes, model_of
 from pymc_dp.samplers.records import RecordBlock, record_groups
 
-__all__ = ["augmentation_competence", "conjugate_competence", "register"]
+__all__ = ["augmentation_competence", "register"]
 
 
 def augmentation_competence(var) -> Competence:
@@ -79,44 +79,6 @@ def augmentation_competence(var) -> Competence:
 
 
 _VERDICTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_CONJUGATE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def conjugate_competence(var) -> Competence:
-    """``IDEAL`` if ``var`` is a conjugate parameter of latent records that DataAugmentation takes.
-
-    Conditions (all): ``var`` is a free RV of a model with ``DPObserved`` nodes;
-    :func:`~pymc_dp.samplers.conjugate.conjugate_pattern` accepts it (every term depending on it is a
-    conjugate child); at least one of its children is a latent record variable for which
-    :func:`augmentation_competence` is ``IDEAL``. Cached per model state; never warns.
-    """
-    model = model_of(var)
-    if model is None or var not in model.free_RVs:
-        return Competence.INCOMPATIBLE
-    nodes = dp_nodes(model)
-    if not nodes:
-        return Competence.INCOMPATIBLE
-    key = (id(var), len(model.basic_RVs), len(model.potentials), len(nodes))
-    cache = _CONJUGATE.setdefault(model, {})
-    if key not in cache:
-        cache[key] = _conjugate_verdict(model, var)
-    return cache[key]
-
-
-def _conjugate_verdict(model, var) -> Competence:
-    from pymc_dp.samplers.conjugate import conjugate_pattern
-
-    try:
-        pattern = conjugate_pattern(model, var)
-    except Exception:  # noqa: BLE001 - not conjugate (the message is for explicit use): leave to NUTS
-        return Competence.INCOMPATIBLE
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        records = [c for c in pattern.children
-                   if c in model.free_RVs and augmentation_competence(c) == Competence.IDEAL]
-    return Competence.IDEAL if records else Competence.INCOMPATIBLE
-
-
 def _group_refusal(model, var, nodes):
     """Why DataAugmentation would refuse the record group of ``var`` (None: it accepts it).
 
@@ -135,18 +97,13 @@ def _group_refusal(model, var, nodes):
     return cache[key]
 
 
-def register() -> None:
-    """Put :class:`DataAugmentation`, then :class:`ConjugateTheta`, first in PyMC's step methods.
-
-    Once; both PyMC lines read the list. First, because PyMC keeps the first of equally competent
-    classes and its Gibbs samplers for Bernoulli and Categorical variables are ``IDEAL`` too.
-    """
+def register(*step_classes) -> None:
+    """Put ``step_classes`` first in PyMC's step methods, in the given order (once; both PyMC lines
+    read the list). First, because PyMC keeps the first of equally competent classes and its Gibbs
+    samplers for Bernoulli and Categorical variables are ``IDEAL`` too."""
     from pymc.step_methods import STEP_METHODS
 
-    from pymc_dp.samplers.augmentation import DataAugmentation
-    from pymc_dp.samplers.conjugate import ConjugateTheta
-
-    for cls in (ConjugateTheta, DataAugmentation):  # DataAugmentation ends up at index 0
+    for cls in reversed(step_classes):
         if cls in STEP_METHODS:
             STEP_METHODS.remove(cls)
         STEP_METHODS.insert(0, cls)

@@ -43,11 +43,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-try:  # PyTensor >= 2.31
-    from pytensor.graph.traversal import ancestors
-except ImportError:  # pragma: no cover
-    from pytensor.graph.basic import ancestors
-
+from pymc_dp._compat import ancestors
 from pymc_dp.mechanisms.base import GAUSSIAN_KERNEL, LAPLACE_KERNEL, kernel_logpdf
 from pymc_dp.samplers.accept import nb_accept_prob
 from pymc_dp.samplers.base import DPStep

@@ -27,6 +27,8 @@ child either as itself (broadcast along leading axes) or, for the power forms (`
 
 from __future__ import annotations
 
+import warnings
+import weakref
 from typing import NamedTuple
 
 import numpy as np
@@ -35,15 +37,14 @@ import pytensor
 import pytensor.tensor as pt
 from pymc.logprob.utils import replace_rvs_by_values
 from pymc.pytensorf import compile as pm_compile
+from pymc.step_methods.compound import Competence
 from pymc.util import get_value_vars_from_user_vars
 from pytensor.graph.replace import graph_replace
 from pytensor.tensor.elemwise import DimShuffle
 
-try:  # PyTensor >= 2.31
-    from pytensor.graph.traversal import ancestors
-except ImportError:  # pragma: no cover
-    from pytensor.graph.basic import ancestors
-
+from pymc_dp._compat import ancestors
+from pymc_dp.distributions.registry import dp_nodes, model_of
+from pymc_dp.samplers.assign import augmentation_competence
 from pymc_dp.samplers.base import DPStep
 
 __all__ = ["ConjugatePattern", "ConjugateTheta", "conjugate_pattern"]
@@ -303,7 +304,7 @@ class ConjugateTheta(DPStep):
 
     ``pm.sample()`` assigns it by itself to a parameter whose prior is conjugate to every term that
     depends on it when latent records of a ``DPObserved`` node are among those terms (see
-    :func:`pymc_dp.samplers.assign.conjugate_competence`). Explicitly, e.g. at large n:
+    :func:`conjugate_competence`). Explicitly, e.g. at large n:
     ``pm.sample(step=[pdp.DataAugmentation([x]), pdp.ConjugateTheta([mu])])``: each iteration costs
     one compiled reduction over the records instead of NUTS' gradients over n records per leapfrog.
 
@@ -374,6 +375,41 @@ class ConjugateTheta(DPStep):
 
     @staticmethod
     def competence(var, has_grad):
-        from pymc_dp.samplers.assign import conjugate_competence
-
         return conjugate_competence(var)
+
+
+# -- pm.sample()'s default assignment -------------------------------------------------------
+_CONJUGATE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def conjugate_competence(var) -> Competence:
+    """``IDEAL`` if ``var`` is a conjugate parameter of latent records that DataAugmentation takes.
+
+    Conditions (all): ``var`` is a free RV of a model with ``DPObserved`` nodes;
+    :func:`~pymc_dp.samplers.conjugate.conjugate_pattern` accepts it (every term depending on it is a
+    conjugate child); at least one of its children is a latent record variable for which
+    :func:`augmentation_competence` is ``IDEAL``. Cached per model state; never warns.
+    """
+    model = model_of(var)
+    if model is None or var not in model.free_RVs:
+        return Competence.INCOMPATIBLE
+    nodes = dp_nodes(model)
+    if not nodes:
+        return Competence.INCOMPATIBLE
+    key = (id(var), len(model.basic_RVs), len(model.potentials), len(nodes))
+    cache = _CONJUGATE.setdefault(model, {})
+    if key not in cache:
+        cache[key] = _conjugate_verdict(model, var)
+    return cache[key]
+
+
+def _conjugate_verdict(model, var) -> Competence:
+    try:
+        pattern = conjugate_pattern(model, var)
+    except Exception:  # noqa: BLE001 - not conjugate (the message is for explicit use): leave to NUTS
+        return Competence.INCOMPATIBLE
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        records = [c for c in pattern.children
+                   if c in model.free_RVs and augmentation_competence(c) == Competence.IDEAL]
+    return Competence.IDEAL if records else Competence.INCOMPATIBLE

@@ -47,11 +47,7 @@ from pymc.pytensorf import compile as pm_compile
 from pymc.util import get_value_vars_from_user_vars
 from pytensor.graph.replace import graph_replace
 
-try:  # PyTensor >= 2.31
-    from pytensor.graph.traversal import ancestors
-except ImportError:  # pragma: no cover
-    from pytensor.graph.basic import ancestors
-
+from pymc_dp._compat import ancestors
 from pymc_dp.distributions.dp_observed import dp_nodes
 from pymc_dp.samplers.base import DPStep
 

@@ -26,7 +26,12 @@ from __future__ import annotations
 import numpy as np
 
 from pymc_dp.accounting.penalty_bounds import subsampled_sensitivity
-from pymc_dp.samplers.penalty_core import AcceptanceTest, PenaltyState, clipped_sum, penalty_kernel
+from pymc_dp.samplers.penalty_core import (
+    AcceptanceTest,
+    PenaltyState,
+    clipped_sum,
+    penalty_kernel,
+)
 
 __all__ = ["SubsampledTest", "subsampled_kernel", "batch_log_ratio"]
 

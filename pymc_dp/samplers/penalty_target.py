@@ -19,9 +19,10 @@ def _drop_record_shape_checks(out, inputs):
     """
     from pytensor.graph.fg import FunctionGraph
     from pytensor.graph.replace import clone_replace
-    from pytensor.graph.traversal import ancestors
     from pytensor.tensor.basic import Alloc
     from pytensor.tensor.shape import SpecifyShape
+
+    from pymc_dp._compat import ancestors
 
     fg = FunctionGraph(outputs=[out], clone=False)
     ids = {id(i) for i in inputs}
