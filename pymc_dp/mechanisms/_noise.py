@@ -17,9 +17,10 @@ from fractions import Fraction
 
 import numpy as np
 
+from pymc_dp._checks import check_epsilon, check_positive
 from pymc_dp.mechanisms import _exact
 
-__all__ = ["laplace_release", "gaussian_release", "require_integer", "reject_bool", "CalibrationError"]
+__all__ = ["laplace_release", "gaussian_release", "require_integer", "reject_bool", "scale_or_epsilon", "CalibrationError"]
 
 
 class CalibrationError(AttributeError, ValueError):
@@ -129,3 +130,28 @@ def log_lattice_error(granularity: float, scale: float) -> float:
     """
     u = 0.5 * granularity / scale
     return u - math.log1p(-u * u / 3.0)
+
+
+def scale_or_epsilon(mech, scale_name: str) -> None:
+    """Shared validation: exactly one of the noise scale and epsilon."""
+    scale = getattr(mech, scale_name)
+    name = type(mech).__name__
+    reject_bool(scale, scale_name)
+    reject_bool(mech.epsilon, "epsilon")
+    if scale is not None and mech.epsilon is not None:
+        raise ValueError(
+            f"{name} takes either {scale_name} or epsilon, got {scale_name}={scale!r} and "
+            f"epsilon={mech.epsilon!r}. Give the noise scale directly or the budget, not both."
+        )
+    if scale is None and mech.epsilon is None:
+        raise ValueError(
+            f"{name} needs {scale_name}=... or epsilon=..., got neither. "
+            f"For example pdp.{name}(epsilon=1.0) calibrates from the statistic's bounds."
+        )
+    if scale is not None:
+        object.__setattr__(
+            mech, scale_name,
+            check_positive(scale, name=scale_name, fix=f"Give a positive noise {scale_name}."),
+        )
+    else:
+        object.__setattr__(mech, "epsilon", check_epsilon(mech.epsilon))

@@ -6,9 +6,9 @@ import dataclasses
 import math
 
 from pymc_dp.mechanisms import _exact
-from pymc_dp.mechanisms._noise import laplace_release, reject_bool
+from pymc_dp.mechanisms._noise import laplace_release, reject_bool, scale_or_epsilon
 from pymc_dp.mechanisms.base import LAPLACE_KERNEL
-from pymc_dp.mechanisms.laplace import Laplace, _scale_or_epsilon
+from pymc_dp.mechanisms.laplace import Laplace
 
 __all__ = ["DiscreteLaplace"]
 
@@ -39,7 +39,7 @@ class DiscreteLaplace(Laplace):
     kernel_code = LAPLACE_KERNEL
 
     def __post_init__(self):
-        _scale_or_epsilon(self, "scale")
+        scale_or_epsilon(self, "scale")
         if self.sensitivity is not None:
             sens = float(reject_bool(self.sensitivity, "sensitivity"))
             if not (sens > 0 and sens == round(sens)):

@@ -100,9 +100,9 @@ class Gaussian(Mechanism):
     _scale_name = "sigma"
 
     def __post_init__(self):
-        from pymc_dp.mechanisms.laplace import _scale_or_epsilon
+        from pymc_dp.mechanisms._noise import scale_or_epsilon
 
-        _scale_or_epsilon(self, "sigma")
+        scale_or_epsilon(self, "sigma")
         reject_bool(self.delta, "delta")
         reject_bool(self.sensitivity, "sensitivity")
         if self.calibration not in _CALIBRATIONS:

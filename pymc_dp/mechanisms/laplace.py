@@ -12,9 +12,9 @@ import dataclasses
 import math
 import warnings
 
-from pymc_dp._checks import check_epsilon, check_positive
+from pymc_dp._checks import check_positive
 from pymc_dp.mechanisms import _exact
-from pymc_dp.mechanisms._noise import laplace_release, reject_bool
+from pymc_dp.mechanisms._noise import laplace_release, reject_bool, scale_or_epsilon
 from pymc_dp.mechanisms.base import LAPLACE_KERNEL, Mechanism
 
 __all__ = ["Laplace"]
@@ -45,7 +45,7 @@ class Laplace(Mechanism):
     kernel_code = LAPLACE_KERNEL
 
     def __post_init__(self):
-        _scale_or_epsilon(self, "scale")
+        scale_or_epsilon(self, "scale")
         if self.sensitivity is not None:
             reject_bool(self.sensitivity, "sensitivity")
             object.__setattr__(
@@ -118,28 +118,3 @@ class Laplace(Mechanism):
                 "or use the mechanism bound to a statistic (DPObserved / release do this)."
             )
         return dp_event.LaplaceDpEvent(noise_multiplier=self.noise_scale / self.sensitivity)
-
-
-def _scale_or_epsilon(mech, scale_name: str) -> None:
-    """Shared validation: exactly one of the noise scale and epsilon."""
-    scale = getattr(mech, scale_name)
-    name = type(mech).__name__
-    reject_bool(scale, scale_name)
-    reject_bool(mech.epsilon, "epsilon")
-    if scale is not None and mech.epsilon is not None:
-        raise ValueError(
-            f"{name} takes either {scale_name} or epsilon, got {scale_name}={scale!r} and "
-            f"epsilon={mech.epsilon!r}. Give the noise scale directly or the budget, not both."
-        )
-    if scale is None and mech.epsilon is None:
-        raise ValueError(
-            f"{name} needs {scale_name}=... or epsilon=..., got neither. "
-            f"For example pdp.{name}(epsilon=1.0) calibrates from the statistic's bounds."
-        )
-    if scale is not None:
-        object.__setattr__(
-            mech, scale_name,
-            check_positive(scale, name=scale_name, fix=f"Give a positive noise {scale_name}."),
-        )
-    else:
-        object.__setattr__(mech, "epsilon", check_epsilon(mech.epsilon))
