@@ -50,6 +50,7 @@ from pytensor.graph.replace import graph_replace
 from pymc_dp._compat import ancestors
 from pymc_dp.distributions.dp_observed import dp_nodes
 from pymc_dp.samplers.base import DPStep
+from pymc_dp.samplers.points import flatten_vars, replace_flat
 
 __all__ = [
     "Interweave",
@@ -360,16 +361,10 @@ class InterweaveTarget:
         return [point[name] for name in self.input_names]
 
     def theta_flat(self, point) -> np.ndarray:
-        return np.concatenate([np.ravel(np.asarray(point[n], dtype=float)) for n in self.theta_names])
+        return flatten_vars(point, self.theta_names)
 
     def with_theta(self, point, flat) -> dict:
-        out = dict(point)
-        i = 0
-        for name in self.theta_names:
-            ref = np.asarray(point[name])
-            out[name] = np.asarray(flat[i:i + ref.size], dtype=ref.dtype).reshape(ref.shape)
-            i += ref.size
-        return out
+        return replace_flat(point, self.theta_names, flat)
 
     # -- evaluators ----------------------------------------------------------------------------
     def z_of(self, point):

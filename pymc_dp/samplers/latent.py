@@ -31,6 +31,7 @@ from pytensor.graph.replace import vectorize_graph
 from pymc_dp._compat import ancestors
 from pymc_dp.distributions.dp_observed import dp_nodes
 from pymc_dp.samplers.inverse import DiscreteInverse, SupportInverse, finite_support
+from pymc_dp.samplers.points import flatten_vars, replace_flat
 from pymc_dp.samplers.random_walk import (  # noqa: F401 - re-exported for the kernels
     RandomWalkState,
     check_n_particles,
@@ -357,17 +358,10 @@ class LatentTarget:
         return [point[name] for name in self.input_names]
 
     def theta_flat(self, point) -> np.ndarray:
-        return np.concatenate([np.ravel(np.asarray(point[n], dtype=float)) for n in self.theta_names])
+        return flatten_vars(point, self.theta_names)
 
     def with_theta(self, point, flat) -> dict:
-        out = dict(point)
-        i = 0
-        for name in self.theta_names:
-            ref = np.asarray(point[name])
-            k = ref.size
-            out[name] = flat[i:i + k].reshape(ref.shape).astype(ref.dtype)
-            i += k
-        return out
+        return replace_flat(point, self.theta_names, flat)
 
     def with_latent(self, point, values) -> dict:
         out = dict(point)
