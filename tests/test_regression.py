@@ -388,7 +388,7 @@ def test_methods_reject_bad_requests():
         R.fit(_stats(n=[1, 5]), "mcmc_normalX")
     with pytest.raises(TypeError, match=re.escape("rng must be a numpy.random.Generator")):
         R.fit(st, "mcmc_fixedS", rng="seed")
-    with pytest.raises(ValueError, match=re.escape("draws must be >= 1, got draws=0")):
+    with pytest.raises(ValueError, match=re.escape("draws must be an integer >= 1, got draws=0")):
         R.fit(st, "mcmc_fixedS", draws=0)
     with pytest.raises(ValueError, match=re.escape("prior shapes must match d=2 features")):
         R.fit(st, "mcmc_fixedS", prior=R.RegressionPrior(m=[0.0, 0.0, 0.0]))
@@ -396,5 +396,5 @@ def test_methods_reject_bad_requests():
         R.fit({}, "mcmc_fixedS")
     with pytest.raises(ValueError, match=re.escape("backend must be 'numpy' or 'pymc'")):
         R.mcmc_fixed_s(st, backend="jax")
-    with pytest.raises(ValueError, match=re.escape("sigma2_substeps must be >= 1, got sigma2_substeps=0")):
+    with pytest.raises(ValueError, match=re.escape("sigma2_substeps must be an integer >= 1, got sigma2_substeps=0")):
         R.mcmc_fixed_s(st, sigma2_substeps=0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pymc_dp._checks import check_count, check_rng
 from pymc_dp.regression.model import RegressionPrior
 from pymc_dp.regression.release import SuffStatsRelease
 
@@ -29,14 +30,6 @@ def check_release(stats, *, method: str, needs: tuple = ()) -> SuffStatsRelease:
     return stats
 
 
-def check_count(value, *, name: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {name}={value!r}.")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {name}={value!r}.")
-    return int(value)
-
-
 def check_mcmc_run(stats, *, method: str, rng, draws, tune, chains, prior, needs: tuple = ()):
     """Validate the arguments every MCMC method shares; returns ``(stats, rng, draws, tune, chains, prior)``."""
     stats = check_release(stats, method=method, needs=needs)
@@ -46,14 +39,8 @@ def check_mcmc_run(stats, *, method: str, rng, draws, tune, chains, prior, needs
 
 
 def as_rng(rng) -> np.random.Generator:
-    if rng is None or isinstance(rng, (int, np.integer, np.random.SeedSequence)):
-        return np.random.default_rng(rng)
-    if isinstance(rng, np.random.Generator):
-        return rng
-    raise TypeError(
-        f"rng must be a numpy.random.Generator (or an int seed), got {type(rng).__name__}. "
-        "Pass np.random.default_rng(seed)."
-    )
+    """The package's rng rule (:func:`pymc_dp._checks.check_rng`)."""
+    return check_rng(rng)
 
 
 def resolve_prior(prior, d: int) -> RegressionPrior:

@@ -11,6 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from pymc_dp._checks import check_count
 from pymc_dp.samplers.base import DPStep
 
 __all__ = [
@@ -21,13 +22,8 @@ __all__ = [
 
 
 def check_n_particles(n_particles, owner):
-    if not (isinstance(n_particles, int | np.integer) and not isinstance(n_particles, bool)
-            and n_particles >= 1):
-        raise ValueError(
-            f"n_particles must be an integer >= 1, got n_particles={n_particles!r}. "
-            f"{owner} averages over n_particles draws of the latent data; use e.g. n_particles=10."
-        )
-    return int(n_particles)
+    return check_count(n_particles, name="n_particles", fix=f"{owner} averages over n_particles "
+                       "draws of the latent data; use e.g. n_particles=10.")
 
 
 class RandomWalkState(NamedTuple):
