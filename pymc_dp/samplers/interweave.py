@@ -48,9 +48,9 @@ from pymc.util import get_value_vars_from_user_vars
 from pytensor.graph.replace import graph_replace
 
 from pymc_dp._compat import ancestors
-from pymc_dp.distributions.dp_observed import dp_nodes
 from pymc_dp.samplers.base import DPStep
 from pymc_dp.samplers.points import flatten_vars, replace_flat
+from pymc_dp.samplers.records import required_nodes
 
 __all__ = [
     "Interweave",
@@ -225,12 +225,7 @@ class InterweaveTarget:
         self.theta_names = [v.name for v in theta_values]
         self.theta_rvs = [model.values_to_rvs[v] for v in theta_values]
         theta_set = set(self.theta_rvs)
-        nodes = dp_nodes(model)
-        if not nodes:
-            raise ValueError(
-                f"{owner} found no pdp.DPObserved node in the model. Add the release with "
-                "pdp.DPObserved(name, records, statistic=..., mechanism=..., observed=...)."
-            )
+        nodes = required_nodes(model, owner)
         if records is None:
             recs = []
             for node in nodes.values():

@@ -29,7 +29,6 @@ from pymc.util import get_value_vars_from_user_vars
 from pytensor.graph.replace import vectorize_graph
 
 from pymc_dp._compat import ancestors
-from pymc_dp.distributions.dp_observed import dp_nodes
 from pymc_dp.samplers.inverse import DiscreteInverse, SupportInverse, finite_support
 from pymc_dp.samplers.points import flatten_vars, replace_flat
 from pymc_dp.samplers.random_walk import (  # noqa: F401 - re-exported for the kernels
@@ -40,7 +39,7 @@ from pymc_dp.samplers.random_walk import (  # noqa: F401 - re-exported for the k
     random_walk_adapt,
     random_walk_propose,
 )
-from pymc_dp.samplers.records import RecordBlock, compile_record_draw
+from pymc_dp.samplers.records import RecordBlock, compile_record_draw, required_nodes
 
 __all__ = [
     "LatentTarget",
@@ -142,12 +141,7 @@ class LatentTarget:
                     f"{owner} proposes θ by a Gaussian random walk, but {v.name!r} is discrete "
                     f"(dtype {v.dtype}). Pass only continuous variables in vars."
                 )
-        nodes = dp_nodes(model)
-        if not nodes:
-            raise ValueError(
-                f"{owner} found no pdp.DPObserved node in the model. Add the release with "
-                "pdp.DPObserved(name, records, statistic=..., mechanism=..., observed=...)."
-            )
+        nodes = required_nodes(model, owner)
         theta_set = set(self.theta_rvs)
         if latent is None:
             latent_rvs = []

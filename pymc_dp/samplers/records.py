@@ -25,22 +25,28 @@ from pytensor.tensor.random.type import RandomGeneratorType
 from pymc_dp._compat import ancestors
 from pymc_dp.distributions.dp_observed import dp_nodes
 
-__all__ = ["RecordBlock", "compile_record_draw", "record_groups"]
+__all__ = ["RecordBlock", "compile_record_draw", "record_groups", "required_nodes"]
 
 
 def _names(rvs):
     return ", ".join(repr(r.name) for r in rvs)
 
 
-def _nodes_and_records(model, vars, owner):
-    """The model's ``DPObserved`` nodes and the record RVs to sample: ``vars`` (RVs or value
-    variables), or with ``vars=None`` every free RV that is the data of some node."""
+def required_nodes(model, owner) -> dict:
+    """The ``DPObserved`` nodes of ``model``; a step that needs some refuses a model without."""
     nodes = dp_nodes(model)
     if not nodes:
         raise ValueError(
             f"{owner} found no pdp.DPObserved node in the model. Add the release with "
             "pdp.DPObserved(name, records, statistic=..., mechanism=..., observed=...)."
         )
+    return nodes
+
+
+def _nodes_and_records(model, vars, owner):
+    """The model's ``DPObserved`` nodes and the record RVs to sample: ``vars`` (RVs or value
+    variables), or with ``vars=None`` every free RV that is the data of some node."""
+    nodes = required_nodes(model, owner)
     if vars is not None:
         return nodes, [model.values_to_rvs[v] for v in get_value_vars_from_user_vars(vars, model)]
     rvs = []
