@@ -30,6 +30,13 @@ from pytensor.graph.replace import vectorize_graph
 
 from pymc_dp._compat import ancestors
 from pymc_dp.samplers.inverse import DiscreteInverse, SupportInverse, finite_support
+from pymc_dp.samplers.particles import (  # noqa: F401 - re-exported for the kernels
+    estimate_log_lik,
+    log_mean_exp,
+    logsumexp0,
+    pick_particle,
+    sample_indices,
+)
 from pymc_dp.samplers.points import flatten_vars, replace_flat
 from pymc_dp.samplers.random_walk import (  # noqa: F401 - re-exported for the kernels
     RandomWalkState,
@@ -39,7 +46,12 @@ from pymc_dp.samplers.random_walk import (  # noqa: F401 - re-exported for the k
     random_walk_adapt,
     random_walk_propose,
 )
-from pymc_dp.samplers.records import RecordBlock, compile_record_draw, required_nodes
+from pymc_dp.samplers.records import (
+    RecordBlock,
+    compile_record_draw,
+    record_groups,
+    required_nodes,
+)
 
 __all__ = [
     "LatentTarget",
@@ -59,55 +71,6 @@ __all__ = [
 
 def _names(rvs):
     return ", ".join(repr(r.name) for r in rvs)
-
-
-# ----------------------------------------------------------------------------------------------
-# particle helpers (pure)
-# ----------------------------------------------------------------------------------------------
-def sample_indices(rng: np.random.Generator, log_w: np.ndarray) -> np.ndarray:
-    """One index per column of ``log_w`` (N, B), with probability ∝ ``exp(log_w[:, b])``.
-
-    A column without a finite weight returns index 0 (the current particle).
-    """
-    log_w = np.where(np.isnan(log_w), -np.inf, log_w)
-    top = log_w.max(axis=0)
-    ok = np.isfinite(top)
-    p = np.exp(log_w - np.where(ok, top, 0.0)[None, :])
-    p[:, ~ok] = 0.0
-    p[0, ~ok] = 1.0
-    c = np.cumsum(p, axis=0)
-    u = rng.random(log_w.shape[1]) * c[-1]
-    return np.minimum((c < u[None, :]).sum(axis=0), log_w.shape[0] - 1)
-
-
-def logsumexp0(a: np.ndarray):
-    """``log Σ exp(a)`` over axis 0; NaN counts as ``-inf``, an all ``-inf`` column gives ``-inf``."""
-    a = np.where(np.isnan(a), -np.inf, a)
-    top = a.max(axis=0)
-    safe = np.where(np.isfinite(top), top, 0.0)
-    with np.errstate(divide="ignore"):
-        return np.log(np.exp(a - safe).sum(axis=0)) + safe
-
-
-def log_mean_exp(log_w: np.ndarray):
-    """``log((1/N) Σ exp(log_w))`` over axis 0."""
-    return logsumexp0(log_w) - math.log(log_w.shape[0])
-
-
-def estimate_log_lik(log_w) -> float:
-    r"""Log of the particle estimate: :math:`\log\frac1N\sum_j w_j` for ``log_w`` (N,), or the
-    factorised :math:`\sum_b \log\frac1N\sum_j w_{jb}` for ``log_w`` (N, B)."""
-    log_w = np.asarray(log_w, dtype=float)
-    return float(np.sum(log_mean_exp(log_w))) if log_w.ndim == 2 else float(log_mean_exp(log_w))
-
-
-def pick_particle(rng, log_w, particles):
-    """Draw the particle written back: ``particles[k]``, k ∝ w (N,); or ``particles(k)`` with one
-    index per block, k_b ∝ w_{·b}, for a factorised ``log_w`` (N, B)."""
-    log_w = np.asarray(log_w, dtype=float)
-    if log_w.ndim == 2:
-        return particles(sample_indices(rng, log_w))
-    return particles[int(sample_indices(rng, log_w[:, None])[0])]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -185,6 +148,7 @@ class LatentTarget:
         #: every free parent of the latent's distribution (θ and whatever other samplers move)
         self.parent_names = [model.rvs_to_values[r].name for r in model.free_RVs
                              if r in anc and r not in records]
+        self._find_groups(latent_rvs)
         self._compile()
         self.support = None
         self._max_support = int(max_support)
@@ -194,6 +158,35 @@ class LatentTarget:
             self.support = finite_support(rv, model, int(max_support))
 
     # ------------------------------------------------------------------------------------------
+    def _find_groups(self, latent_rvs):
+        r"""Split the latent into record groups (:func:`records.record_groups`) and decide whether
+        the releases' likelihood factors over them: it does when no release reads two groups (true
+        by construction of the groups) and no record variable of one group is an input of another
+        group's records, so that, given θ and every other free variable, the groups are independent
+        and :math:`p(s_{dp}\mid\theta) = \prod_g p(s_g\mid\theta)`."""
+        groups = record_groups(self.model, latent_rvs, owner=self.owner)
+        self.groups = groups
+        where = {r: g for g, rvs in enumerate(groups) for r in rvs}
+        #: group index of each latent variable, in block order
+        self.group_index = [where[r] for r in self.block.record_rvs]
+        linked = []
+        for g, rvs in enumerate(groups):
+            anc = set(ancestors(list(rvs)))
+            linked += [(r, rvs[0]) for h, other in enumerate(groups) if h != g
+                       for r in other if r in anc]
+        if len(groups) < 2:
+            self.groups_independent = False
+            self.group_reason = "one record group"
+        elif linked:
+            r, o = linked[0]
+            self.groups_independent = False
+            self.group_reason = (f"record groups are not independent given θ: {o.name!r} depends "
+                                 f"on {r.name!r} of another group")
+        else:
+            self.groups_independent = True
+            self.group_reason = (f"{len(groups)} independent record groups: "
+                                 + "; ".join("[" + _names(rvs) + "]" for rvs in groups))
+
     def _check_mechanisms(self, nodes):
         """Refuse releases whose mechanism cannot evaluate its density."""
         for node in nodes:
@@ -250,6 +243,15 @@ class LatentTarget:
             inputs, [pt.cast(total, "float64"), pt.cast(per_record, "float64")],
             on_unused_input="ignore",
         )
+        # per record group: every release term reading the group (aggregate and local), (G,)
+        group_terms = [[] for _ in self.groups]
+        gi = dict(zip(block.record_rvs, self.group_index))
+        for node in block.nodes:
+            (term,) = model.logp(vars=[node.rv], sum=False)
+            group_terms[gi[next(d for d in node.data if d in gi)]].append(pt.cast(term.sum(), "float64"))
+        by_group = pt.stack([pt.add(*t) if t else pt.constant(0.0, dtype="float64")
+                             for t in group_terms])
+        self._group_ll = pm_compile(inputs, by_group, on_unused_input="ignore")
         rec_terms = model.logp(vars=block.record_rvs, sum=False)
         rec = pt.add(*[pt.reshape(t, (n, -1)).sum(axis=1) for t in rec_terms])
         self._latent_logp = pm_compile(inputs, pt.cast(rec, "float64"), on_unused_input="ignore")
@@ -270,8 +272,10 @@ class LatentTarget:
                 replace=dict(zip(block.value_vars, batched)),
             )
             self._batch_eval = pm_compile(self._batch_inputs + batched, outs, on_unused_input="ignore")
+            (grp,) = vectorize_graph([by_group], replace=dict(zip(block.value_vars, batched)))
+            self._batch_groups = pm_compile(self._batch_inputs + batched, grp, on_unused_input="ignore")
         except Exception:  # pragma: no cover - graphs PyTensor cannot vectorize: loop instead
-            self._batch_eval = None
+            self._batch_eval = self._batch_groups = None
 
     def compile_batch_draw(self, n_draws: int):
         """Compile ``n_draws`` joint draws of the latent from its conditional prior in one call."""
@@ -410,6 +414,34 @@ class LatentTarget:
             rec[j] = self.latent_logp(pj)
         return tot, per, rec
 
+    def evaluate_groups(self, point, particles):
+        """For particles ``[(N, n, ...)]``: log g of the releases of each record group, (N, G)."""
+        N, G = particles[0].shape[0], len(self.groups)
+        if self._batch_groups is not None:
+            out = self._batch_groups(*[point[n] for n in self._batch_names], *particles)
+            return np.broadcast_to(np.asarray(out, float), (N, G))
+        out = np.empty((N, G))
+        for j in range(N):
+            out[j] = self._group_ll(*self.args(self.with_latent(point, [p[j] for p in particles])))
+        return out
+
+    @property
+    def factorisation(self) -> str:
+        r"""How :meth:`particle_weights` estimates :math:`p(s_{dp}\mid\theta)`: ``"support"`` (exact
+        sum over a finite record support), ``"records"`` (product over records of per-record
+        particle averages, local releases), ``"groups"`` (product over independent record groups)
+        or ``"joint"`` (one average over whole-latent particles)."""
+        if self.support is not None:
+            return "support"
+        if self.all_local:
+            return "records"
+        return "groups" if self.groups_independent else "joint"
+
+    def pick_groups(self, parts):
+        """``k (G,) -> latent``: each variable's values from the particle chosen for its group."""
+        gi = self.group_index
+        return lambda k: [P[int(np.asarray(k)[g])] for P, g in zip(parts, gi)]
+
     def icdf(self, point, zs):
         """Latent values (value space) for uniforms ``zs`` (one (N, n, ...) array per record RV)."""
         args = self.args(point)
@@ -463,6 +495,11 @@ class LatentTarget:
           \log g(s_i\mid v_k) + \log K` over the support values :math:`v_k`, so that
           :func:`estimate_log_lik` gives the exact :math:`\sum_i \log\sum_k f g`;
         * local releases: ``log_w`` (N, n) per-record weights :math:`g(s_i\mid x_i^{(j)})`;
+        * independent record groups (:attr:`groups_independent`): ``log_w`` (N, G), the releases'
+          density :math:`g(s_g\mid x_g^{(j)})` of each group g, so that the estimate is
+          :math:`\prod_g \frac1N\sum_j g(s_g\mid x_g^{(j)})` — unbiased because the groups are
+          independent given θ; the variance of its log is the sum of the groups' (each from N
+          particles) instead of that of one average of products;
         * otherwise ``log_w`` (N,), :math:`g(s_{dp}\mid x^{(j)})`.
         """
         n = self.block.n
@@ -474,6 +511,8 @@ class LatentTarget:
             log_w = rec + per + math.log(K)
             return log_w, lambda k: [np.asarray(self.support[k])]
         parts = self.draws(point, n_particles)
+        if not self.all_local and self.groups_independent:
+            return self.evaluate_groups(point, parts), self.pick_groups(parts)
         total, per, _ = self.evaluate(point, parts)
         if self.all_local:
             return per, lambda k: [P[k, idx] for P in parts]

@@ -129,7 +129,12 @@ class MHAAR(RandomWalkThetaStep):
     Sampler stats
     -------------
     ``dp_accept``, ``dp_accepted``, ``dp_log_ratio_estimate`` (log averaged likelihood ratio),
-    ``dp_scale``.
+    ``dp_scale``, ``dp_loglik_factors`` (independent factors of the ratio: records, groups or 1).
+
+    z-space over several record groups that no release reads together and whose records do not
+    depend on each other (e.g. two hospitals' noisy sums sharing θ) averages the ratio per group,
+    each group drawing its own returned particle (as Algorithm 8 does per record); with
+    ``subset_size`` or dependent groups it stays joint. ``step.factorisation`` says which.
     """
 
     name = "mhaar"
@@ -138,6 +143,7 @@ class MHAAR(RandomWalkThetaStep):
         "dp_accepted": (bool, []),
         "dp_log_ratio_estimate": (float, []),
         "dp_scale": (float, []),
+        "dp_loglik_factors": (int, []),
     }
 
     def __init__(self, vars, *, n_particles: int = 10, subset_size=None, space: str = "auto",
@@ -260,9 +266,13 @@ class MHAAR(RandomWalkThetaStep):
         target, N = self.target, self.n_particles
         local = self.space == "local"
 
+        groups = not local and self.factorisation == "groups"
+
         def logh(theta, zs):
             pt_theta = target.with_theta(point, theta)
             xs = target.icdf(pt_theta, zs)
+            if groups:  # independent record groups: one column (and one index k_g) per group
+                return target.evaluate_groups(pt_theta, xs), xs
             total, per, _ = target.evaluate(pt_theta, xs)
             return (per if local else (total + per.sum(axis=1))[:, None]), xs
 
@@ -277,6 +287,8 @@ class MHAAR(RandomWalkThetaStep):
                 if local:
                     idx = np.arange(target.block.n)
                     return [z[k, idx] for z in zs]
+                if groups:
+                    return [z[int(k[g])] for z, g in zip(zs, target.group_index)]
                 return [z[int(k[0])] for z in zs]
 
             return log_w, log_wp, pick
@@ -322,7 +334,27 @@ class MHAAR(RandomWalkThetaStep):
             dp_accepted=bool(info.accepted),
             dp_log_ratio_estimate=float(info.log_ratio_estimate),
             dp_scale=self.mean_scale,
+            dp_loglik_factors=self.n_factors,
         )]
+
+    @property
+    def factorisation(self) -> str:
+        """How the averaged ratio factors: ``"support"`` (local releases, exact sum over a finite
+        support), ``"records"`` (local, Algorithm 8), ``"groups"`` (z-space over independent record
+        groups, each with its own particle index; full refreshes only) or ``"joint"``."""
+        if self.enumerate:
+            return "support"
+        if self.space == "local":
+            return "records"
+        if self.space == "z" and self.subset_size is None and self.target.groups_independent:
+            return "groups"
+        return "joint"
+
+    @property
+    def n_factors(self) -> int:
+        """Number of independent factors of the averaged ratio (1 when joint)."""
+        return {"support": self.target.block.n, "records": self.target.block.n,
+                "groups": len(self.target.groups)}.get(self.factorisation, 1)
 
     def loglik_estimate(self, point, rng) -> float:
         r"""One conditional-prior particle estimate of :math:`\log p(s_{dp} \mid \theta)` at ``point``

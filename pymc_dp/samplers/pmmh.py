@@ -108,6 +108,15 @@ class PMMH(RandomWalkThetaStep):
     assigns no other sampler to them. The importance proposal is the latent's conditional prior
     given θ' (drawn from the PyMC graph), so the weights are the release densities.
 
+    When the latent splits into several record groups (:func:`pymc_dp.samplers.records.record_groups`)
+    that no release reads together and whose records do not depend on each other (e.g. two hospitals
+    each releasing a noisy sum of their own records, sharing θ), the groups are independent given θ
+    and the estimate is the product over groups of per-group particle averages
+    :math:`\prod_g \frac1N\sum_j g(s_g \mid x_g^{(j)})` (unbiased; the variance of the log adds up
+    over groups from N particles each, instead of one average of products). Otherwise (a release
+    reading two groups, or records of one group feeding another's) the estimate stays joint.
+    ``step.factorisation`` says which estimate is used.
+
     When every release of the latent is local (one per record, ``pdp.Local``) the likelihood
     factors over records and is estimated as :math:`\prod_i \frac1N \sum_j g(s_i \mid x_i^{(j)})`
     (unbiased; the variance of its log grows like n/N instead of exponentially in n), and for a
@@ -142,7 +151,8 @@ class PMMH(RandomWalkThetaStep):
     Sampler stats
     -------------
     ``dp_accept``: acceptance probability min(1, α); ``dp_accepted``: move accepted;
-    ``dp_loglik_estimate``: the carried log Ẑ(θ); ``dp_scale``: mean proposal scale.
+    ``dp_loglik_estimate``: the carried log Ẑ(θ); ``dp_scale``: mean proposal scale;
+    ``dp_loglik_factors``: number of independently estimated factors of Ẑ (records, groups or 1).
     Check N with :func:`pymc_dp.diagnostics.loglik_estimate_sd` (sd of log Ẑ ≈ 1 is good).
     """
 
@@ -152,6 +162,7 @@ class PMMH(RandomWalkThetaStep):
         "dp_accepted": (bool, []),
         "dp_loglik_estimate": (float, []),
         "dp_scale": (float, []),
+        "dp_loglik_factors": (int, []),
     }
 
     def __init__(self, vars, *, n_particles: int = 10, latent=None, proposal=None, proposal_scale=None,
@@ -180,9 +191,23 @@ class PMMH(RandomWalkThetaStep):
 
     # ------------------------------------------------------------------------------------------
     @property
+    def factorisation(self) -> str:
+        """How the likelihood is estimated: ``"support"`` (exact sum over a finite record support),
+        ``"records"`` (product over records, local releases), ``"groups"`` (product over
+        independent record groups), ``"joint"`` (one average of whole-latent particles; always with
+        a user ``proposal``). Also ``dp_loglik_factors`` (number of factors) per draw."""
+        return "joint" if self.proposal is not None else self.target.factorisation
+
+    @property
     def factorised(self) -> bool:
         """Whether the likelihood estimate is a product over records (local releases)."""
-        return self.proposal is None and self.target.all_local
+        return self.factorisation in ("support", "records")
+
+    @property
+    def n_factors(self) -> int:
+        r"""Number of independently estimated factors of :math:`\hat Z` (1 for a joint estimate)."""
+        return {"support": self.target.block.n, "records": self.target.block.n,
+                "groups": len(self.target.groups)}.get(self.factorisation, 1)
 
     def estimator(self, base_point):
         """The kernel's ``estimate(rng, θ) -> (log_w, particles)`` at the other values of ``base_point``."""
@@ -244,4 +269,5 @@ class PMMH(RandomWalkThetaStep):
             dp_accepted=bool(info.accepted),
             dp_loglik_estimate=float(state.log_lik),
             dp_scale=self.mean_scale,
+            dp_loglik_factors=self.n_factors,
         )]
