@@ -149,11 +149,17 @@ def CLTRelease(name, mu, var, n, *, mechanism, observed, sensitivity, latent_nam
     if isinstance(mechanism, Gaussian):
         d = 1 if mu.ndim == 0 else int(mu.type.shape[0] or mu.shape[0].eval())
         mech = bind_mechanism(statistic, mechanism, 1, d)
-        obs = np.asarray(observed, dtype=float)
+        if isinstance(observed, pt.TensorVariable):  # e.g. pm.Data: a release set later
+            obs = observed
+            value = observed.get_value() if hasattr(observed, "get_value") else None
+            obs_shape = np.shape(value) if value is not None else tuple(observed.type.shape)
+        else:
+            obs = np.asarray(observed, dtype=float)
+            obs_shape = obs.shape
         shape = () if mu.ndim == 0 else (d,)
-        if obs.shape != shape:
+        if tuple(obs_shape) != shape:
             raise ValueError(
-                f"observed for {name!r} has shape {obs.shape}, but the statistic has shape {shape}."
+                f"observed for {name!r} has shape {tuple(obs_shape)}, but the statistic has shape {shape}."
             )
         return _normal(name, mu, var, mech.s**2, n, shape, observed=obs)
     u = CLTStatistic(latent_name or f"{name}_u", mu, var, n, model=model)
