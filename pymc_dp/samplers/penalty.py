@@ -146,6 +146,14 @@ class PenaltyMH(DPStep):
         the scale restarts from ``scale`` for each chain. Not applied to ``proposal="mala"``,
         whose step size enters the privacy of the proposal.
 
+    Data: the step reads the records from the model's data containers before every iteration
+    (identity check of the containers' storage, about a microsecond), so after
+    ``pm.set_data({...})`` the next iteration — and every later ``pm.sample`` call — samples the
+    posterior of the new data; its cached per-record log-likelihood is rebuilt. A new number of
+    records is taken as is on the full data (``n`` and ``dp_n_records`` follow it; the per-iteration
+    privacy event does not depend on n) and refused with ``batch_size`` (the subsampling rate
+    ``batch_size/n`` was accounted at construction).
+
     Sampler stats
     -------------
     ``dp_accepted``, ``dp_accept_prob`` (acceptance probability given the noisy ratio), ``dp_clipped_fraction``,
@@ -210,11 +218,16 @@ class PenaltyMH(DPStep):
         """The ``tau=`` argument: the noise multiplier (noise sd over sensitivity)."""
         return self.noise_multiplier
 
+    @property
+    def n(self) -> int:
+        """Number of confidential records in the data the step currently reads."""
+        return self.target.n
+
     def _build_target(self, model, observed, batch_size):
         self.target = ModelTarget(model, self.vars, observed, need_grad=self.proposal == "mala")
-        self.n = self.target.n
         self.batch_size = opt.check_batch_size(batch_size, self.n)
         self.target.compile()
+        self._n_planned = self.n  # the record count the subsampling accounting was planned with
         start = model.initial_point()
         self.target.set_point(start)
         self.d = self.target.theta_of(start).size
@@ -233,6 +246,31 @@ class PenaltyMH(DPStep):
             eps, delta = self.budget
             self.max_iterations = max_iterations(self.iteration_event(), eps, delta, accountant=self.accountant)
 
+    def _sync_data(self) -> bool:
+        """Follow ``pm.set_data``: read the current records; True if any data container changed.
+
+        Full data: each iteration's event (a Gaussian mechanism with noise multiplier z) does not
+        depend on n, so a new record count is taken as is (``n``, ``dp_n_records``, the MALA
+        sensitivity follow it). Subsampled: the rate batch_size/n is part of the accounting and of
+        the budget planned at construction, so another n is refused.
+        """
+        return self.target.refresh(check=self._check_n)
+
+    def _check_n(self, n):
+        if self.batch_size is not None and n != self._n_planned:
+            raise ValueError(
+                f"batch_size={self.batch_size} was planned with n={self._n_planned} records (the "
+                f"subsampling rate batch_size/n enters every iteration's privacy accounting), but the "
+                f"observed data {self.target.obs_names} now hold n={n} records after pm.set_data. "
+                f"With batch_size the record count must stay n={self._n_planned}; build a new "
+                "pdp.PenaltyMH for data with another number of records."
+            )
+        if self.batch_size is None and n < 1:
+            raise ValueError(
+                f"the observed data {self.target.obs_names} hold n={n} records after pm.set_data; "
+                "PenaltyMH needs at least one confidential record. Set data with records on axis 0."
+            )
+
     # --------------------------------------------------------------- accounting
     def iteration_event(self):
         """dp_accounting event of one iteration of this step."""
@@ -250,6 +288,7 @@ class PenaltyMH(DPStep):
     def start_chain(self):
         """Per-chain reset: kernel state, counters, clipping warning and the adapted scale."""
         self._state = None
+        self._sync_data()  # refuse incompatible data before the chain touches them
         self._chain_iters = 0
         self._chain_clipped = 0.0
         self._warned = False
@@ -277,7 +316,7 @@ class PenaltyMH(DPStep):
     # --------------------------------------------------------------- iteration
     def _current_state(self, point):
         t = self.target
-        changed = t.set_point(point)
+        changed = self._sync_data() | t.set_point(point)  # both run: new data rebuild the cache
         st = self._state
         theta = t.theta_of(point)
         if st is not None and not changed and np.array_equal(st.theta, theta):

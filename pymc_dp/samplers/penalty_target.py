@@ -2,7 +2,8 @@
 
 :class:`ModelTarget` compiles, from an ordinary PyMC model with observed confidential records, the
 per-record log-likelihood (and its gradient for DP MALA) and the log prior as functions of a flat θ,
-so the pure penalty kernels never see PyMC.
+so the pure penalty kernels never see PyMC. The records are read from the model's data containers
+when they change (``pm.set_data``), never frozen at construction.
 """
 
 from __future__ import annotations
@@ -40,6 +41,43 @@ def _drop_record_shape_checks(out, inputs):
     return new
 
 
+def _shared_data(graphs):
+    """The data containers (shared variables other than random generators) ``graphs`` read."""
+    from pytensor.compile.sharedvalue import SharedVariable
+    from pytensor.tensor.random.type import RandomType
+
+    from pymc_dp._compat import ancestors
+
+    found = {}
+    for v in ancestors(list(graphs)):
+        if isinstance(v, SharedVariable) and not isinstance(v.type, RandomType):
+            found.setdefault(id(v), v)
+    return list(found.values())
+
+
+def _reader(value, name, owner):
+    """A function returning the current records of an observed value: a ``pm.Data`` container
+    (read without copying), a constant, or a graph of containers (e.g. a cast), compiled once."""
+    from pytensor.compile.sharedvalue import SharedVariable
+    from pytensor.graph.basic import Constant
+
+    if isinstance(value, SharedVariable):
+        return lambda: value.get_value(borrow=True)
+    if isinstance(value, Constant):
+        return lambda: value.data
+    from pymc.pytensorf import compile as pm_compile
+
+    try:
+        fn = pm_compile([], value)
+    except Exception as err:  # noqa: BLE001 - re-raised with the fix
+        raise ValueError(
+            f"{owner} reads the records of observed variable {name!r} from its data, but they are "
+            f"computed by a graph that needs inputs ({err}). Pass observed= a pm.Data container "
+            "or an array."
+        ) from err
+    return lambda: fn()
+
+
 class ModelTarget:
     """Compiled per-record log-likelihood and log prior of a PyMC model over a flat θ.
 
@@ -49,6 +87,11 @@ class ModelTarget:
     first (the record axis) and over the observed variables; the observed data enter as inputs,
     so a batch of records is evaluated in O(b). The log prior is ``model.logp`` of the free
     variables (Jacobians included) plus any potentials.
+
+    The records are *read*, not copied: :meth:`refresh` (called by the step before every
+    iteration) takes the current values of the ``pm.Data`` containers holding them, so
+    ``pm.set_data`` reaches the step; it also reports changes of containers the likelihood or prior
+    read directly (covariates, hyperparameters), which the compiled functions see at each call.
     """
 
     def __init__(self, model, value_vars, observed=None, *, need_grad=False, owner="PenaltyMH"):
@@ -64,32 +107,25 @@ class ModelTarget:
                 f"{owner} needs observed confidential data, but the model has no observed variable. "
                 "Write the likelihood of the confidential records with observed=... (records on axis 0)."
             )
-        data, inputs, n = [], [], None
+        inputs = []
         for rv in obs:
             value = model.rvs_to_values[rv]
-            arr = np.asarray(value.get_value() if hasattr(value, "get_value") else value.data)
-            if arr.ndim < 1:
+            if value.ndim < 1:
                 raise ValueError(
                     f"observed variable {rv.name!r} must hold records on axis 0, got a scalar. "
                     "Give each confidential record its own row."
                 )
-            if n is None:
-                n = arr.shape[0]
-            elif arr.shape[0] != n:
-                raise ValueError(
-                    f"observed variables must share the record axis: {rv.name!r} has {arr.shape[0]} rows, "
-                    f"expected {n}. Put one record per row in every observed variable."
-                )
-            data.append(arr)
-            inputs.append(pt.tensor(f"{rv.name}_records", dtype=value.dtype, shape=(None,) * arr.ndim))
-        self.n = int(n)
-        self.data = data
+            inputs.append(pt.tensor(f"{rv.name}_records", dtype=value.dtype, shape=(None,) * value.ndim))
+        self._readers = [_reader(model.rvs_to_values[rv], rv.name, owner) for rv in obs]
         self.obs_names = [rv.name for rv in obs]
         self._spec = (model, value_vars, obs, inputs, need_grad)
         self._values = None  # values of every value variable, in the order of all_vars
         self._info = None  # (name, shape, size, dtype) of the θ variables
         self.names = [v.name for v in value_vars]
         self.all_vars = list(model.value_vars)
+        self._watch = _shared_data([model.rvs_to_values[rv] for rv in obs])
+        self._seen = None
+        self.refresh()
 
     def compile(self):
         """Compile the per-record log-likelihood (and gradient) and the log prior."""
@@ -109,6 +145,12 @@ class ModelTarget:
         if model.potentials:
             prior = prior + pt.sum([pt.sum(p) for p in model.potentials])
         self._lp = pm_compile(self.all_vars, prior, on_unused_input="ignore")
+        # covariates and hyperparameters in pm.Data containers are read by the compiled functions
+        # at each call; watch them too, so that a cached log-likelihood is rebuilt when they change
+        watch = {id(v): v for v in self._watch + _shared_data([per_record, prior])}
+        self._watch = list(watch.values())
+        self._seen = None
+        self.refresh()
         self._llg = None
         if need_grad:
             # per-record gradients by forward mode, one pass per coordinate of θ: O(n d), where a
@@ -129,6 +171,34 @@ class ModelTarget:
             self._llg = pm_compile(self.all_vars + inputs, [ll, pt.stack(cols, axis=1)],
                                    on_unused_input="ignore")
         return self
+
+    def refresh(self, check=None) -> bool:
+        """Read the current records if a data container changed; return True if anything changed.
+
+        A change is seen by identity of the containers' storage (``pm.set_data`` stores a new array):
+        O(number of containers) per call, no copy and no comparison of records. Sets ``data`` and
+        ``n``; refuses observed variables whose record counts disagree. ``check(n)`` may refuse the
+        new record count (raise) before anything is replaced.
+        """
+        current = [v.get_value(borrow=True) for v in self._watch]
+        if self._seen is not None and all(a is b for a, b in zip(current, self._seen)):
+            return False
+        data, n = [], None
+        for name, read in zip(self.obs_names, self._readers):
+            arr = np.asarray(read())
+            if n is None:
+                n = arr.shape[0]
+            elif arr.shape[0] != n:
+                raise ValueError(
+                    f"observed variables must share the record axis: {name!r} has {arr.shape[0]} rows, "
+                    f"expected {n}. Put one record per row in every observed variable (set them "
+                    "together: pm.set_data({...}) with every container of the records)."
+                )
+            data.append(arr)
+        if check is not None:
+            check(int(n))
+        self.data, self.n, self._seen = data, int(n), current
+        return True
 
     def batch_ok(self) -> bool:
         """True if a batch of records can be evaluated alone (no other per-record constants)."""
