@@ -183,14 +183,6 @@ def _values(model, th, theta, values):
     return values
 
 
-def _refresh_data(step, data):
-    """PenaltyMH copies the confidential data at construction (it does not read pm.set_data
-    afterwards): hand it each replication's data."""
-    for method in _methods(step):
-        if isinstance(method, pdp.PenaltyMH):
-            method.target.data = [np.asarray(data, dtype=float)]
-
-
 def sbc_ranks(make_model, make_step, warm_thin, seed=2025, wrong_prior=False):
     WARM, THIN = warm_thin
     rebuild = getattr(make_step, "rebuild", False)
@@ -202,7 +194,6 @@ def sbc_ranks(make_model, make_step, warm_thin, seed=2025, wrong_prior=False):
         step, target = make_step(model, th)
     _seed(step, seed + 1)
     if not rebuild:
-        _refresh_data(step, data)
         point = _start(target, _values(target, th, theta, values))
         for _ in range(300):  # tune once on one data set, then keep the kernel fixed
             point, _ = step.step(point)
@@ -218,7 +209,6 @@ def sbc_ranks(make_model, make_step, warm_thin, seed=2025, wrong_prior=False):
                 step, target = make_step(model, th)
             _seed(step, seed + 3 + r)
             step.stop_tuning()
-        _refresh_data(step, data)
         for method in _methods(step):
             if hasattr(method, "start_chain"):
                 method.start_chain()  # forget the last data set's state, keep the tuned kernel
