@@ -11,7 +11,9 @@ computed here from PyMC's ``logcdf`` by an exponential search for a bracket foll
 :math:`F_\theta^{-}(z) \sim f(\cdot \mid \theta)`, and the uniform behind a given record is
 :math:`z \sim U(F_\theta(x - 1), F_\theta(x))` (uniform within the atom).
 
-:func:`finite_support` lists the values of a record with a small known support (Bernoulli,
+:class:`RecordInverse` assembles these maps for every record variable of a latent block (the
+z-space of MHAAR: continuous records through PyMC's ``icdf``/``logcdf``, integer ones through
+:class:`SupportInverse` or :class:`DiscreteInverse`). :func:`finite_support` lists the values of a record with a small known support (Bernoulli,
 Categorical, Binomial with a fixed n, DiscreteUniform with fixed bounds), over which local
 likelihoods are summed exactly.
 """
@@ -27,7 +29,7 @@ from pytensor.graph.replace import vectorize_graph
 
 from pymc_dp._compat import ancestors
 
-__all__ = ["DiscreteInverse", "SupportInverse", "finite_support"]
+__all__ = ["RecordInverse", "DiscreteInverse", "SupportInverse", "finite_support"]
 
 _MAX_DOUBLINGS = 62
 
@@ -166,3 +168,112 @@ def finite_support(rv, model, max_support: int):
     if values is None or values.size > max_support:
         return None
     return values.astype(rv.dtype)
+
+
+class RecordInverse:
+    r"""The z-space maps of a latent block: :math:`x = F_\theta^{-1}(z)` and the uniforms behind ``x``.
+
+    Per record variable: a :class:`SupportInverse` (small finite support), a
+    :class:`DiscreteInverse` (other integer records), or PyMC's ``icdf`` compiled in value space
+    (transform applied) and ``logcdf`` for continuous records. ``args`` of the methods are the
+    values of ``model.value_vars`` in order (the latent block's inputs).
+
+    Parameters
+    ----------
+    model : pm.Model
+    record_rvs : list
+        The record variables, none depending on another (θ-free uniforms map each one alone).
+    value_names : list of str
+        Their value variables' names (keys of a point).
+    owner : str
+        Sampler name for messages.
+    max_support : int
+        Largest finite support enumerated by :class:`SupportInverse`.
+    """
+
+    def __init__(self, model, record_rvs, value_names, *, owner="MHAAR", max_support=64):
+        self.model, self.record_rvs, self.value_names = model, list(record_rvs), list(value_names)
+        records = set(record_rvs)
+        others_v = {rv: v for rv, v in model.rvs_to_values.items() if rv not in records}
+        others_t = {rv: t for rv, t in model.rvs_to_transforms.items() if rv not in records and t is not None}
+        recs = self.record_rvs
+        linked = [o for o in recs for r in recs if o is not r and r in set(ancestors([o]))]
+        if linked:
+            raise ValueError(
+                f"{owner} z-space (seed 001 Algorithms 7-8) maps θ-free uniforms through each "
+                f"record's icdf, but {', '.join(repr(r.name) for r in linked)} depends on another "
+                "record variable. Use space='u' or pdp.PMMH for records drawn jointly."
+            )
+        self.kinds = []  # per record RV: a DiscreteInverse / SupportInverse, or None (PyMC icdf)
+        zs, xs = [], []
+        for rv in recs:
+            if str(rv.dtype).startswith(("int", "uint", "bool")):
+                support = finite_support(rv, model, max_support)
+                if support is not None:
+                    self.kinds.append(SupportInverse(model, rv, others_v, others_t, support))
+                    continue
+                try:
+                    self.kinds.append(DiscreteInverse(model, rv, others_v, others_t))
+                except NotImplementedError as err:
+                    raise ValueError(
+                        f"{owner} z-space needs the CDF of the integer records {rv.name!r} "
+                        f"({rv.owner.op}), which PyMC lacks ({err}). Use space='u' or PMMH."
+                    ) from None
+                continue
+            self.kinds.append(None)
+            z = pt.tensor(f"{rv.name}_z", dtype="float64", shape=(None, *rv.type.shape))
+            try:
+                x = pm.icdf(rv, z)
+            except NotImplementedError as err:
+                raise ValueError(
+                    f"{owner} z-space (x = F_θ^-1(z), seed 001 Algorithm 7) needs PyMC's icdf "
+                    f"of the records, which {rv.name!r} ({rv.owner.op}) lacks ({err}). Use "
+                    "space='u' or PMMH."
+                ) from None
+            (x,) = replace_rvs_by_values([x], rvs_to_values=others_v, rvs_to_transforms=others_t)
+            tr = model.rvs_to_transforms.get(rv)
+            if tr is not None:
+                x = tr.forward(x, *rv.owner.inputs)
+                (x,) = replace_rvs_by_values([x], rvs_to_values=others_v, rvs_to_transforms=others_t)
+            zs.append(z)
+            xs.append(pt.cast(x, rv.dtype))
+        self._icdf = pm_compile(model.value_vars + zs, xs, on_unused_input="ignore") if zs else None
+        self._cdf = None
+
+    def icdf(self, args, zs):
+        """Records (value space) for uniforms ``zs`` (one (N, n, ...) array per record RV)."""
+        cont = [z for z, kind in zip(zs, self.kinds) if kind is None]
+        cont_x = iter(self._icdf(*args, *cont) if cont else [])
+        out = []
+        for rv, z, kind in zip(self.record_rvs, zs, self.kinds):
+            x = next(cont_x) if kind is None else kind.icdf(args, z)
+            out.append(np.asarray(x).astype(rv.dtype, copy=False))
+        return out
+
+    def z_of(self, args, point, rng):
+        """Uniforms generating the records in ``point``: F_θ(x) for continuous records, uniform on
+        (F_θ(x-1), F_θ(x)] (within the atom) for integer ones."""
+        zs = []
+        for name, kind in zip(self.value_names, self.kinds):
+            x = np.asarray(point[name])
+            if kind is None:
+                zs.append(None)
+                continue
+            hi = kind.cdf(args, x[None])[0]
+            lo = kind.cdf(args, x[None] - 1)[0]
+            zs.append(lo + (hi - lo) * rng.random(x.shape))
+        if any(z is None for z in zs):
+            vals = iter(self._continuous_cdf()(*args))
+            zs = [np.exp(np.asarray(next(vals), dtype=float)) if z is None else z for z in zs]
+        return zs
+
+    def _continuous_cdf(self):
+        if self._cdf is None:
+            model = self.model
+            rvs = [rv for rv, kind in zip(self.record_rvs, self.kinds) if kind is None]
+            graphs = [pm.logcdf(rv, rv) for rv in rvs]
+            graphs = replace_rvs_by_values(
+                graphs, rvs_to_values=model.rvs_to_values, rvs_to_transforms=model.rvs_to_transforms
+            )
+            self._cdf = pm_compile(model.value_vars, graphs, on_unused_input="ignore")
+        return self._cdf

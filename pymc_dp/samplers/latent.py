@@ -11,8 +11,8 @@ A :class:`LatentTarget` splits a PyMC model into
 and compiles what the kernels need: joint draws of the latent from its conditional prior given any θ
 (reusing :class:`pymc_dp.samplers.RecordBlock`), the releases' log density
 :math:`\log g(s_{dp} \mid x)` for one particle, the latent's log density :math:`\log f(x \mid \theta)`
-and, for z-space, :math:`x = F_\theta^{-1}(z)` and :math:`F_\theta(x)` through PyMC's ``icdf`` /
-``logcdf``. It also holds the random-walk proposal and its warm-up tuning, shared by both steps.
+and, for z-space, :math:`x = F_\theta^{-1}(z)` and :math:`F_\theta(x)` (delegated to
+:class:`pymc_dp.samplers.inverse.RecordInverse`). It also holds the random-walk proposal and its warm-up tuning, shared by both steps.
 """
 
 from __future__ import annotations
@@ -20,16 +20,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pymc as pm
 import pytensor.tensor as pt
-from pymc.logprob.utils import replace_rvs_by_values
 from pymc.pytensorf import compile as pm_compile
 from pymc.pytensorf import reseed_rngs
 from pymc.util import get_value_vars_from_user_vars
 from pytensor.graph.replace import vectorize_graph
 
 from pymc_dp._compat import ancestors
-from pymc_dp.samplers.inverse import DiscreteInverse, SupportInverse, finite_support
+from pymc_dp.samplers.inverse import RecordInverse, finite_support
 from pymc_dp.samplers.particles import (  # noqa: F401 - re-exported for the kernels
     estimate_log_lik,
     log_mean_exp,
@@ -255,7 +253,7 @@ class LatentTarget:
         rec_terms = model.logp(vars=block.record_rvs, sum=False)
         rec = pt.add(*[pt.reshape(t, (n, -1)).sum(axis=1) for t in rec_terms])
         self._latent_logp = pm_compile(inputs, pt.cast(rec, "float64"), on_unused_input="ignore")
-        self._z_compiled = False
+        self._zmap = None  # z-space maps, compiled on demand (compile_z_space)
         self._batch_draw = None
         self._draw_rngs = []
         # particles evaluated in one call: the same graphs vectorized over a leading particle axis
@@ -300,56 +298,10 @@ class LatentTarget:
             reseed_rngs(self._draw_rngs, rng.integers(2**63))
 
     def compile_z_space(self):
-        """Compile ``x = F_θ^{-1}(z)`` (value space) and ``(F_θ(x⁻), F_θ(x))`` for each record RV."""
-        if self._z_compiled:
-            return
-        model = self.model
-        records = set(self.block.record_rvs)
-        others_v = {rv: v for rv, v in model.rvs_to_values.items() if rv not in records}
-        others_t = {rv: t for rv, t in model.rvs_to_transforms.items() if rv not in records and t is not None}
-        recs = self.block.record_rvs
-        linked = [o for o in recs for r in recs if o is not r and r in set(ancestors([o]))]
-        if linked:
-            raise ValueError(
-                f"{self.owner} z-space (seed 001 Algorithms 7-8) maps θ-free uniforms through each "
-                f"record's icdf, but {_names(linked)} depends on another record variable. Use "
-                "space='u' or pdp.PMMH for records drawn jointly."
-            )
-        self._z_kind = []  # per record RV: a DiscreteInverse, or None (PyMC icdf, compiled below)
-        zs, xs = [], []
-        for rv in recs:
-            if str(rv.dtype).startswith(("int", "uint", "bool")):
-                support = finite_support(rv, model, self._max_support)
-                if support is not None:
-                    self._z_kind.append(SupportInverse(model, rv, others_v, others_t, support))
-                    continue
-                try:
-                    self._z_kind.append(DiscreteInverse(model, rv, others_v, others_t))
-                except NotImplementedError as err:
-                    raise ValueError(
-                        f"{self.owner} z-space needs the CDF of the integer records {rv.name!r} "
-                        f"({rv.owner.op}), which PyMC lacks ({err}). Use space='u' or PMMH."
-                    ) from None
-                continue
-            self._z_kind.append(None)
-            z = pt.tensor(f"{rv.name}_z", dtype="float64", shape=(None, *rv.type.shape))
-            try:
-                x = pm.icdf(rv, z)
-            except NotImplementedError as err:
-                raise ValueError(
-                    f"{self.owner} z-space (x = F_θ^-1(z), seed 001 Algorithm 7) needs PyMC's icdf "
-                    f"of the records, which {rv.name!r} ({rv.owner.op}) lacks ({err}). Use "
-                    "space='u' or PMMH."
-                ) from None
-            (x,) = replace_rvs_by_values([x], rvs_to_values=others_v, rvs_to_transforms=others_t)
-            tr = model.rvs_to_transforms.get(rv)
-            if tr is not None:
-                x = tr.forward(x, *rv.owner.inputs)
-                (x,) = replace_rvs_by_values([x], rvs_to_values=others_v, rvs_to_transforms=others_t)
-            zs.append(z)
-            xs.append(pt.cast(x, rv.dtype))
-        self._icdf = pm_compile(model.value_vars + zs, xs, on_unused_input="ignore") if zs else None
-        self._z_compiled = True
+        """Compile the z-space maps of the records (:class:`~pymc_dp.samplers.inverse.RecordInverse`)."""
+        if self._zmap is None:
+            self._zmap = RecordInverse(self.model, self.block.record_rvs, self.block.value_names,
+                                       owner=self.owner, max_support=self._max_support)
 
     # -- point helpers -------------------------------------------------------------------------
     def args(self, point):
@@ -444,44 +396,11 @@ class LatentTarget:
 
     def icdf(self, point, zs):
         """Latent values (value space) for uniforms ``zs`` (one (N, n, ...) array per record RV)."""
-        args = self.args(point)
-        cont = [z for z, kind in zip(zs, self._z_kind) if kind is None]
-        cont_x = iter(self._icdf(*args, *cont) if cont else [])
-        out = []
-        for rv, z, kind in zip(self.block.record_rvs, zs, self._z_kind):
-            x = next(cont_x) if kind is None else kind.icdf(args, z)
-            out.append(np.asarray(x).astype(rv.dtype, copy=False))
-        return out
+        return self._zmap.icdf(self.args(point), zs)
 
     def z_of(self, point, rng):
-        """Uniforms generating the records in ``point``: F_θ(x) for continuous records, uniform on
-        (F_θ(x-1), F_θ(x)] (within the atom) for integer ones."""
-        args = self.args(point)
-        zs = []
-        for name, kind in zip(self.block.value_names, self._z_kind):
-            x = np.asarray(point[name])
-            if kind is None:
-                zs.append(None)
-                continue
-            hi = kind.cdf(args, x[None])[0]
-            lo = kind.cdf(args, x[None] - 1)[0]
-            zs.append(lo + (hi - lo) * rng.random(x.shape))
-        if any(z is None for z in zs):
-            cdf = self._continuous_cdf()
-            vals = iter(cdf(*args))
-            zs = [np.exp(np.asarray(next(vals), dtype=float)) if z is None else z for z in zs]
-        return zs
-
-    def _continuous_cdf(self):
-        if getattr(self, "_cdf", None) is None:
-            model = self.model
-            rvs = [rv for rv, kind in zip(self.block.record_rvs, self._z_kind) if kind is None]
-            graphs = [pm.logcdf(rv, rv) for rv in rvs]
-            graphs = replace_rvs_by_values(
-                graphs, rvs_to_values=model.rvs_to_values, rvs_to_transforms=model.rvs_to_transforms
-            )
-            self._cdf = pm_compile(model.value_vars, graphs, on_unused_input="ignore")
-        return self._cdf
+        """Uniforms generating the records in ``point`` (see :meth:`RecordInverse.z_of`)."""
+        return self._zmap.z_of(self.args(point), point, rng)
 
     # -- particles of the likelihood estimate ------------------------------------------------
     def latent_key(self, point):

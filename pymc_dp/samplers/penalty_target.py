@@ -69,7 +69,7 @@ def _reader(value, name, owner):
 
     try:
         fn = pm_compile([], value)
-    except Exception as err:  # noqa: BLE001 - re-raised with the fix
+    except Exception as err:
         raise ValueError(
             f"{owner} reads the records of observed variable {name!r} from its data, but they are "
             f"computed by a graph that needs inputs ({err}). Pass observed= a pm.Data container "
