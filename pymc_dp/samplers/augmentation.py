@@ -405,6 +405,7 @@ class DataAugmentation(DPStep):
                 mover.rng = rng
 
     def start_chain(self):
+        self._carried = {}
         for mover in getattr(self, "_movers", ()):
             if mover is not None:
                 mover.tune = True
@@ -413,12 +414,17 @@ class DataAugmentation(DPStep):
     def step(self, point):
         n_acc, n_tot, min_p = 0, 0, 1.0
         work = dict(point)
-        for group in self.groups:
+        for k, group in enumerate(self.groups):
             block = group.block
             names = block.value_names
             add_r, loc_r = block.releases()
-            t_cur, l_cur = block.contributions(work)
-            state = AugmentationState(t_cur, l_cur, [np.asarray(work[name]) for name in names])
+            values = [np.asarray(work[name]) for name in names]
+            carried = self._carried.get(k)
+            if carried is not None and all(a is b for a, b in zip(carried.values, values)):
+                t_cur, l_cur = carried.t, carried.l  # the records this step returned last time
+            else:
+                t_cur, l_cur = block.contributions(work)
+            state = AugmentationState(t_cur, l_cur, values)
             for _ in range(self.sweeps):
                 props = block.propose(work, reuse=True)  # buffers: the kernel copies what it keeps
                 prop_point = dict(work)
@@ -432,6 +438,7 @@ class DataAugmentation(DPStep):
                 n_acc += info.n_accepted
                 n_tot += block.n
                 min_p = min(min_p, info.min_accept_prob)
+            self._carried[k] = state
         evals, move = 0, 0.0
         for mover in self._movers:
             if mover is not None:  # the non-centred θ-move; writes θ and the records
