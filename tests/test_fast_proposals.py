@@ -284,25 +284,3 @@ def test_exact_binomial_records_sum_laplace():
     assert step.fast_proposals == [True]
     exact.assert_moments(np.asarray(idata.posterior["p"]), *exact.beta_bernoulli_laplace(s, n * m, 2.0, 3.0, m / eps),
                          label="binomial records (fast)")
-
-
-def test_kernel_and_rng_sweep_read_the_same_uniforms():
-    """augmentation_kernel (vectorised u, E = -log u) decides as augmentation_sweep (u per record)."""
-    from pymc_dp.samplers.augmentation import AugmentationState, MechanismTable, augmentation_kernel
-
-    rng = np.random.default_rng(12)
-    n = 300
-    t_cur, t_prop = rng.normal(size=(n, 1)), rng.normal(size=(n, 1))
-    table = MechanismTable(np.zeros(1, np.int64), np.array([0.8]), np.zeros(1), np.ones(1))
-    none = MechanismTable(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0))
-    empty = np.zeros((n, 0))
-    state = AugmentationState(t_cur, empty, [t_cur[:, 0].copy()])
-    new, info = augmentation_kernel(np.random.default_rng(8), state, proposal=(t_prop, empty, [t_prop[:, 0]]),
-                                    add_table=table, add_r=np.array([4.0]), loc_table=none, loc_r=empty)
-    acc, t = np.zeros(n, dtype=bool), t_cur.copy()
-    n_acc, min_p = augmentation_sweep(t, t_prop, table.codes, table.a, table.b, table.c, np.array([4.0]), empty,
-                                      empty.copy(), none.codes, none.a, none.b, empty, np.random.default_rng(8), acc)
-    np.testing.assert_array_equal(new.values[0], np.where(acc, t_prop[:, 0], t_cur[:, 0]))
-    np.testing.assert_array_equal(new.t, t)
-    assert info.n_accepted == n_acc and info.min_accept_prob == pytest.approx(min_p)
-    np.testing.assert_array_equal(state.t, t_cur)  # the input state is not modified

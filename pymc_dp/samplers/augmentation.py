@@ -13,9 +13,9 @@ costs :math:`O(n)`; a local release (one per record) involves only the record's 
 θ is left to PyMC's samplers (NUTS, Metropolis, a conjugate step).
 
 **Cost per iteration** (issue 11.3; ``benchmarks/bench_large_n.py``). The accept step of record i
-uses :math:`E_i = -\log u_i` with :math:`u = ` ``rng.random(n)`` drawn and logged in vectorised
-calls: accept iff :math:`\log\alpha_i + E_i \ge 0`, which is :math:`u_i \le \min(1, \alpha_i)` —
-no ``exp``, ``log`` or generator call inside the sequential loop (:func:`sweep_core`). Proposals of
+uses :math:`\log u_i = -E_i` with :math:`E = ` ``rng.standard_exponential(n)`` drawn in one call:
+accept iff :math:`\log\alpha_i + E_i \ge 0`, which is :math:`u_i \le \min(1, \alpha_i)` — no
+``exp``, ``log`` or generator call inside the sequential loop (:func:`sweep_core`). Proposals of
 normal, Bernoulli, Poisson, exponential, gamma and binomial records are drawn in numba from the
 step's generator into reused buffers (:mod:`pymc_dp.samplers.fast_draws`, ``fast_proposals=True``);
 other families go through the model's random graph. The contributions of the current records are
@@ -198,20 +198,16 @@ def augmentation_kernel(rng, state: AugmentationState, *, proposal, add_table, a
     """One sweep of Algorithm 1: ``(rng, state, ...) -> (state, AugmentationInfo)``.
 
     ``proposal = (t_prop, l_prop, values_prop)``: contributions and values of one joint draw of all
-    records from their conditional prior. The accept steps use ``u = rng.random(n)`` (one vectorised
-    draw, the same stream :func:`augmentation_sweep` reads) as ``E = -log u``. The input state is not
-    modified.
+    records from their conditional prior. The log-uniforms of the accept steps are ``-E_i`` with
+    ``E = rng.standard_exponential(n)`` (one vectorised draw). The input state is not modified.
     """
     t_prop, l_prop, props = proposal
     t_cur, l_cur = state.t.copy(), state.l.copy()
     n = t_cur.shape[0]
     accepted = np.zeros(n, dtype=np.bool_)
-    e = rng.random(n)
-    np.log(e, out=e)
-    np.negative(e, out=e)
     n_acc, min_lr = sweep_core(
         t_cur, t_prop, *add_table[:3], add_table.c, add_r,
-        l_cur, l_prop, *loc_table[:3], loc_r, e, accepted,
+        l_cur, l_prop, *loc_table[:3], loc_r, rng.standard_exponential(n), accepted,
     )
     values = []
     for cur, prop in zip(state.values, props):
