@@ -5,7 +5,9 @@ and the features of naive Bayes records) that feed ``DPObserved`` nodes. This mo
 refuses models the record-wise samplers cannot treat exactly, and compiles
 
 * ``propose(point)``: one joint draw of every record from its conditional prior given the
-  non-record variables, returned in the value (transformed) space of the point;
+  non-record variables, returned in the value (transformed) space of the point (through the model's
+  random graph, or with ``fast_draws=True`` for common families through
+  :class:`pymc_dp.samplers.fast_draws.FastRecordDraw`, same distribution, no graph);
 * ``contributions(point)``: the per-record statistic contributions of every node, ``(n, dim)``.
 """
 
@@ -24,6 +26,7 @@ from pytensor.tensor.random.type import RandomGeneratorType
 
 from pymc_dp._compat import ancestors
 from pymc_dp.distributions.dp_observed import dp_nodes
+from pymc_dp.samplers.fast_draws import FastRecordDraw
 
 __all__ = ["RecordBlock", "compile_record_draw", "record_groups", "required_nodes"]
 
@@ -127,10 +130,17 @@ class RecordBlock:
         Refuse statistics that are not record-additive (``DataAugmentation``).
     owner : str
         Name of the sampler, for error messages.
+    fast_draws : bool
+        Draw proposals of common record families (normal, Bernoulli, Poisson, exponential, gamma,
+        binomial) with numba from the generator given to :meth:`reseed` instead of through the
+        PyTensor graph (:mod:`pymc_dp.samplers.fast_draws`); other blocks keep the graph.
+        ``self.fast_reason`` says why a block does not qualify.
     """
 
-    def __init__(self, model, vars=None, *, require_additive=True, owner="DataAugmentation"):
+    def __init__(self, model, vars=None, *, require_additive=True, owner="DataAugmentation",
+                 fast_draws=False):
         self.model = model
+        self.fast_draws = bool(fast_draws)
         nodes, record_rvs = _nodes_and_records(model, vars, owner)
         self.record_rvs = record_rvs
         self.value_vars = [model.rvs_to_values[r] for r in record_rvs]
@@ -202,6 +212,9 @@ class RecordBlock:
     def _compile(self):
         model = self.model
         self._propose, self._rngs = compile_record_draw(model, self.record_rvs, self.record_rvs)
+        self._fast, self.fast_reason, self._fast_rng = None, "fast_draws=False", np.random.default_rng(0)
+        if self.fast_draws:
+            self._fast, self.fast_reason = FastRecordDraw.build(model, self.record_rvs)
         self.input_names = [v.name for v in model.value_vars]
 
         add, loc = [], []
@@ -268,12 +281,28 @@ class RecordBlock:
     def value_names(self):
         return [v.name for v in self.value_vars]
 
-    def reseed(self, rng: np.random.Generator) -> None:
-        """Reseed the proposal graph's generators from ``rng`` (reproducible runs)."""
-        reseed_rngs(self._rngs, rng.integers(2**63))
+    @property
+    def fast(self) -> bool:
+        """Whether proposals are drawn by :class:`~pymc_dp.samplers.fast_draws.FastRecordDraw`."""
+        return self._fast is not None
 
-    def propose(self, point):
-        """One joint draw of all records from their conditional prior (value space)."""
+    def reseed(self, rng: np.random.Generator) -> None:
+        """Reseed the proposal graph's generators from ``rng`` (reproducible runs); the fast route
+        draws from ``rng`` itself."""
+        if self._fast is not None:
+            self._fast_rng = rng
+        else:
+            reseed_rngs(self._rngs, rng.integers(2**63))
+
+    def propose(self, point, *, reuse=False):
+        """One joint draw of all records from their conditional prior (value space).
+
+        ``reuse=True`` (fast route only) fills buffers owned by the block, overwritten by the next
+        call: the caller must copy what it keeps.
+        """
+        if self._fast is not None:
+            shapes = [np.shape(point[n]) for n in self.value_names]
+            return self._fast.draw(point, shapes, self._fast_rng, reuse=reuse)
         return [np.asarray(p) for p in self._propose(*[point[n] for n in self.input_names])]
 
     def contributions(self, point):
