@@ -152,7 +152,7 @@ def _split(model, values):
     released = {d for node in dp_nodes(model).values() for d in node.data}
     records = [rv for rv in rvs if rv in released]
     thetas = [rv for rv in rvs if rv not in released]
-    if not records:
+    if not records:  # pragma: no cover - Collapsed.__new__ delegates such vars
         raise ValueError(
             f"Collapsed needs record variables read by a pdp.DPObserved release among vars; got "
             f"{[rv.name for rv in rvs]}. Pass e.g. vars=[theta, x] with x the records."
@@ -194,6 +194,15 @@ class Collapsed(DPStep):
     dp_stats = {"dp_accept": (float, []), "dp_accepted": (bool, []),
                 "dp_accept_rw": (float, []), "dp_accepted_rw": (bool, [])}
 
+    def __new__(cls, vars=None, *args, **kwargs):
+        model = pm.modelcontext(kwargs.get("model"))
+        if vars is not None:
+            values = get_value_vars_from_user_vars(vars, model)
+            released = {d for node in dp_nodes(model).values() for d in node.data}
+            if not any(model.values_to_rvs[v] in released for v in values):
+                return _delegate(values, model, kwargs)
+        return super().__new__(cls, vars, *args, **kwargs)
+
     def __init__(self, vars=None, *, df: float = 6.0, model=None, rng=None, blocked=True,
                  initial_point=None, compile_kwargs=None):
         model = pm.modelcontext(model)
@@ -209,11 +218,6 @@ class Collapsed(DPStep):
             values = get_value_vars_from_user_vars(vars, model)
             records, thetas = _split(model, values)
             plans = collapsed_plans(model, records=[r.name for r in records])
-        if not thetas:
-            raise ValueError(
-                f"Collapsed found no continuous parameter to move with {[r.name for r in records]}; "
-                "pass vars=[theta, ..., records]."
-            )
         self.vars = list(values)
         self.plans = plans
         self.record_names = [r.name for r in records]
@@ -221,7 +225,8 @@ class Collapsed(DPStep):
         self.theta_values = [model.rvs_to_values[t].name for t in thetas]
         point = model.initial_point(random_seed=0) if initial_point is None else initial_point
         self._shapes = [np.shape(point[n]) for n in self.theta_values]
-        self._logp, self.other_names = _compile_logp(marginal, self.theta_values, self._shapes)
+        self._logp, self.other_names = (_compile_logp(marginal, self.theta_values, self._shapes)
+                                        if thetas else (None, []))
         self._draws = [record_draw_fn(plan, model) for plan in plans.values()]
         self._record_dtypes = [np.asarray(point[n]).dtype for n in self.record_names]
         self._d = int(sum(int(np.prod(s, dtype=int)) for s in self._shapes))
@@ -272,11 +277,22 @@ class Collapsed(DPStep):
 
     # -- one iteration -----------------------------------------------------------------------
     def _flat(self, point):
+        if not self.theta_values:
+            return np.zeros(0)
         return np.concatenate([np.ravel(np.asarray(point[n], dtype=float)) for n in self.theta_values])
 
     def step(self, point):
         others = [np.asarray(point[n]) for n in self.other_names]
         theta = self._flat(point)
+
+        def draw(rng, t):
+            new = {**point, **self._unflat(t)}
+            return tuple(draw_records(plan, fn(*[new[n] for n in names]), has_logf, rng)
+                         for plan, (fn, names, has_logf) in zip(self.plans.values(), self._draws))
+
+        if not self._d:  # θ moved by other steps: the exact records draw alone (a Gibbs step)
+            state = CollapsedState(theta, math.nan, draw(self.rng, theta))
+            return self._point(point, state, CollapsedInfo(math.nan, False, math.nan, False))
         cache = self._cache
         if (cache is not None and np.array_equal(cache[1], theta)
                 and all(np.array_equal(a, b) for a, b in zip(cache[0], others))):
@@ -287,16 +303,14 @@ class Collapsed(DPStep):
         def logp_fn(t):
             return self._logp(t, *others)
 
-        def draw(rng, t):
-            new = {**point, **self._unflat(t)}
-            return tuple(draw_records(plan, fn(*[new[n] for n in names]), has_logf, rng)
-                         for plan, (fn, names, has_logf) in zip(self.plans.values(), self._draws))
-
         state = CollapsedState(theta, logp, ())
         state, info = collapsed_kernel(self.rng, state, logp_fn, self._props, draw)
         self._cache = (others, state.theta, state.logp)
         if self.tune:
             self._adapt(state.theta, info)
+        return self._point(point, state, info)
+
+    def _point(self, point, state, info):
         new = {**self._unflat(state.theta)}
         for name, x, dtype in zip(self.record_names, state.records, self._record_dtypes):
             new[name] = np.asarray(x).astype(dtype)
@@ -328,6 +342,24 @@ class Collapsed(DPStep):
         from pymc_dp.samplers.assign import collapsed_competence
 
         return collapsed_competence(var)
+
+
+def _delegate(values, model, kwargs):
+    """Parameters without their records (the records were given to another step, e.g.
+    ``step=[pdp.DataAugmentation([x])]``): θ | x is then no business of Collapsed, whose θ-move
+    integrates the records out. Build what PyMC would have chosen without Collapsed."""
+    from pymc.step_methods import STEP_METHODS
+    from pymc.step_methods.compound import CompoundStep
+
+    methods = [m for m in STEP_METHODS if m is not Collapsed]
+    chosen = {}
+    for v in values:
+        has_grad = v.dtype.startswith("float")
+        best = max(methods, key=lambda m, rv=model.values_to_rvs[v]: m._competence(rv, has_grad))
+        chosen.setdefault(best, []).append(v)
+    keep = {k: kwargs[k] for k in ("model", "initial_point", "compile_kwargs", "rng") if k in kwargs}
+    steps = [cls(vars=vs, **keep) for cls, vs in chosen.items()]
+    return steps[0] if len(steps) == 1 else CompoundStep(steps)
 
 
 def _compile_logp(marginal, theta_values, shapes):
