@@ -56,7 +56,7 @@ MAX_ITERATION_SECONDS = 2e-3
 #: warn at the end of warm-up when the independence acceptance is below this
 POOR_ACCEPT = 0.25
 _RW_TARGET = 0.3
-_FIT_AT = (50, 100, 200, 400, 800, 1600, 3200)
+_FIT_AT = (100, 200, 400, 800, 1600, 3200)
 
 
 def iteration_seconds(plan) -> float:
@@ -93,6 +93,7 @@ class ThetaProposals(NamedTuple):
     imh_chol: np.ndarray | None  # Cholesky factor of the Student-t scale matrix
     df: float
     rw_chol: np.ndarray  # random-walk step = rw_chol @ z
+    imh_tries: int = 1  # independence moves per iteration (each one a valid MH step)
 
 
 class CollapsedState(NamedTuple):
@@ -129,14 +130,18 @@ def collapsed_kernel(rng, state: CollapsedState, logp_fn, proposals: ThetaPropos
     imh_p, imh_acc = math.nan, False
     if proposals.imh_chol is not None:
         d = theta.size
-        z = rng.standard_normal(d)
-        w = math.sqrt(rng.chisquare(proposals.df) / proposals.df)
-        prop = proposals.imh_mean + proposals.imh_chol @ z / w
-        lp = float(logp_fn(prop))
-        log_alpha = lp - logp + _t_logq(theta, proposals) - _t_logq(prop, proposals)
-        imh_acc, imh_p = mh_accept(rng, log_alpha)
-        if imh_acc:
-            theta, logp = prop, lp
+        probs = []
+        for _ in range(proposals.imh_tries):
+            z = rng.standard_normal(d)
+            w = math.sqrt(rng.chisquare(proposals.df) / proposals.df)
+            prop = proposals.imh_mean + proposals.imh_chol @ z / w
+            lp = float(logp_fn(prop))
+            log_alpha = lp - logp + _t_logq(theta, proposals) - _t_logq(prop, proposals)
+            acc, prob = mh_accept(rng, log_alpha)
+            probs.append(prob)
+            if acc:
+                theta, logp, imh_acc = prop, lp, True
+        imh_p = float(np.mean(probs))
     prop = theta + proposals.rw_chol @ rng.standard_normal(theta.size)
     lp = float(logp_fn(prop))
     rw_acc, rw_p = mh_accept(rng, lp - logp)
@@ -225,8 +230,8 @@ class Collapsed(DPStep):
         self.theta_values = [model.rvs_to_values[t].name for t in thetas]
         point = model.initial_point(random_seed=0) if initial_point is None else initial_point
         self._shapes = [np.shape(point[n]) for n in self.theta_values]
-        self._logp, self.other_names = (_compile_logp(marginal, self.theta_values, self._shapes)
-                                        if thetas else (None, []))
+        self._logp, self._logp_grad, self.other_names = (
+            _compile_logp(marginal, self.theta_values, self._shapes) if thetas else (None, None, []))
         self._draws = [record_draw_fn(plan, model) for plan in plans.values()]
         self._record_dtypes = [np.asarray(point[n]).dtype for n in self.record_names]
         self._d = int(sum(int(np.prod(s, dtype=int)) for s in self._shapes))
@@ -242,11 +247,16 @@ class Collapsed(DPStep):
         self._imh_tune = []
         self._n_adapt = 0
         self._cache = None  # (other values, θ, logp) of the last iteration
+        self._started = False
 
     def stop_tuning(self):
         if self.tune:
             self._fit()
             recent = self._imh_tune[-max(25, len(self._imh_tune) // 4):]
+            if recent:  # tries so that all of them fail with probability ≤ 0.1 (at most 4)
+                a = min(max(float(np.mean(recent)), 1e-3), 0.999)
+                tries = math.ceil(math.log(0.1) / math.log1p(-a))
+                self._props = self._props._replace(imh_tries=int(min(max(tries, 1), 4)))
             if recent and float(np.mean(recent)) < POOR_ACCEPT:
                 warnings.warn(
                     f"Collapsed: the Student-t independence proposal for {self.theta_values} was "
@@ -257,9 +267,36 @@ class Collapsed(DPStep):
                     UserWarning, stacklevel=2)
         super().stop_tuning()
 
+    def _start_at_mode(self, theta, others):
+        """Warm-up only: a first Student-t proposal at the mode of π(θ | s, φ) with the BFGS inverse
+        Hessian as its scale (so the independence move works from the first iteration)."""
+        from scipy import optimize
+
+        self._started = True
+
+        def neg(t):
+            lp, g = self._logp_grad(t, *others)
+            if not np.isfinite(lp):
+                return 1e300, np.zeros_like(t)
+            return -float(lp), -np.asarray(g, dtype=float)
+
+        try:
+            with np.errstate(all="ignore"):
+                res = optimize.minimize(neg, theta, jac=True, method="BFGS", options={"maxiter": 200})
+            cov = np.atleast_2d(res.hess_inv) * 1.5  # a little wider than the Laplace approximation
+            chol = np.linalg.cholesky(cov)
+        except (np.linalg.LinAlgError, ValueError, FloatingPointError):
+            return
+        if not (np.all(np.isfinite(res.x)) and np.all(np.isfinite(chol))):
+            return
+        self._cov = cov
+        self._props = self._props._replace(imh_mean=np.asarray(res.x, dtype=float), imh_chol=chol)
+        self._log_lambda = math.log(2.38 / math.sqrt(self._d))
+        self._set_rw()
+
     def _fit(self):
         draws = np.asarray(self._tuning_draws[len(self._tuning_draws) // 2:])
-        if len(draws) < 20:
+        if len(draws) < 50:
             return
         mean = draws.mean(axis=0)
         cov = np.atleast_2d(np.cov(draws, rowvar=False)) + 1e-10 * np.eye(self._d)
@@ -293,6 +330,8 @@ class Collapsed(DPStep):
         if not self._d:  # θ moved by other steps: the exact records draw alone (a Gibbs step)
             state = CollapsedState(theta, math.nan, draw(self.rng, theta))
             return self._point(point, state, CollapsedInfo(math.nan, False, math.nan, False))
+        if self.tune and not self._started:
+            self._start_at_mode(theta, others)
         cache = self._cache
         if (cache is not None and np.array_equal(cache[1], theta)
                 and all(np.array_equal(a, b) for a, b in zip(cache[0], others))):
@@ -378,4 +417,5 @@ def _compile_logp(marginal, theta_values, shapes):
     others = [v for v in marginal.value_vars if v.name not in theta_values]
     logp = graph_replace(marginal.logp(), repl, strict=False)
     fn = pm_compile([flat, *others], logp, on_unused_input="ignore")
-    return fn, [v.name for v in others]
+    grad = pm_compile([flat, *others], [logp, pt.grad(logp, flat)], on_unused_input="ignore")
+    return fn, grad, [v.name for v in others]
