@@ -116,8 +116,8 @@ def _additive(plan, logf, params, rng):
         edges = np.concatenate([[-1], bars, [extra + n - 1]])
         return (np.diff(edges) - 1 + plan.law.low).astype(np.int64)
     member = plan.cells[None, :] == np.arange(plan.n_cells)[:, None]
-    logq = special.logsumexp(np.where(member, logf[None, :], -np.inf), axis=1)
-    q = np.exp(logq - logq.max())
+    q = (member * np.exp(logf - logf.max())[None, :]).sum(axis=1)  # ∝ per-cell mass
+    q = q / q.max()
     powers = _prefix_powers(q, n, plan.length)
     with np.errstate(divide="ignore"):
         total = _draw_categorical(np.log(powers[n]) + plan.eta, rng)

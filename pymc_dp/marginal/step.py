@@ -94,6 +94,7 @@ class ThetaProposals(NamedTuple):
     df: float
     rw_chol: np.ndarray  # random-walk step = rw_chol @ z
     imh_tries: int = 1  # independence moves per iteration (each one a valid MH step)
+    imh_inv: np.ndarray | None = None  # inverse of imh_chol
 
 
 class CollapsedState(NamedTuple):
@@ -111,7 +112,7 @@ class CollapsedInfo(NamedTuple):
 
 def _t_logq(theta, prop: ThetaProposals) -> float:
     d = theta.size
-    z = np.linalg.solve(prop.imh_chol, theta - prop.imh_mean)
+    z = prop.imh_inv @ (theta - prop.imh_mean)
     return -0.5 * (prop.df + d) * math.log1p(float(z @ z) / prop.df)
 
 
@@ -290,7 +291,8 @@ class Collapsed(DPStep):
         if not (np.all(np.isfinite(res.x)) and np.all(np.isfinite(chol))):
             return
         self._cov = cov
-        self._props = self._props._replace(imh_mean=np.asarray(res.x, dtype=float), imh_chol=chol)
+        self._props = self._props._replace(imh_mean=np.asarray(res.x, dtype=float), imh_chol=chol,
+                                           imh_inv=np.linalg.inv(chol))
         self._log_lambda = math.log(2.38 / math.sqrt(self._d))
         self._set_rw()
 
@@ -305,7 +307,7 @@ class Collapsed(DPStep):
         except np.linalg.LinAlgError:
             return
         self._cov = cov
-        self._props = self._props._replace(imh_mean=mean, imh_chol=chol)
+        self._props = self._props._replace(imh_mean=mean, imh_chol=chol, imh_inv=np.linalg.inv(chol))
         self._set_rw()
 
     def _set_rw(self):
