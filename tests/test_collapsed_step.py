@@ -223,3 +223,14 @@ def test_explicit_steps_and_delegation():
         with pytest.raises(ValueError, match=re.escape("Collapsed moves continuous parameters only; ['k'] "
                                                        "are discrete.")):
             pdp.Collapsed([k, x])
+
+
+def test_poor_independence_acceptance_warns_and_freezes_more_tries():
+    model, *_ = _beta_bernoulli(n=10, s=4.0)
+    with model:
+        step = pdp.Collapsed([model["p"], model["x"]])
+    step._imh_tune = [0.05] * 40  # as if the Student-t had missed the posterior in warm-up
+    with pytest.warns(UserWarning, match=re.escape("Collapsed: the Student-t independence proposal for "
+                                                   "['p_logodds__'] was accepted 0.05 of the time")):
+        step.stop_tuning()
+    assert not step.tune

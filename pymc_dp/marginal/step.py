@@ -20,11 +20,13 @@ collapsed, blocked Gibbs scheme; van Dyk & Park 2008). Records feed nothing but 
 **θ-kernel.** An independence MH proposal :math:`θ' \sim t_ν(m, Σ)` (multivariate Student-t,
 ν = ``df``, in the unconstrained space), accepted with
 :math:`\min\{1, π(θ') t(θ) / (π(θ) t(θ'))\}`, then an adaptive-covariance random-walk MH step
-:math:`θ' = θ + λ L z` (:math:`LLᵀ = C`). In warm-up the random walk starts with :math:`C = 0.5² I`
-and λ tuned towards acceptance 0.3; :math:`m, Σ` and :math:`C = Σ` are refitted to the second half
-of the warm-up draws after 50, 100, 200, … iterations and at the end of warm-up; then both proposals
-are **frozen** (fixed kernels, hence exact). A warning is given when the independence proposal's
-acceptance at the end of warm-up is below :data:`POOR_ACCEPT`.
+:math:`θ' = θ + λ L z` (:math:`LLᵀ = C`). Warm-up starts :math:`m` at the BFGS mode of
+:math:`\log π(θ \mid s, φ)` with :math:`Σ = C` = 1.5 × its inverse Hessian (λ = 2.38/√d, tuned towards
+acceptance 0.3); :math:`m, Σ` and :math:`C = Σ` are refitted to the second half of the warm-up draws
+after 100, 200, 400, … iterations and at the end of warm-up; then both proposals are **frozen**
+(fixed kernels, hence exact), and the number of independence tries per iteration is fixed to the
+smallest k ≤ 4 with :math:`(1 - a)^k ≤ 0.1` for the warm-up acceptance a (k MH steps of one fixed
+kernel). A warning is given when a is below :data:`POOR_ACCEPT`.
 """
 
 from __future__ import annotations
