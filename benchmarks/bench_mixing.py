@@ -229,7 +229,7 @@ def run(build, n, eps, route, draws, tune, seed=1):
         steps = None
         if spec == "marginalize":
             model = pdp.marginalize(model)
-        elif spec is not None:
+        elif spec not in (None, "default"):
             steps = spec(model, theta, recs)
     with model:
         idata = pm.sample(step=steps, draws=draws, tune=tune, chains=2, cores=1, random_seed=seed,
