@@ -97,6 +97,8 @@ class ThetaProposals(NamedTuple):
     rw_chol: np.ndarray  # random-walk step = rw_chol @ z
     imh_tries: int = 1  # independence moves per iteration (each one a valid MH step)
     imh_inv: np.ndarray | None = None  # inverse of imh_chol
+    wide: float = 2.0  # the defensive component's scale factor (sd), so tails are not missed
+    wide_weight: float = 0.3  # its weight in the mixture
 
 
 class CollapsedState(NamedTuple):
@@ -113,9 +115,14 @@ class CollapsedInfo(NamedTuple):
 
 
 def _t_logq(theta, prop: ThetaProposals) -> float:
+    """log of the defensive mixture (1 − w) t_ν(m, Σ) + w t_ν(m, c²Σ) at θ, up to a constant."""
     d = theta.size
     z = prop.imh_inv @ (theta - prop.imh_mean)
-    return -0.5 * (prop.df + d) * math.log1p(float(z @ z) / prop.df)
+    q = float(z @ z) / prop.df
+    c = prop.wide
+    narrow = math.log1p(-prop.wide_weight) - 0.5 * (prop.df + d) * math.log1p(q)
+    wide = math.log(prop.wide_weight) - d * math.log(c) - 0.5 * (prop.df + d) * math.log1p(q / c**2)
+    return float(np.logaddexp(narrow, wide))
 
 
 def collapsed_kernel(rng, state: CollapsedState, logp_fn, proposals: ThetaProposals, draw):
@@ -137,6 +144,8 @@ def collapsed_kernel(rng, state: CollapsedState, logp_fn, proposals: ThetaPropos
         for _ in range(proposals.imh_tries):
             z = rng.standard_normal(d)
             w = math.sqrt(rng.chisquare(proposals.df) / proposals.df)
+            if rng.random() < proposals.wide_weight:
+                z = z * proposals.wide
             prop = proposals.imh_mean + proposals.imh_chol @ z / w
             lp = float(logp_fn(prop))
             log_alpha = lp - logp + _t_logq(theta, proposals) - _t_logq(prop, proposals)
