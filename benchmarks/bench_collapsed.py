@@ -1,5 +1,7 @@
-"""Benchmark: θ ESS/draw and ESS/s of NUTS on the collapsed model (``pdp.marginalize``) next to
-DataAugmentation + NUTS (and PyMC's default Gibbs step for binary records), side by side.
+"""Benchmark: θ ESS/draw and ESS/s of ``pm.sample()``'s default (``pdp.Collapsed`` where it is
+cheap), of ``pdp.Collapsed`` asked for explicitly, and of NUTS on the collapsed model
+(``pdp.marginalize``) next to DataAugmentation + NUTS (and PyMC's Gibbs step for binary records),
+side by side in one run.
 
 Models (issue 11, item 1):
 
@@ -7,14 +9,15 @@ Models (issue 11, item 1):
    convolution route);
 2. 2×2 randomized-response table: N = 400 categorical records in 0..3, ``Local`` +
    ``RandomizedResponse(ε = 1, n_categories = 4)``, π ~ Dirichlet(1, 1, 1, 1) (local);
-3. Poisson counts + DiscreteLaplace(ε = 1) on the sum, n = 500, λ ~ Gamma(2, 1) (closed form).
+3. Poisson counts + DiscreteLaplace(ε = 1) on the sum, n = 100 and 500, λ ~ Gamma(2, 1) (closed
+   form).
 4. Counts of N = 400 categorical records (K = 4) + Laplace(ε = 1) on each cell (counts DP), and a
    weak release: N = 200, ε = 0.1.
 
 ESS is ArviZ bulk ESS (minimum over the entries of a vector θ); time is PyMC's ``sampling_time``
 (tuning + draws, after compilation), 2 chains, ``cores=1``.
 
-Run: ``.venv/bin/python benchmarks/bench_collapsed.py [--quick]``.
+Run: ``.venv/bin/python benchmarks/bench_collapsed.py [--quick] [--only LABEL] [--routes TEXT]``.
 """
 
 from __future__ import annotations
@@ -91,6 +94,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="fewer draws, skip the slow baselines")
     parser.add_argument("--only", default=None, help="run only the cases whose label contains this")
+    parser.add_argument("--routes", default=None, help="run only the routes whose label contains this")
     args = parser.parse_args()
     d = 1000 if args.quick else 2000
     print(f"Machine: {platform.machine()}, Python {platform.python_version()}, PyMC {pm.__version__}")
@@ -98,6 +102,7 @@ def main():
     print("|---|---|---|---|---|---|---|")
     cases = [("Beta–Bernoulli sum + Laplace, n=100", bernoulli_model),
              ("2×2 randomized-response table, N=400", rr_table_model),
+             ("Poisson sum + DiscreteLaplace, n=100", lambda rng: poisson_model(rng, n=100)),
              ("Poisson sum + DiscreteLaplace, n=500", poisson_model),
              ("Counts (K=4) + Laplace, N=400", counts_model),
              ("Counts (K=4) + Laplace ε=0.1, N=200", weak_counts_model)]
@@ -106,17 +111,23 @@ def main():
     for label, build in cases:
         model, var = build(np.random.default_rng(7))
         record = model["x"]
-        routes = [("collapsed NUTS (pdp.marginalize)", pdp.marginalize(model), None,
-                   d if build not in (counts_model, weak_counts_model) else d // 2)]
+        big = build in (counts_model, weak_counts_model)
+        routes = [("pm.sample() default", model, None, d if not big else d // 2),
+                  ("pdp.Collapsed", model, lambda m, r=record, v=var: [pdp.Collapsed([m[v], r])],
+                   d if not big else d // 2),
+                  ("collapsed NUTS (pdp.marginalize)", pdp.marginalize(model), None, d if not big else d // 2)]
         if build is bernoulli_model:
             routes.append(("collapsed NUTS, convolution route", pdp.marginalize(model, method="convolution"),
                            None, d))
         if not args.quick:
             routes.append(("DataAugmentation + NUTS", model,
-                           lambda m, r=record: [pdp.DataAugmentation([r])],
+                           lambda m, r=record, v=var: [pdp.DataAugmentation([r]), pm.NUTS([m[v]])],
                            d if build not in (counts_model, weak_counts_model) else d // 2))
             if build is bernoulli_model:
-                routes.append(("PyMC default (BinaryGibbsMetropolis + NUTS)", model, None, d))
+                routes.append(("BinaryGibbsMetropolis + NUTS", model,
+                               lambda m, r=record, v=var: [pm.BinaryGibbsMetropolis([r]), pm.NUTS([m[v]])], d))
+        if args.routes:
+            routes = [r for r in routes if args.routes in r[0]]
         for route, m, step, draws in routes:
             ess, n_draws, secs, _ = run(m, var, draws, step)
             per_draw = ess / (2 * n_draws)

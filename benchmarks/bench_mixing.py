@@ -6,7 +6,11 @@ function is compiled). Compilation (step construction + PyMC's own compile) is r
 
 Routes (those available on this checkout):
 
-* ``DA + NUTS`` — ``pdp.DataAugmentation`` on the records, NUTS on θ (PyMC's default for θ);
+* ``DA + NUTS`` — ``pdp.DataAugmentation`` on the records, ``pm.NUTS`` on θ;
+* ``pm.sample() default`` — no ``step=``: what ``pm.sample()`` picks (``pdp.Collapsed`` for cheap
+  collapsible discrete records and their θ; DataAugmentation, ConjugateTheta, Interweave, NUTS
+  otherwise);
+* ``Collapsed`` — ``pdp.Collapsed([θ, records])`` asked for explicitly;
 * ``DA + NUTS + Interweave`` / ``DA + Interweave`` — plus/instead of NUTS, the non-centred θ-move;
 * ``DA + ConjugateTheta`` (``+ Interweave``) — θ | records drawn from sufficient statistics;
 * ``PMMH`` / ``MHAAR`` — exact-approximate θ-moves integrating the records (10 particles);
@@ -157,7 +161,9 @@ def _da(m, recs):
 
 
 ROUTES = {
-    "DA + NUTS": lambda m, th, recs: [_da(m, recs)],
+    "DA + NUTS": lambda m, th, recs: [_da(m, recs), pm.NUTS([m[th]])],
+    "pm.sample() default": "default",
+    "Collapsed": lambda m, th, recs: [pdp.Collapsed([m[th], *[m[r] for r in recs]])],
     "DA + NUTS + Interweave": lambda m, th, recs: [_da(m, recs), pm.NUTS([m[th]]), pdp.Interweave([m[th]])],
     "DA + Interweave": lambda m, th, recs: [_da(m, recs), pdp.Interweave([m[th]])],
     "DA + ConjugateTheta": lambda m, th, recs: [_da(m, recs), pdp.ConjugateTheta([m[th]])],
@@ -172,16 +178,21 @@ ROUTES = {
 
 def cases(quick):
     """(label, build, n, eps, routes)."""
-    discrete = ["DA + NUTS", "DA + ConjugateTheta", "PMMH", "MHAAR", "plain PyMC (Potential)", "collapsed NUTS"]
+    discrete = ["pm.sample() default", "DA + NUTS", "DA + ConjugateTheta", "PMMH", "MHAAR",
+                "plain PyMC (Potential)", "collapsed NUTS"]
     out = [
         ("Beta–Bernoulli sum + Laplace", beta_bernoulli, 100, 1.0, discrete),
         ("randomized-response 2×2 table", rr_table, 400, 1.0,
-         ["DA + NUTS", "DA + ConjugateTheta", "MHAAR", "plain PyMC (Potential)", "collapsed NUTS"]),
+         ["pm.sample() default", "DA + NUTS", "DA + ConjugateTheta", "MHAAR", "plain PyMC (Potential)",
+          "collapsed NUTS"]),
         ("Poisson counts + DiscreteLaplace", poisson_counts, 100, 1.0, discrete),
+        ("Poisson counts + DiscreteLaplace", poisson_counts, 500, 1.0,
+         ["pm.sample() default", "DA + NUTS", "DA + ConjugateTheta", "collapsed NUTS"]),
     ]
     if hasattr(pdp, "DiscreteGaussian"):
         out.append(("Counts + discrete Gaussian", counts_discrete_gaussian, 200, 1.0,
-                    ["DA + NUTS", "DA + ConjugateTheta", "plain PyMC (Potential)", "collapsed NUTS"]))
+                    ["pm.sample() default", "Collapsed", "DA + NUTS", "DA + ConjugateTheta",
+                     "plain PyMC (Potential)", "collapsed NUTS"]))
     cont = ["DA + NUTS", "DA + NUTS + Interweave", "DA + Interweave", "DA + ConjugateTheta",
             "DA + ConjugateTheta + Interweave"]
     small = cont + ["PMMH", "MHAAR", "plain PyMC (Potential)"]
@@ -218,7 +229,7 @@ def run(build, n, eps, route, draws, tune, seed=1):
         steps = None
         if spec == "marginalize":
             model = pdp.marginalize(model)
-        elif spec is not None:
+        elif spec not in (None, "default"):
             steps = spec(model, theta, recs)
     with model:
         idata = pm.sample(step=steps, draws=draws, tune=tune, chains=2, cores=1, random_seed=seed,
@@ -261,6 +272,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer sizes and draws")
     parser.add_argument("--only", default=None, help="substring of the model labels to run")
+    parser.add_argument("--routes", default=None, help="comma-separated route names to run (default all)")
     parser.add_argument("--out", default=str(HERE / "MIXING_RESULTS.md"), help="results file (plot next to it)")
     args = parser.parse_args()
     draws, tune = (500, 300) if args.quick else (1000, 500)
@@ -270,6 +282,8 @@ def main():
         if args.only and args.only not in label:
             continue
         for route in routes:
+            if args.routes and route not in args.routes.split(","):
+                continue
             d = draws if n <= 10_000 else max(200, draws // 2)
             try:
                 res = run(build, n, eps, route, d, min(tune, d))
@@ -290,7 +304,8 @@ def main():
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, {platform.system()}, Python "
         f"{platform.python_version()}, PyMC {pm.__version__}, PyTensor {pytensor.__version__}, "
         f"ArviZ {az.__version__}. Command: `python benchmarks/bench_mixing.py{' --quick' if args.quick else ''}"
-        f"{' --only ' + repr(args.only) if args.only else ''}`. "
+        f"{' --only ' + repr(args.only) if args.only else ''}"
+        f"{' --routes ' + repr(args.routes) if args.routes else ''}`. "
         f"Load average (1/5/15 min) at start {load[0]:.1f}/{load[1]:.1f}/{load[2]:.1f}, at end "
         f"{load_end[0]:.1f}/{load_end[1]:.1f}/{load_end[2]:.1f}: the machine was shared, so seconds are "
         "noisy (ratios within a row group less so).",

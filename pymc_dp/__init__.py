@@ -20,7 +20,7 @@ from pymc_dp.distributions import (
     uniform_width_moments,
 )
 from pymc_dp.fisher import fisher_information, select_statistic
-from pymc_dp.marginal import marginalize, recover_records
+from pymc_dp.marginal import Collapsed, marginalize, recover_records
 from pymc_dp.mechanisms import (
     DiscreteGaussian,
     DiscreteLaplace,
@@ -39,8 +39,11 @@ from pymc_dp.samplers import (
     Interweave,
     PenaltyMH,
 )
+from pymc_dp.samplers.assign import register as _register
 from pymc_dp.samplers.penalty_publish import publishable
 from pymc_dp.statistics import Counts, Local, Max, Mean, Median, RecordSum, Sum
+
+_register(Collapsed)  # before DataAugmentation and ConjugateTheta: pm.sample() collapses when cheap
 
 __version__ = "0.1.0"
 
@@ -82,6 +85,7 @@ __all__ = [
     "PenaltyMH",
     "publishable",
     # exact collapsed likelihoods for discrete records
+    "Collapsed",
     "marginalize",
     "recover_records",
     # accounting, planning, diagnostics

@@ -57,11 +57,12 @@ def _assigned(model):
 def test_registered_and_assigned_to_the_records():
     assert pdp.DataAugmentation in pm.STEP_METHODS
     model, _ = _normal_model()
-    assert pm.STEP_METHODS.index(pdp.ConjugateTheta) == 1
+    order = [pm.STEP_METHODS.index(c) for c in (pdp.Collapsed, pdp.DataAugmentation, pdp.ConjugateTheta)]
+    assert order == sorted(order) and order[0] == 0
     model, _ = _normal_model()
     assert _assigned(model) == {"ConjugateTheta": ["mu"], "DataAugmentation": ["x"]}
     model, _ = _poisson_model()
-    assert _assigned(model) == {"ConjugateTheta": ["lam_log__"], "DataAugmentation": ["x"]}
+    assert _assigned(model) == {"Collapsed": ["lam_log__", "x"]}  # cheap collapsed likelihood
 
 
 def test_not_assigned_to_records_other_terms_depend_on():
@@ -101,12 +102,12 @@ def test_non_additive_statistic_warns_and_names_mhaar():
 
 def test_groups_of_different_sizes_get_one_block_each_and_print_like_pymc(caplog):
     with pm.Model():
-        p = pm.Beta("p", 2, 2)
-        x = pm.Bernoulli("x", p, shape=7)
-        w = pm.Bernoulli("w", p, shape=4)
-        pdp.DPObserved("s1", x, statistic=pdp.Sum(lower=0, upper=1), mechanism=pdp.Laplace(scale=1.0),
+        p = pm.Normal("p", 0, 2)  # continuous records: not collapsible, DataAugmentation's
+        x = pm.Normal("x", p, 1.0, shape=7)
+        w = pm.Normal("w", p, 1.0, shape=4)
+        pdp.DPObserved("s1", x, statistic=pdp.Sum(lower=-2, upper=4), mechanism=pdp.Laplace(scale=1.0),
                        observed=3.0)
-        pdp.DPObserved("s2", w, statistic=pdp.Sum(lower=0, upper=1), mechanism=pdp.Laplace(scale=1.0),
+        pdp.DPObserved("s2", w, statistic=pdp.Sum(lower=-2, upper=4), mechanism=pdp.Laplace(scale=1.0),
                        observed=2.0)
         step = pdp.DataAugmentation()
         assert [g.block.n for g in step.groups] == [7, 4]
@@ -131,11 +132,11 @@ def test_model_without_latent_records_says_why():
             pdp.DataAugmentation()
 
 
-def test_sample_outside_a_with_block_uses_data_augmentation():
+def test_sample_outside_a_with_block_uses_our_steps():
     model, _ = _poisson_model(n=10)
     idata = pm.sample(model=model, draws=20, tune=20, chains=1, progressbar=False, random_seed=2,
                       compute_convergence_checks=False)
-    assert "dp_accept_rate" in idata.sample_stats
+    assert "dp_accept_rw" in idata.sample_stats  # pdp.Collapsed
 
 
 @pytest.mark.slow
@@ -150,7 +151,7 @@ def test_pm_sample_default_assignment_exact(case):
     with model:
         idata = pm.sample(draws=2000, tune=500, chains=2, cores=1, random_seed=42, progressbar=False,
                           compute_convergence_checks=False)
-    assert "dp_accept_rate" in idata.sample_stats
+    assert ("dp_accept_rate" if case == "normal" else "dp_accept_rw") in idata.sample_stats
     exact.assert_moments(np.asarray(idata.posterior[var]), *moments, label=f"pm.sample() {case}")
     assert float(np.asarray(az.rhat(idata, var_names=[var])[var])) < 1.05
 
@@ -193,8 +194,8 @@ def _quickstart_model(n=300, seed=2026):
 
 def test_quickstart_and_weak_release_assignments():
     model, *_ = _quickstart_model()
-    assert _assigned(model) == {"ConjugateTheta": ["p_logodds__"], "NUTS": ["mean_stay_log__"],
-                                "DataAugmentation": ["has_condition", "length_of_stay_log__"]}
+    assert _assigned(model) == {"Collapsed": ["has_condition", "p_logodds__"], "NUTS": ["mean_stay_log__"],
+                                "DataAugmentation": ["length_of_stay_log__"]}
     model, *_ = _clamped_model(50, 0.1)
     assert _assigned(model) == {"ConjugateTheta": ["mu"], "DataAugmentation": ["x"]}
 

@@ -8,5 +8,6 @@ releases summed out exactly (local releases, additive statistics, counts);
 from pymc_dp.marginal.collapsed import collapsed_plans, marginal_plans, marginalize
 from pymc_dp.marginal.plan import MAX_SECONDS, TRUNCATION, CollapsedPlan
 from pymc_dp.marginal.recover import recover_records
+from pymc_dp.marginal.step import Collapsed
 
-__all__ = ["MAX_SECONDS", "TRUNCATION", "CollapsedPlan", "collapsed_plans", "marginal_plans", "marginalize", "recover_records"]
+__all__ = ["Collapsed", "MAX_SECONDS", "TRUNCATION", "CollapsedPlan", "collapsed_plans", "marginal_plans", "marginalize", "recover_records"]

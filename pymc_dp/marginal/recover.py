@@ -26,7 +26,7 @@ from scipy import special
 from pymc_dp.distributions.registry import get_extra
 from pymc_dp.marginal.records import draw_tail
 
-__all__ = ["recover_records"]
+__all__ = ["draw_records", "record_draw_fn", "recover_records"]
 
 
 def _softmax_draw(logits, rng):
@@ -116,8 +116,8 @@ def _additive(plan, logf, params, rng):
         edges = np.concatenate([[-1], bars, [extra + n - 1]])
         return (np.diff(edges) - 1 + plan.law.low).astype(np.int64)
     member = plan.cells[None, :] == np.arange(plan.n_cells)[:, None]
-    logq = special.logsumexp(np.where(member, logf[None, :], -np.inf), axis=1)
-    q = np.exp(logq - logq.max())
+    q = (member * np.exp(logf - logf.max())[None, :]).sum(axis=1)  # ∝ per-cell mass
+    q = q / q.max()
     powers = _prefix_powers(q, n, plan.length)
     with np.errstate(divide="ignore"):
         total = _draw_categorical(np.log(powers[n]) + plan.eta, rng)
@@ -153,17 +153,44 @@ def _counts(plan, logf, params, rng):
 _DRAW = {"local": _local, "additive": _additive, "counts": _counts}
 
 
-def _compile(plan, original):
+def _graphs(plan):
+    """``[log f(x | θ)] + law params`` graphs of ``plan`` (no ``log f`` for the closed infinite sums)."""
     from pytensor.graph.basic import Variable
-
-    from pymc_dp._compat import ancestors
 
     logf = plan.logf() if plan.closed not in ("poisson", "negative_binomial") else None
     outs = [o for o in (logf, *plan.law.params) if isinstance(o, Variable)]
+    return outs, logf is not None
+
+
+def _compile(plan, original):
+    from pymc_dp._compat import ancestors
+
+    outs, has_logf = _graphs(plan)
     anc = set(ancestors(outs))
     inputs = [rv for rv in original.free_RVs if rv in anc]
     fn = pytensor.function(inputs, outs, on_unused_input="ignore")
-    return fn, [rv.name for rv in inputs], logf is not None
+    return fn, [rv.name for rv in inputs], has_logf
+
+
+def record_draw_fn(plan, model):
+    """Compile ``point -> outputs`` for :func:`draw_records` from ``model``'s value variables
+    (PyMC's transformed space, as in a sampler's point). Returns ``(fn, input names, has_logf)``."""
+    from pymc.logprob.utils import replace_rvs_by_values
+    from pymc.pytensorf import compile as pm_compile
+
+    outs, has_logf = _graphs(plan)
+    outs = replace_rvs_by_values(outs, rvs_to_values=model.rvs_to_values,
+                                 rvs_to_transforms=model.rvs_to_transforms)
+    fn = pm_compile(list(model.value_vars), outs, on_unused_input="ignore")
+    return fn, [v.name for v in model.value_vars], has_logf
+
+
+def draw_records(plan, outputs, has_logf, rng):
+    """One exact draw ``x ~ p(x | θ, s_dp)`` of the records of ``plan``, given ``outputs`` of the
+    compiled ``[log f] + params`` at θ (from :func:`record_draw_fn` or the posterior)."""
+    logf = np.asarray(outputs[0]) if has_logf else None
+    params = [np.asarray(p) for p in (outputs[1:] if has_logf else outputs)]
+    return _DRAW[plan.case](plan, logf, params, rng)
 
 
 def recover_records(idata, model, *, random_seed=None, records=None):
@@ -204,10 +231,7 @@ def recover_records(idata, model, *, random_seed=None, records=None):
         out = np.empty((n_chain, n_draw, plan.law.n), dtype=np.int64)
         for c in range(n_chain):
             for d in range(n_draw):
-                res = fn(*[values[v][c, d] for v in inputs])
-                logf = np.asarray(res[0]) if has_logf else None
-                params = [np.asarray(p) for p in (res[1:] if has_logf else res)]
-                out[c, d] = _DRAW[plan.case](plan, logf, params, rng)
+                out[c, d] = draw_records(plan, fn(*[values[v][c, d] for v in inputs]), has_logf, rng)
         da = xr.DataArray(out, dims=("chain", "draw", f"{name}_dim_0"),
                           coords={"chain": posterior["chain"].values, "draw": posterior["draw"].values})
         posterior[name] = da

@@ -1,0 +1,434 @@
+r"""``pdp.Collapsed``: θ from the exact collapsed likelihood, then the records from their exact conditional.
+
+For discrete records whose releases :func:`pymc_dp.marginalize` can sum out, one step owns the
+record variables :math:`x` and their continuous parameters :math:`θ` and runs, each iteration,
+
+1. a θ-move :math:`θ' \sim K(θ, \cdot)` that leaves :math:`p(θ \mid s_{dp}, φ)` invariant, where
+   :math:`φ` are the model's other variables (moved by other steps) — Metropolis–Hastings on the
+   compiled log density of the marginalized model (collapsed log-likelihood
+   :math:`\log p(s_{dp} \mid θ)` of :mod:`pymc_dp.marginal.loglik` + every other term, in PyMC's
+   transformed space with the Jacobian);
+2. an exact draw :math:`x' \sim p(x \mid θ', s_{dp}, φ)` by backward sampling
+   (:func:`pymc_dp.marginal.recover.draw_records`).
+
+**Exactness.** If :math:`(θ, x) \sim p(θ, x \mid s, φ)` then :math:`θ \sim p(θ \mid s, φ)`, so
+:math:`θ' \sim p(θ \mid s, φ)` (K is invariant and ignores x), and :math:`x' \sim p(x \mid θ', s, φ)`
+makes :math:`(θ', x') \sim p(θ, x \mid s, φ)`: the step leaves the joint posterior invariant (a
+collapsed, blocked Gibbs scheme; van Dyk & Park 2008). Records feed nothing but their releases
+(checked by :func:`pymc_dp.marginal.collapsed_plans`), so no other step reads them.
+
+**θ-kernel.** An independence MH proposal :math:`θ' \sim t_ν(m, Σ)` (multivariate Student-t,
+ν = ``df``, in the unconstrained space), accepted with
+:math:`\min\{1, π(θ') t(θ) / (π(θ) t(θ'))\}`, then an adaptive-covariance random-walk MH step
+:math:`θ' = θ + λ L z` (:math:`LLᵀ = C`). Warm-up starts :math:`m` at the BFGS mode of
+:math:`\log π(θ \mid s, φ)` with :math:`Σ = C` = 1.5 × its inverse Hessian (λ = 2.38/√d, tuned towards
+acceptance 0.3); :math:`m, Σ` and :math:`C = Σ` are refitted to the second half of the warm-up draws
+after 100, 200, 400, … iterations and at the end of warm-up; then both proposals are **frozen**
+(fixed kernels, hence exact), and the number of independence tries per iteration is fixed to the
+smallest k ≤ 4 with :math:`(1 - a)^k ≤ 0.1` for the warm-up acceptance a (k MH steps of one fixed
+kernel). A warning is given when a is below :data:`POOR_ACCEPT`.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import NamedTuple
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+from pymc.pytensorf import compile as pm_compile
+from pymc.util import get_value_vars_from_user_vars
+from pytensor.graph.replace import graph_replace
+
+from pymc_dp._compat import ancestors
+from pymc_dp.distributions.registry import dp_nodes
+from pymc_dp.marginal.collapsed import collapsed_plans, marginalize
+from pymc_dp.marginal.plan import SECONDS_PER_TERM
+from pymc_dp.marginal.recover import draw_records, record_draw_fn
+from pymc_dp.samplers.accept import mh_accept
+from pymc_dp.samplers.base import DPStep
+
+__all__ = ["Collapsed", "CollapsedInfo", "CollapsedState", "ThetaProposals", "collapsed_kernel",
+           "iteration_seconds", "record_parents", "MAX_ITERATION_SECONDS", "POOR_ACCEPT"]
+
+#: pm.sample() gives records to Collapsed when :func:`iteration_seconds` is at most this
+MAX_ITERATION_SECONDS = 2e-3
+#: warn at the end of warm-up when the independence acceptance is below this
+POOR_ACCEPT = 0.25
+_RW_TARGET = 0.3
+_FIT_AT = (100, 200, 400, 800, 1600, 3200)
+
+
+def iteration_seconds(plan) -> float:
+    r"""Estimated seconds of one Collapsed iteration for ``plan``: three evaluations of the collapsed
+    log-likelihood (bounded by the measured cost of a gradient, :data:`SECONDS_PER_TERM`) plus one
+    backward draw of the records (local O(n·w); additive O(n·L·w_t) in numba, O(n) for the closed
+    Poisson/negative-binomial sums; counts O(N²K) in NumPy)."""
+    route = plan.case if plan.case != "additive" else ("closed" if plan.closed else "convolution")
+    n = plan.law.n
+    evals = 3.0 * plan.cost * SECONDS_PER_TERM[route]
+    if plan.case == "local":
+        draw = 10e-9 * n * len(plan.support)
+    elif plan.case == "counts":
+        draw = 30e-9 * (n + 1) ** 2 * len(plan.support)
+    elif plan.closed in ("poisson", "negative_binomial"):
+        draw = 10e-9 * (n + plan.length)
+    else:
+        draw = 2e-9 * n * plan.length * plan.n_cells
+    return evals + draw
+
+
+def record_parents(model, record) -> list:
+    """The continuous free variables the record variable's distribution reads directly (θ)."""
+    direct = set(ancestors(list(record.owner.inputs), blockers=list(model.basic_RVs)))
+    return [v for v in model.free_RVs
+            if v in direct and v is not record and v.dtype.startswith("float")]
+
+
+# ------------------------------------------------------------------------------------- kernel
+class ThetaProposals(NamedTuple):
+    """The two θ proposals (``imh_chol is None``: no independence move yet)."""
+
+    imh_mean: np.ndarray | None
+    imh_chol: np.ndarray | None  # Cholesky factor of the Student-t scale matrix
+    df: float
+    rw_chol: np.ndarray  # random-walk step = rw_chol @ z
+    imh_tries: int = 1  # independence moves per iteration (each one a valid MH step)
+    imh_inv: np.ndarray | None = None  # inverse of imh_chol
+    wide: float = 2.0  # the defensive component's scale factor (sd), so tails are not missed
+    wide_weight: float = 0.3  # its weight in the mixture
+
+
+class CollapsedState(NamedTuple):
+    theta: np.ndarray  # flat θ in PyMC's value (unconstrained) space
+    logp: float  # log π(θ | s, φ) up to a constant
+    records: tuple  # one int array per record variable
+
+
+class CollapsedInfo(NamedTuple):
+    imh_accept: float  # min(1, α) of the independence move (NaN: not run)
+    imh_accepted: bool
+    rw_accept: float
+    rw_accepted: bool
+
+
+def _t_logq(theta, prop: ThetaProposals) -> float:
+    """log of the defensive mixture (1 − w) t_ν(m, Σ) + w t_ν(m, c²Σ) at θ, up to a constant."""
+    d = theta.size
+    z = prop.imh_inv @ (theta - prop.imh_mean)
+    q = float(z @ z) / prop.df
+    c = prop.wide
+    narrow = math.log1p(-prop.wide_weight) - 0.5 * (prop.df + d) * math.log1p(q)
+    wide = math.log(prop.wide_weight) - d * math.log(c) - 0.5 * (prop.df + d) * math.log1p(q / c**2)
+    return float(np.logaddexp(narrow, wide))
+
+
+def collapsed_kernel(rng, state: CollapsedState, logp_fn, proposals: ThetaProposals, draw):
+    """One Collapsed iteration: independence MH, random-walk MH, exact records draw.
+
+    Parameters
+    ----------
+    logp_fn : callable
+        ``theta_flat -> log π(θ | s, φ)`` (other variables fixed).
+    proposals : ThetaProposals
+    draw : callable
+        ``(rng, theta_flat) -> tuple of record arrays`` drawn from ``p(x | θ, s, φ)``.
+    """
+    theta, logp = state.theta, state.logp
+    imh_p, imh_acc = math.nan, False
+    if proposals.imh_chol is not None:
+        d = theta.size
+        probs = []
+        for _ in range(proposals.imh_tries):
+            z = rng.standard_normal(d)
+            w = math.sqrt(rng.chisquare(proposals.df) / proposals.df)
+            if rng.random() < proposals.wide_weight:
+                z = z * proposals.wide
+            prop = proposals.imh_mean + proposals.imh_chol @ z / w
+            lp = float(logp_fn(prop))
+            log_alpha = lp - logp + _t_logq(theta, proposals) - _t_logq(prop, proposals)
+            acc, prob = mh_accept(rng, log_alpha)
+            probs.append(prob)
+            if acc:
+                theta, logp, imh_acc = prop, lp, True
+        imh_p = float(np.mean(probs))
+    prop = theta + proposals.rw_chol @ rng.standard_normal(theta.size)
+    lp = float(logp_fn(prop))
+    rw_acc, rw_p = mh_accept(rng, lp - logp)
+    if rw_acc:
+        theta, logp = prop, lp
+    records = draw(rng, theta)
+    return CollapsedState(theta, logp, records), CollapsedInfo(imh_p, imh_acc, rw_p, rw_acc)
+
+
+# --------------------------------------------------------------------------------------- step
+def _split(model, values):
+    rvs = [model.values_to_rvs[v] for v in values]
+    released = {d for node in dp_nodes(model).values() for d in node.data}
+    records = [rv for rv in rvs if rv in released]
+    thetas = [rv for rv in rvs if rv not in released]
+    if not records:  # pragma: no cover - Collapsed.__new__ delegates such vars
+        raise ValueError(
+            f"Collapsed needs record variables read by a pdp.DPObserved release among vars; got "
+            f"{[rv.name for rv in rvs]}. Pass e.g. vars=[theta, x] with x the records."
+        )
+    bad = [rv.name for rv in thetas if not rv.dtype.startswith("float")]
+    if bad:
+        raise ValueError(
+            f"Collapsed moves continuous parameters only; {bad} are discrete. Leave them to PyMC's "
+            "default steps (drop them from vars)."
+        )
+    return records, thetas
+
+
+class Collapsed(DPStep):
+    r"""Sample θ from the exact collapsed likelihood and the discrete records exactly given θ.
+
+    See the module docstring for the scheme and why it is exact. ``pm.sample()`` picks it by itself
+    for discrete records whose releases :func:`pymc_dp.marginalize` accepts when one iteration is
+    cheap (:func:`iteration_seconds` ≤ :data:`MAX_ITERATION_SECONDS`), together with the records'
+    continuous parents; ``pm.sample(step=[pdp.Collapsed([theta, x])])`` asks for it explicitly.
+
+    Parameters
+    ----------
+    vars : list, optional
+        Record variables (each read by ``DPObserved`` releases) and the continuous parameters to move
+        with them; default: every record variable that can be collapsed and its direct continuous
+        parents.
+    df : float
+        Degrees of freedom of the Student-t independence proposal (default 6).
+    model : pm.Model, optional
+
+    Stats
+    -----
+    ``dp_accept`` / ``dp_accepted``: the independence move (NaN / False before the first fit);
+    ``dp_accept_rw`` / ``dp_accepted_rw``: the random-walk move.
+    """
+
+    name = "collapsed"
+    dp_stats = {"dp_accept": (float, []), "dp_accepted": (bool, []),
+                "dp_accept_rw": (float, []), "dp_accepted_rw": (bool, [])}
+
+    def __new__(cls, vars=None, *args, **kwargs):
+        model = pm.modelcontext(kwargs.get("model"))
+        if vars is not None:
+            values = get_value_vars_from_user_vars(vars, model)
+            released = {d for node in dp_nodes(model).values() for d in node.data}
+            if not any(model.values_to_rvs[v] in released for v in values):
+                return _delegate(values, model, kwargs)
+        return super().__new__(cls, vars, *args, **kwargs)
+
+    def __init__(self, vars=None, *, df: float = 6.0, model=None, rng=None, blocked=True,
+                 initial_point=None, compile_kwargs=None):
+        model = pm.modelcontext(model)
+        if not (isinstance(df, int | float) and not isinstance(df, bool) and df > 2):
+            raise ValueError(f"df must be a number > 2 (finite proposal covariance), got df={df!r}.")
+        self.df = float(df)
+        if vars is None:
+            plans = collapsed_plans(model)
+            records = [model[name] for name in plans]
+            thetas = list(dict.fromkeys(p for r in records for p in record_parents(model, r)))
+            values = [model.rvs_to_values[v] for v in records + thetas]
+        else:
+            values = get_value_vars_from_user_vars(vars, model)
+            records, thetas = _split(model, values)
+            plans = collapsed_plans(model, records=[r.name for r in records])
+        self.vars = list(values)
+        self.plans = plans
+        self.record_names = [r.name for r in records]
+        marginal = marginalize(model, records=self.record_names)
+        self.theta_values = [model.rvs_to_values[t].name for t in thetas]
+        point = model.initial_point(random_seed=0) if initial_point is None else initial_point
+        self._shapes = [np.shape(point[n]) for n in self.theta_values]
+        self._logp, self._logp_grad, self.other_names = (
+            _compile_logp(marginal, self.theta_values, self._shapes) if thetas else (None, None, []))
+        self._draws = [record_draw_fn(plan, model) for plan in plans.values()]
+        self._record_dtypes = [np.asarray(point[n]).dtype for n in self.record_names]
+        self._d = int(sum(int(np.prod(s, dtype=int)) for s in self._shapes))
+        self._init_step(rng)
+
+    # -- per-chain state ------------------------------------------------------------------
+    def start_chain(self):
+        d = self._d
+        self._props = ThetaProposals(None, None, self.df, 0.5 * np.eye(d))
+        self._log_lambda = math.log(0.5)
+        self._cov = np.eye(d)
+        self._tuning_draws = []
+        self._imh_tune = []
+        self._n_adapt = 0
+        self._cache = None  # (other values, θ, logp) of the last iteration
+        self._started = False
+
+    def stop_tuning(self):
+        if self.tune:
+            self._fit()
+            recent = self._imh_tune[-max(25, len(self._imh_tune) // 4):]
+            if recent:  # tries so that all of them fail with probability ≤ 0.1 (at most 4)
+                a = min(max(float(np.mean(recent)), 1e-3), 0.999)
+                tries = math.ceil(math.log(0.1) / math.log1p(-a))
+                self._props = self._props._replace(imh_tries=int(min(max(tries, 1), 4)))
+            if recent and float(np.mean(recent)) < POOR_ACCEPT:
+                warnings.warn(
+                    f"Collapsed: the Student-t independence proposal for {self.theta_values} was "
+                    f"accepted {np.mean(recent):.2f} of the time at the end of warm-up (below "
+                    f"{POOR_ACCEPT}); the posterior of θ is far from it. Draws stay exact (the "
+                    "random-walk move and the proposals are frozen now) but mix more slowly; "
+                    "increase tune.",
+                    UserWarning, stacklevel=2)
+        super().stop_tuning()
+
+    def _start_at_mode(self, theta, others):
+        """Warm-up only: a first Student-t proposal at the mode of π(θ | s, φ) with the BFGS inverse
+        Hessian as its scale (so the independence move works from the first iteration)."""
+        from scipy import optimize
+
+        self._started = True
+
+        def neg(t):
+            lp, g = self._logp_grad(t, *others)
+            if not np.isfinite(lp):
+                return 1e300, np.zeros_like(t)
+            return -float(lp), -np.asarray(g, dtype=float)
+
+        try:
+            with np.errstate(all="ignore"):
+                res = optimize.minimize(neg, theta, jac=True, method="BFGS", options={"maxiter": 200})
+            cov = np.atleast_2d(res.hess_inv) * 1.5  # a little wider than the Laplace approximation
+            chol = np.linalg.cholesky(cov)
+        except (np.linalg.LinAlgError, ValueError, FloatingPointError):
+            return
+        if not (np.all(np.isfinite(res.x)) and np.all(np.isfinite(chol))):
+            return
+        self._cov = cov
+        self._props = self._props._replace(imh_mean=np.asarray(res.x, dtype=float), imh_chol=chol,
+                                           imh_inv=np.linalg.inv(chol))
+        self._log_lambda = math.log(2.38 / math.sqrt(self._d))
+        self._set_rw()
+
+    def _fit(self):
+        draws = np.asarray(self._tuning_draws[len(self._tuning_draws) // 2:])
+        if len(draws) < 50:
+            return
+        mean = draws.mean(axis=0)
+        cov = np.atleast_2d(np.cov(draws, rowvar=False)) + 1e-10 * np.eye(self._d)
+        try:
+            chol = np.linalg.cholesky(cov)
+        except np.linalg.LinAlgError:
+            return
+        self._cov = cov
+        self._props = self._props._replace(imh_mean=mean, imh_chol=chol, imh_inv=np.linalg.inv(chol))
+        self._set_rw()
+
+    def _set_rw(self):
+        self._props = self._props._replace(
+            rw_chol=math.exp(self._log_lambda) * np.linalg.cholesky(self._cov))
+
+    # -- one iteration -----------------------------------------------------------------------
+    def _flat(self, point):
+        if not self.theta_values:
+            return np.zeros(0)
+        return np.concatenate([np.ravel(np.asarray(point[n], dtype=float)) for n in self.theta_values])
+
+    def step(self, point):
+        others = [np.asarray(point[n]) for n in self.other_names]
+        theta = self._flat(point)
+
+        def draw(rng, t):
+            new = {**point, **self._unflat(t)}
+            return tuple(draw_records(plan, fn(*[new[n] for n in names]), has_logf, rng)
+                         for plan, (fn, names, has_logf) in zip(self.plans.values(), self._draws))
+
+        if not self._d:  # θ moved by other steps: the exact records draw alone (a Gibbs step)
+            state = CollapsedState(theta, math.nan, draw(self.rng, theta))
+            return self._point(point, state, CollapsedInfo(math.nan, False, math.nan, False))
+        if self.tune and not self._started:
+            self._start_at_mode(theta, others)
+        cache = self._cache
+        if (cache is not None and np.array_equal(cache[1], theta)
+                and all(np.array_equal(a, b) for a, b in zip(cache[0], others))):
+            logp = cache[2]
+        else:
+            logp = float(self._logp(theta, *others))
+
+        def logp_fn(t):
+            return self._logp(t, *others)
+
+        state = CollapsedState(theta, logp, ())
+        state, info = collapsed_kernel(self.rng, state, logp_fn, self._props, draw)
+        self._cache = (others, state.theta, state.logp)
+        if self.tune:
+            self._adapt(state.theta, info)
+        return self._point(point, state, info)
+
+    def _point(self, point, state, info):
+        new = {**self._unflat(state.theta)}
+        for name, x, dtype in zip(self.record_names, state.records, self._record_dtypes):
+            new[name] = np.asarray(x).astype(dtype)
+        return {**point, **new}, [self.stats(
+            dp_accept=float(info.imh_accept), dp_accepted=bool(info.imh_accepted),
+            dp_accept_rw=float(info.rw_accept), dp_accepted_rw=bool(info.rw_accepted))]
+
+    def _unflat(self, flat):
+        out, i = {}, 0
+        for name, shape in zip(self.theta_values, self._shapes):
+            size = int(np.prod(shape, dtype=int))
+            out[name] = np.asarray(flat[i:i + size]).reshape(shape)
+            i += size
+        return out
+
+    def _adapt(self, theta, info):
+        self._n_adapt += 1
+        self._tuning_draws.append(np.array(theta))
+        if not math.isnan(info.imh_accept):
+            self._imh_tune.append(info.imh_accept)
+        self._log_lambda += (info.rw_accept - _RW_TARGET) / self._n_adapt ** 0.6
+        self._log_lambda = min(max(self._log_lambda, math.log(1e-3)), math.log(10.0))
+        if self._n_adapt in _FIT_AT:
+            self._fit()
+        self._set_rw()
+
+    @staticmethod
+    def competence(var, has_grad):
+        from pymc_dp.samplers.assign import collapsed_competence
+
+        return collapsed_competence(var)
+
+
+def _delegate(values, model, kwargs):
+    """Parameters without their records (the records were given to another step, e.g.
+    ``step=[pdp.DataAugmentation([x])]``): θ | x is then no business of Collapsed, whose θ-move
+    integrates the records out. Build what PyMC would have chosen without Collapsed."""
+    from pymc.step_methods import STEP_METHODS
+    from pymc.step_methods.compound import CompoundStep
+
+    methods = [m for m in STEP_METHODS if m is not Collapsed]
+    chosen = {}
+    for v in values:
+        has_grad = v.dtype.startswith("float")
+        best = max(methods, key=lambda m, rv=model.values_to_rvs[v]: m._competence(rv, has_grad))
+        chosen.setdefault(best, []).append(v)
+    keep = {k: kwargs[k] for k in ("model", "initial_point", "compile_kwargs", "rng") if k in kwargs}
+    steps = [cls(vars=vs, **keep) for cls, vs in chosen.items()]
+    return steps[0] if len(steps) == 1 else CompoundStep(steps)
+
+
+def _compile_logp(marginal, theta_values, shapes):
+    """``(theta_flat, *others) -> logp`` of the marginalized model (Jacobian included)."""
+    by_name = {v.name: v for v in marginal.value_vars}
+    missing = [n for n in theta_values if n not in by_name]
+    if missing:  # pragma: no cover - marginalize keeps every non-record variable
+        raise ValueError(f"{missing} are not free variables of the marginalized model.")
+    flat = pt.vector("theta_flat", dtype="float64")
+    repl, i = {}, 0
+    for name, shape in zip(theta_values, shapes):
+        size = int(np.prod(shape, dtype=int))
+        v = by_name[name]
+        repl[v] = pt.cast(flat[i:i + size].reshape(shape), v.dtype)
+        i += size
+    others = [v for v in marginal.value_vars if v.name not in theta_values]
+    logp = graph_replace(marginal.logp(), repl, strict=False)
+    fn = pm_compile([flat, *others], logp, on_unused_input="ignore")
+    grad = pm_compile([flat, *others], [logp, pt.grad(logp, flat)], on_unused_input="ignore")
+    return fn, grad, [v.name for v in others]
