@@ -102,6 +102,9 @@ def marginalize(model=None, *, records=None, method="auto"):
         The model without the record variables; each group of releases is a ``pm.Potential``
         named after the release (several local releases: their names joined by ``"+"``) with the
         exact :math:`\log p(s_{dp} \mid θ)`. The plans are kept for :func:`recover_records`.
+        The collapsed releases' values are planned now (support, noise densities): a ``pm.Data``
+        container that held one is not in the returned model, so after ``pm.set_data`` on the
+        original model, marginalize it again.
 
     Notes
     -----
@@ -124,11 +127,13 @@ def marginalize(model=None, *, records=None, method="auto"):
         add.append(_potential(logp, "+".join(plan.nodes)))
         drop.add(memo[record])
         drop.update(memo[model[node]] for node in plan.nodes)
+    read = set(ancestors(list(drop)))  # what the dropped records and releases read
     for out in reversed(list(fgraph.outputs)):
         if out in drop:
             fgraph.remove_output(fgraph.outputs.index(out))
     for var in add:
         fgraph.add_output(var)
+    _drop_unread_data(fgraph, read)
     left = set(ancestors(fgraph.outputs))
     for out in drop:
         if out in left:  # pragma: no cover - guarded by collapsed_plans
@@ -144,6 +149,18 @@ def marginalize(model=None, *, records=None, method="auto"):
     set_nodes(new, kept)
     set_extra(new, "collapsed", {"plans": plans, "original": model})
     return new
+
+
+def _drop_unread_data(fgraph, read):
+    """Remove the ``pm.Data`` containers nothing reads any more (a collapsed release's value lives
+    in the potential as a constant): keeping them would let ``pm.set_data`` change nothing,
+    silently. Without them it fails, and the docstring says to marginalize again."""
+    outputs = list(fgraph.outputs)
+    named = [o for o in outputs if isinstance(o.owner.op, _fg.ModelNamed)]
+    used = set(ancestors([o for o in outputs if o not in named]))
+    for out in reversed(outputs):
+        if out in named and out.owner.inputs[0] in read and out.owner.inputs[0] not in used:
+            fgraph.remove_output(fgraph.outputs.index(out))
 
 
 def _law_params(plan, rv):

@@ -247,6 +247,7 @@ class Collapsed(DPStep):
         self._draws = [record_draw_fn(plan, model) for plan in plans.values()]
         self._record_dtypes = [np.asarray(point[n]).dtype for n in self.record_names]
         self._d = int(sum(int(np.prod(s, dtype=int)) for s in self._shapes))
+        self._releases = _release_containers(model, plans)
         self._init_step(rng)
 
     # -- per-chain state ------------------------------------------------------------------
@@ -332,6 +333,7 @@ class Collapsed(DPStep):
         return np.concatenate([np.ravel(np.asarray(point[n], dtype=float)) for n in self.theta_values])
 
     def step(self, point):
+        self._check_releases()
         others = [np.asarray(point[n]) for n in self.other_names]
         theta = self._flat(point)
 
@@ -361,6 +363,17 @@ class Collapsed(DPStep):
         if self.tune:
             self._adapt(state.theta, info)
         return self._point(point, state, info)
+
+    def _check_releases(self):
+        """Refuse to go on when a release held in ``pm.Data`` changed after the step was built: the
+        collapsed likelihood, its support and noise densities were planned for the old value."""
+        for name, shared, planned in self._releases:
+            if not np.array_equal(shared.get_value(borrow=True), planned):
+                raise ValueError(
+                    f"The release {name!r} changed after pdp.Collapsed was built (pm.set_data): its "
+                    f"collapsed likelihood was planned for the value {planned.tolist()} and would "
+                    "silently sample the old release's posterior. Build the step again after "
+                    "pm.set_data (pm.sample() without step= builds a new one on each call).")
 
     def _point(self, point, state, info):
         new = {**self._unflat(state.theta)}
@@ -394,6 +407,20 @@ class Collapsed(DPStep):
         from pymc_dp.samplers.assign import collapsed_competence
 
         return collapsed_competence(var)
+
+
+def _release_containers(model, plans):
+    """(node name, shared variable, value planned for) of every collapsed release held in ``pm.Data``."""
+    from pytensor.compile.sharedvalue import SharedVariable
+
+    nodes = dp_nodes(model)
+    out = []
+    for plan in plans.values():
+        for name in plan.nodes:
+            value = model.rvs_to_values[nodes[name].rv]
+            if isinstance(value, SharedVariable):
+                out.append((name, value, np.array(value.get_value(), copy=True)))
+    return out
 
 
 def _delegate(values, model, kwargs):
