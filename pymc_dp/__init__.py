@@ -38,6 +38,7 @@ from pymc_dp.samplers import (
     DataAugmentation,
     Interweave,
     PenaltyMH,
+    SufficientTheta,
 )
 from pymc_dp.samplers.penalty_publish import publishable
 from pymc_dp.statistics import Counts, Local, Max, Mean, Median, RecordSum, Sum
@@ -77,6 +78,7 @@ __all__ = [
     "DataAugmentation",
     "Interweave",
     "ConjugateTheta",
+    "SufficientTheta",
     "PMMH",
     "MHAAR",
     "PenaltyMH",
