@@ -169,7 +169,7 @@ def test_refuses_terms_it_cannot_write():
 
 
 def test_small_non_record_terms_enter_with_their_own_logp():
-    with pm.Model() as model:
+    with pm.Model():
         tau = pm.HalfNormal("tau", 1.0)
         mu = pm.StudentT("mu", nu=3, mu=0, sigma=tau, shape=3)  # small child: own logp
         pm.Normal("y", tau, 1.0, observed=np.ones(50))

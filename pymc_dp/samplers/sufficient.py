@@ -132,8 +132,8 @@ def _child_term(model, child, theta_values, theta_names):
         if k is None:
             raise ValueError(f"the number of categories of {child.name!r} is not fixed")
         p = _core_param(params[0], 1, child, theta_names)
-        stats = lambda x: [pt.eq(pt.shape_padright(pt.cast(x, "int64")), pt.arange(k)).sum(axis=0)]  # noqa: E731
-        ll = lambda t, q: xlogy0(pt.cast(t[0], "float64"), q).sum()  # noqa: E731
+        stats = lambda x: [pt.eq(pt.shape_padright(pt.cast(x, "int64")), pt.arange(k)).sum(axis=0)]
+        ll = lambda t, q: xlogy0(pt.cast(t[0], "float64"), q).sum()
         fixed, core = (), [p]
     elif kind in FAMILIES:
         stats, ll, fixed = FAMILIES[kind]
@@ -216,7 +216,7 @@ def slice_kernel(rng, state: SliceState, logp_fn, max_steps: int = 64) -> tuple[
 
     def f(x):
         v = float(logp_fn(x))
-        return v if v == v else -np.inf  # NaN: outside the support
+        return -np.inf if math.isnan(v) else v  # NaN: outside the support
 
     for i in range(q.size):
         x0, w = q[i], width[i]
@@ -338,7 +338,7 @@ class SufficientTheta(DPStep):
         stats = list(self._stats(*args)) if self._stats is not None else []
         fixed = [point[v.name] for v in self.others] + stats
         q = np.concatenate([np.ravel(np.asarray(point[v.name], dtype=float)) for v in self.vars])
-        fn = lambda x: self._logp(x, *fixed)  # noqa: E731
+        fn = lambda x: self._logp(x, *fixed)
         state = SliceState(q, float(fn(q)), self.width)
         state, info = slice_kernel(self.rng, state, fn, self.max_steps)
         if self.tune:  # running mean of the final brackets (tuning only: the chain stays exact after)
