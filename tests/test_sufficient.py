@@ -131,6 +131,7 @@ def _quickstart_like(seed=11, n_count=40, n_stay=8, sigma=4.0):
     return model, s_count, 2.0, s_stay, n_stay, sigma
 
 
+@pytest.mark.slow
 def test_default_sample_quickstart_like_exact():
     model, s_count, scale, s_stay, n, sigma = _quickstart_like()
     assert _assigned(model) == {"ConjugateTheta": ["p_logodds__"], "SufficientTheta": ["mean_stay_log__"],
