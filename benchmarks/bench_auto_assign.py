@@ -1,8 +1,10 @@
 """θ ESS/s of ``pm.sample()`` without ``step=``: pymc-dp's assignment vs PyMC's own (issues 10.5, 11).
 
 pymc-dp's assignment: importing ``pymc_dp`` registers ``DataAugmentation`` (latent records; with
-``interweave="auto"``) and ``ConjugateTheta`` (conjugate parents of those records) in
-``pm.STEP_METHODS``; other parameters keep NUTS. "PyMC default" = the same call with both classes
+``interweave="auto"``), ``ConjugateTheta`` (conjugate parents of those records) and
+``SufficientTheta`` (other continuous parents whose dependents have sufficient statistics, e.g. the
+quickstart's ``mean_stay``) in ``pm.STEP_METHODS``; other parameters keep NUTS. "PyMC default" =
+the same call with these classes
 removed from ``pm.STEP_METHODS`` (PyMC then gives NUTS to continuous records and parameters,
 Metropolis / BinaryGibbsMetropolis to discrete records).
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import platform
 import time
 
@@ -31,7 +34,7 @@ from pymc.sampling.mcmc import assign_step_methods
 
 import pymc_dp as pdp
 
-OURS = (pdp.DataAugmentation, pdp.ConjugateTheta)
+OURS = (pdp.DataAugmentation, pdp.ConjugateTheta, pdp.SufficientTheta)
 
 
 def quickstart():
@@ -132,10 +135,14 @@ def run(make, ours, draws, tune):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="fewer draws (500 + 500)")
+    parser.add_argument("--only", default=None, help="comma-separated model names, e.g. quickstart,readme")
     args = parser.parse_args()
     base = 500 if args.quick else 1000
     cases = [(quickstart, base), (readme, base), (poisson, base), (clamped(50, 0.1), base),
              (clamped(1000, 0.05), base), (clamped(100_000, 1.0), 300)]
+    if args.only:
+        cases = [c for c in cases if c[0].__name__ in args.only.split(",")]
+    print(f"load: {os.getloadavg()}")
     print(f"pymc_dp from {pdp.__file__}; PyMC {pm.__version__}; {platform.processor() or platform.machine()}")
     print("| model | route (assignment) | θ ESS/draw | θ ESS/s | ratio ESS/s |")
     print("|---|---|---|---|---|")

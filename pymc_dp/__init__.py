@@ -38,6 +38,7 @@ from pymc_dp.samplers import (
     DataAugmentation,
     Interweave,
     PenaltyMH,
+    SufficientTheta,
 )
 from pymc_dp.samplers.assign import register as _register
 from pymc_dp.samplers.penalty_publish import publishable
@@ -80,6 +81,7 @@ __all__ = [
     "DataAugmentation",
     "Interweave",
     "ConjugateTheta",
+    "SufficientTheta",
     "PMMH",
     "MHAAR",
     "PenaltyMH",

@@ -194,7 +194,8 @@ def _quickstart_model(n=300, seed=2026):
 
 def test_quickstart_and_weak_release_assignments():
     model, *_ = _quickstart_model()
-    assert _assigned(model) == {"Collapsed": ["has_condition", "p_logodds__"], "NUTS": ["mean_stay_log__"],
+    assert _assigned(model) == {"Collapsed": ["has_condition", "p_logodds__"],
+                                "SufficientTheta": ["mean_stay_log__"],
                                 "DataAugmentation": ["length_of_stay_log__"]}
     model, *_ = _clamped_model(50, 0.1)
     assert _assigned(model) == {"ConjugateTheta": ["mu"], "DataAugmentation": ["x"]}

@@ -13,14 +13,16 @@ from pymc_dp.samplers.mhaar import MHAAR
 from pymc_dp.samplers.penalty import PenaltyMH
 from pymc_dp.samplers.pmmh import PMMH
 from pymc_dp.samplers.records import RecordBlock
+from pymc_dp.samplers.sufficient import SufficientTheta
 
-_register(DataAugmentation, ConjugateTheta)  # DataAugmentation first
+_register(DataAugmentation, ConjugateTheta, SufficientTheta)  # DataAugmentation first
 
 __all__ = [
     "DataAugmentation",
     "Interweave",
     "interweave_kernel",
     "ConjugateTheta",
+    "SufficientTheta",
     "PMMH",
     "MHAAR",
     "PenaltyMH",
