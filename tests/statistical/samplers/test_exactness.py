@@ -1,6 +1,6 @@
 """Statistical tier: DataAugmentation + PyMC samplers against exact posteriors.
 
-Each problem has a closed-form or enumerable posterior (see ``tests/exact.py``); the sampled
+Each problem has a closed-form or enumerable posterior (see ``tests/support/exact.py``); the sampled
 posterior mean and second moment must lie within 4 Monte Carlo standard errors (from ArviZ's ESS).
 """
 
@@ -9,7 +9,7 @@ import pymc as pm
 import pytest
 
 import pymc_dp as pdp
-from tests import exact
+from tests.support import exact
 
 pytestmark = pytest.mark.slow
 

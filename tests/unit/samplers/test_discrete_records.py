@@ -11,7 +11,7 @@ from scipy import stats
 import pymc_dp as pdp
 from pymc_dp.diagnostics import loglik_estimate_sd
 from pymc_dp.samplers.latent import LatentTarget
-from tests import exact
+from tests.support import exact
 
 N = 40
 

@@ -13,7 +13,7 @@ import time
 import numpy as np
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 SCRIPTS = sorted(p.stem for p in EXAMPLES.glob("*.py") if not p.name.startswith("_"))
 SMOKE_SECONDS = 300  # the examples promise < 1 min alone; CI machines are shared and loaded

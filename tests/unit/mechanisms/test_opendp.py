@@ -8,7 +8,7 @@ import pymc as pm
 import pytest
 
 import pymc_dp as pdp
-from tests import exact
+from tests.support import exact
 
 dp = pytest.importorskip("opendp.prelude")
 dp.enable_features("contrib")

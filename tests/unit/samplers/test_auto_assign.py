@@ -13,7 +13,7 @@ from pymc.sampling.mcmc import assign_step_methods
 from scipy import stats
 
 import pymc_dp as pdp
-from tests import exact
+from tests.support import exact
 
 
 def _normal_model(n=40, b=2.0, seed=40):
@@ -265,7 +265,7 @@ def _weak_exact(n, eps, seed, h):
     """Quadrature of tests.test_interweave (grid step h for the clipped record: binning adds
     n·h²/12 to the sum's variance, 0.2 at n = 1000, h = 0.05, against the noise variance 2·120²)."""
     model, s, b = _clamped_model(n, eps, seed)
-    from tests.test_interweave import clamped_normal_sum_laplace
+    from tests.unit.samplers.test_interweave import clamped_normal_sum_laplace
 
     return model, "mu", clamped_normal_sum_laplace(s, n, 3.0, b, h=h)
 

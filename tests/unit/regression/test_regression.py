@@ -11,7 +11,7 @@ from scipy import linalg
 
 from pymc_dp import regression as R
 from pymc_dp.mechanisms import analytic_gaussian_delta, analytic_gaussian_sigma
-from tests.exact import assert_moments
+from tests.support.exact import assert_moments
 
 EPS, DELTA = 1.0, 1e-5
 

@@ -12,7 +12,7 @@ from pymc_dp.accounting import epsilon_of_event, iteration_event, run_event, sub
 from pymc_dp.samplers.penalty_core import PenaltyParams, PenaltyState, penalty_init, penalty_kernel
 from pymc_dp.samplers.penalty_mala import MalaParams, clipped_grad_sum, mala_kernel
 from pymc_dp.samplers.penalty_subsampled import batch_log_ratio, subsampled_kernel
-from tests.test_penalty import NormalMeans, mcse_z
+from tests.unit.samplers.test_penalty import NormalMeans, mcse_z
 
 
 class NormalMeansGrad(NormalMeans):

@@ -20,7 +20,7 @@ from pymc_dp.samplers.penalty_barker import (
     fit_correction,
     sample_correction,
 )
-from tests.test_penalty import NormalMeans, _model, _sample, mcse_z
+from tests.unit.samplers.test_penalty import NormalMeans, _model, _sample, mcse_z
 
 
 @pytest.mark.parametrize("sigma", [0.25, 0.5, 1.0, 1.25])

@@ -13,8 +13,8 @@ import pytest
 from scipy import stats
 
 import pymc_dp as pdp
-from tests import exact
-from tests.test_pmmh import assert_matches
+from tests.support import exact
+from tests.unit.samplers.test_pmmh import assert_matches
 
 pytestmark = pytest.mark.slow
 

@@ -16,7 +16,7 @@ from pymc_dp.samplers.interweave import (
     InterweaveTarget,
     interweave_kernel,
 )
-from tests import exact
+from tests.support import exact
 
 L, U = -2.0, 4.0
 

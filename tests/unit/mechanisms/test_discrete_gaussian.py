@@ -19,7 +19,7 @@ from pymc_dp.mechanisms.discrete_gaussian import (
     log_normaliser,
     zcdp_delta,
 )
-from tests import exact
+from tests.support import exact
 
 
 def brute_log_z(sigma):

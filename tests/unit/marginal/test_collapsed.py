@@ -17,7 +17,7 @@ from scipy import special, stats
 
 import pymc_dp as pdp
 from pymc_dp.marginal import marginal_plans
-from tests import exact
+from tests.support import exact
 
 # ------------------------------------------------------------------------------------ helpers
 

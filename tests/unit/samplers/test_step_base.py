@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 import pymc_dp as pdp
-from tests.test_pmmh import assert_matches, exact_records_sum
+from tests.unit.samplers.test_pmmh import assert_matches, exact_records_sum
 
 N_REC, Y_A, Y_B = 6, 3.0, -2.0
 

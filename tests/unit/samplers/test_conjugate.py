@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 import pymc_dp as pdp
-from tests import exact
+from tests.support import exact
 
 N_DRAWS = 1500
 

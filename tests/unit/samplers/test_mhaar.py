@@ -12,7 +12,7 @@ from scipy import stats
 import pymc_dp as pdp
 from pymc_dp.samplers.mhaar import MHAARState, mhaar_kernel
 from pymc_dp.statistics.order import order_smooth_sensitivity
-from tests.test_pmmh import _records_model, assert_matches, exact_clt_laplace, exact_records_sum, run
+from tests.unit.samplers.test_pmmh import _records_model, assert_matches, exact_clt_laplace, exact_records_sum, run
 
 # ------------------------------------------------------------------------------------------------
 # kernel: the returned particle is drawn with w' when accepted and with w when rejected
