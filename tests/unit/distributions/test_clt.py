@@ -3,7 +3,6 @@
 import math
 import re
 
-import arviz as az
 import numpy as np
 import pymc as pm
 import pytest
@@ -98,23 +97,3 @@ def test_errors():
         pdp.normal_variance_moments(1.0, a=0)
 
 
-@pytest.mark.slow
-def test_nuts_on_the_closed_form_marginal_matches_quadrature():
-    n, A, eps, y = 100, 10.0, 1.0, 1.05
-    sigma = A / (n * eps)
-    with pm.Model():
-        th = pm.HalfNormal("th", 5.0)
-        mu, var = pdp.normal_variance_moments(th, a=1)
-        pdp.CLTRelease("s", mu, var, n, mechanism=pdp.Gaussian(sigma=sigma), sensitivity=A / n, observed=y)
-        idata = pm.sample(draws=1000, tune=500, chains=2, cores=1, random_seed=3, progressbar=False,
-                          compute_convergence_checks=False)
-    d = np.asarray(idata.posterior["th"]).ravel()
-    ess = float(np.asarray(az.ess(idata, var_names=["th"])["th"]))
-    g = np.linspace(1e-4, 10, 20001)
-    m, v = pdp.normal_variance_moments(g, a=1)
-    post = stats.norm.pdf(y, m, np.sqrt(v / n + sigma**2)) * stats.halfnorm.pdf(g, scale=5.0)
-    post /= np.trapezoid(post, g)
-    mean = np.trapezoid(g * post, g)
-    sd = math.sqrt(np.trapezoid((g - mean) ** 2 * post, g))
-    assert abs(d.mean() - mean) < 4 * sd / math.sqrt(ess)
-    assert abs(d.std() - sd) < 4 * sd / math.sqrt(2 * ess) + 0.02 * sd

@@ -20,6 +20,7 @@ from pymc_dp.mechanisms.discrete_gaussian import (
     zcdp_delta,
 )
 from tests.support import exact
+from tests.support.exact import dirichlet_counts_posterior
 
 
 def brute_log_z(sigma):
@@ -162,34 +163,6 @@ def test_secure_path_returns_integers():
     assert abs(out[1] - 10**12) < 100
 
 
-# -- exactness: counts table with the discrete Gaussian ----------------------------------------
-def dirichlet_counts_posterior(s, n, alpha, log_noise, index):
-    """π ~ Dir(α), counts ~ Mult(n, π), s_k = c_k + noise: exact moments of π_index.
-
-    The latent counts' posterior weight factorises over cells under the constraint Σc = n:
-    ``w(c) ∝ Π_k Γ(α_k + c_k)/c_k! · η(s_k − c_k)``, so sums over all compositions of n are
-    convolutions of per-cell factors evaluated at n (exact; equal to enumerating the C(n+K−1, K−1)
-    compositions).
-    """
-    alpha = np.asarray(alpha, dtype=float)
-    c = np.arange(n + 1, dtype=float)
-    logf = [special.gammaln(a + c) - special.gammaln(c + 1) + log_noise(sk - c) for a, sk in zip(alpha, s)]
-    f = [np.exp(lf - lf.max()) for lf in logf]
-
-    def total(factors):
-        out = factors[0]
-        for g in factors[1:]:
-            out = np.convolve(out, g)[: n + 1]
-        return out[n]
-
-    z = total(f)
-    ak = alpha[index] + c
-    A = alpha.sum()
-    m1 = total([f[index] * ak / (A + n)] + [g for j, g in enumerate(f) if j != index]) / z
-    m2 = total([f[index] * ak * (ak + 1) / ((A + n) * (A + n + 1))] + [g for j, g in enumerate(f) if j != index]) / z
-    return m1, m2
-
-
 def test_convolution_posterior_matches_brute_enumeration():
     s, alpha = np.array([3.2, 2.5, 1.0]), [1.0, 2.0, 3.0]
     for k in range(3):
@@ -197,21 +170,3 @@ def test_convolution_posterior_matches_brute_enumeration():
         np.testing.assert_allclose(got, exact.dirichlet_counts_laplace(s, 8, alpha, 2.0, index=k), rtol=1e-12)
 
 
-@pytest.mark.slow
-def test_discrete_gaussian_counts_exact_posterior():
-    """N = 400 categorical records, 4 cells, σ = 6.25: DataAugmentation vs exact enumeration."""
-    rng = np.random.default_rng(20)
-    n, alpha, sigma = 400, np.array([1.0, 1.0, 2.0, 2.0]), 6.25
-    mech = pdp.DiscreteGaussian(sigma=sigma)
-    records = rng.choice(4, size=n, p=[0.4, 0.3, 0.2, 0.1])
-    s = mech.sample(np.bincount(records, minlength=4), rng)
-    with pm.Model():
-        pi = pm.Dirichlet("pi", alpha)
-        x = pm.Categorical("x", pi, shape=n)
-        pdp.DPObserved("c", x, statistic=pdp.Counts(4), mechanism=mech, observed=s)
-        idata = pm.sample(step=[pdp.DataAugmentation([x])], draws=1500, tune=500, chains=2, cores=1,
-                          random_seed=7, progressbar=False, compute_convergence_checks=False)
-    draws = np.asarray(idata.posterior["pi"])
-    for k in range(4):
-        m = dirichlet_counts_posterior(s, n, alpha, lambda z: -z * z / (2 * sigma**2), k)
-        exact.assert_moments(draws[..., k], *m, label=f"discrete gaussian pi[{k}]")

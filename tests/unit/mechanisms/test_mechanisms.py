@@ -3,15 +3,18 @@
 import math
 import re
 
-from dp_accounting import pld
 import numpy as np
-import pytest
 import pytensor.tensor as pt
-from dp_accounting import gaussian_mechanism
+import pytest
+from dp_accounting import gaussian_mechanism, pld
 from scipy import stats
 
 import pymc_dp as pdp
-from pymc_dp.mechanisms import analytic_gaussian_delta, analytic_gaussian_sigma, kernel_logpdf
+from pymc_dp.mechanisms import (
+    analytic_gaussian_delta,
+    analytic_gaussian_sigma,
+    kernel_logpdf,
+)
 
 SUM = pdp.Sum(lower=0, upper=2)
 

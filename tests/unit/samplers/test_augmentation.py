@@ -10,6 +10,7 @@ import pytest
 import pymc_dp as pdp
 from pymc_dp.mechanisms.base import kernel_logpdf
 from pymc_dp.samplers.augmentation import augmentation_sweep
+from tests.support.sampling import sample
 
 
 def reference_sweep(t_cur, t_prop, codes, a, b, c, r, l_cur, l_prop, lcodes, la, lb, lr, u):
@@ -74,12 +75,10 @@ def normal_model(n=30, eps=1.0):
     return model
 
 
-def sample(model, **kw):
-    args = dict(draws=60, tune=20, chains=1, cores=1, random_seed=4, progressbar=False,
-                compute_convergence_checks=False)
-    args.update(kw)
-    with model:
-        return pm.sample(step=[pdp.DataAugmentation([model["x"]], sweeps=kw.pop("sweeps", 1))], **args)
+def sample_da(model, *, sweeps=1, chains=1, seed=4, **kw):
+    """DataAugmentation alone on the records ``x``: 60 draws after 20 tuning steps."""
+    return sample(model, lambda: [pdp.DataAugmentation([model["x"]], sweeps=sweeps)], draws=60, tune=20,
+                  chains=chains, seed=seed, **kw)
 
 
 def posterior(idata, name):
@@ -98,7 +97,7 @@ def test_default_vars_are_the_records_of_the_releases():
 
 
 def test_stats_reach_arviz_and_respect_the_acceptance_bound():
-    idata = sample(normal_model(eps=0.5))
+    idata = sample_da(normal_model(eps=0.5))
     acc, min_acc = stat(idata, "dp_accept_rate"), stat(idata, "dp_min_accept")
     assert np.all((acc > 0) & (acc <= 1))
     # Proposition 3.1: every record's acceptance probability is at least e^-eps
@@ -107,23 +106,21 @@ def test_stats_reach_arviz_and_respect_the_acceptance_bound():
 
 def test_reproducible_by_seed_and_multichain_multiprocess():
     model = normal_model()
-    a = sample(model, chains=2)
-    b = sample(model, chains=2)
+    a = sample_da(model, chains=2)
+    b = sample_da(model, chains=2)
     np.testing.assert_array_equal(posterior(a, "x"), posterior(b, "x"))
-    c = sample(model, chains=2, random_seed=5)
+    c = sample_da(model, chains=2, seed=5)
     assert not np.array_equal(posterior(a, "x"), posterior(c, "x"))
-    d = sample(model, chains=2, cores=2)
+    d = sample_da(model, chains=2, cores=2)
     assert posterior(d, "x").shape == (2, 60, 30)
-    e = sample(model, chains=2, cores=2)
+    e = sample_da(model, chains=2, cores=2)
     np.testing.assert_array_equal(posterior(d, "x"), posterior(e, "x"))
 
 
 def test_records_move_and_stay_valid_with_sweeps_and_metropolis():
     model = normal_model()
-    with model:
-        idata = pm.sample(step=[pdp.DataAugmentation([model["x"]], sweeps=3), pm.Metropolis([model["mu"]])],
-                          draws=40, tune=10, chains=1, random_seed=1, progressbar=False,
-                          compute_convergence_checks=False)
+    idata = sample(model, lambda: [pdp.DataAugmentation([model["x"]], sweeps=3), pm.Metropolis([model["mu"]])],
+                   draws=40, tune=10, chains=1, seed=1)
     x = posterior(idata, "x")[0]
     assert np.all(np.isfinite(x)) and np.mean(x[1:] != x[:-1]) > 0.3
 
@@ -146,31 +143,6 @@ def test_transformed_and_discrete_records_in_one_block():
     assert np.all(z_draws > 0)
     assert np.all(stat(idata, "dp_min_accept") >= math.exp(-2.0) - 1e-12)
     assert set(np.unique(posterior(idata, "y"))) == {0, 1}
-
-
-def test_user_conjugate_step_alongside():
-    """A user-written Gibbs step for mu | x runs next to DataAugmentation."""
-    from pymc.step_methods.compound import BlockedStep
-
-    class MuGibbs(BlockedStep):
-        name = "mu_gibbs"
-        stats_dtypes_shapes = {}
-
-        def __init__(self, vars, model=None, rng=None, blocked=True):
-            self.vars = [pm.modelcontext(model).rvs_to_values[v] for v in vars]
-            self.rng = np.random.default_rng(rng)
-
-        def step(self, point):
-            x = point["x"]
-            prec = 1 / 9 + len(x)
-            return {**point, "mu": np.array(self.rng.normal(x.sum() / prec, prec**-0.5))}, [{}]
-
-    model = normal_model()
-    with model:
-        idata = pm.sample(step=[pdp.DataAugmentation([model["x"]]), MuGibbs([model["mu"]])],
-                          draws=30, tune=5, chains=1, random_seed=1, progressbar=False,
-                          compute_convergence_checks=False)
-    assert np.all(np.isfinite(posterior(idata, "mu")))
 
 
 def test_refusals():

@@ -7,7 +7,7 @@ import pytest
 import pymc_dp as pdp
 
 
-def _records_model():
+def records_model():
     with pm.Model() as model:
         th = pm.Normal("th", 0, 2)
         x = pm.Normal("x", th, 1.0, shape=6)
@@ -25,8 +25,8 @@ def _confidential_model():
 
 
 CASES = {
-    "PMMH": (_records_model, "th", lambda m: [pdp.PMMH([m["th"]], n_particles=8)]),
-    "MHAAR": (_records_model, "th", lambda m: [pdp.MHAAR([m["th"]], n_particles=8)]),
+    "PMMH": (records_model, "th", lambda m: [pdp.PMMH([m["th"]], n_particles=8)]),
+    "MHAAR": (records_model, "th", lambda m: [pdp.MHAAR([m["th"]], n_particles=8)]),
     "PenaltyMH": (_confidential_model, "mu", lambda m: [pdp.PenaltyMH(lipschitz=10.0, tau=1.0, scale=0.05)]),
 }
 

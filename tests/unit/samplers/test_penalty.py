@@ -2,76 +2,31 @@
 
 import re
 
-import arviz as az
 import numpy as np
 import pymc as pm
 import pytest
 
 import pymc_dp as pdp
-from pymc_dp.accounting import PrivacyBudgetExceeded, epsilon_of_event, iteration_event, run_event
-from pymc_dp.samplers.penalty import ClippingWarning, PenaltyParams, PenaltyState, penalty_kernel
-
-
-class NormalMeans:
-    """x_i ~ N(theta, I_d), theta ~ N(0, prior_sd^2 I): per-record log-likelihood in NumPy."""
-
-    def __init__(self, x, prior_sd=10.0):
-        self.x, self.n, self.prior_sd = x, len(x), prior_sd
-
-    def loglik(self, theta, idx=None):
-        xx = self.x if idx is None else self.x[idx]
-        return -0.5 * np.sum((xx - theta) ** 2, axis=1)
-
-    def logprior(self, theta):
-        return -0.5 * float(np.dot(theta, theta)) / self.prior_sd**2
-
-    def posterior(self):
-        prec = self.n + 1.0 / self.prior_sd**2
-        return self.x.sum(0) / prec, 1.0 / prec
-
-
-def run_kernel(target, params, iters, seed):
-    rng = np.random.default_rng(seed)
-    theta = np.zeros(target.x.shape[1])
-    st = PenaltyState(theta, target.loglik(theta), target.logprior(theta), np.ones(theta.size))
-    out, clipped, acc = np.empty((iters, theta.size)), 0.0, 0
-    for i in range(iters):
-        st, info = penalty_kernel(rng, st, target, params)
-        out[i], clipped, acc = st.theta, clipped + info.clipped_fraction, acc + info.accepted
-    return out, clipped / iters, acc / iters
-
-
-def mcse_z(draws, exact_mean, exact_var):
-    """Errors of the mean and variance in Monte Carlo standard errors (ESS from ArviZ)."""
-    z = []
-    for j in range(draws.shape[1]):
-        d = draws[:, j]
-        ess_m = float(az.ess(d[None, :]))
-        sq = (d - exact_mean[j]) ** 2
-        ess_v = float(az.ess(sq[None, :]))
-        z.append(abs(d.mean() - exact_mean[j]) / (d.std() / np.sqrt(ess_m)))
-        z.append(abs(sq.mean() - exact_var) / (sq.std() / np.sqrt(ess_v)))
-    return np.array(z)
-
-
-@pytest.fixture(scope="module")
-def normal_target():
-    rng = np.random.default_rng(20261122)
-    x = np.clip(rng.normal([0.5, -1.0], 1.0, size=(200, 2)), -3.0, 3.0)
-    return NormalMeans(x)
-
-
-@pytest.mark.parametrize("proposal", ["rw", "coordinate", "guided"])
-def test_exact_posterior_with_noise_and_no_clipping(normal_target, proposal):
-    # |r_i| <= ||dθ|| · ||x_i - (θ+θ')/2|| <= 10 ||dθ|| for the states visited: clipping inactive
-    params = PenaltyParams(proposal, np.full(2, 0.12), 10.0, 0.4)
-    draws, clipped, acc = run_kernel(normal_target, params, 12_000, seed=11)
-    draws = draws[1000:]
-    mean, var = normal_target.posterior()
-    assert clipped == 0.0
-    assert 0.1 < acc < 0.9
-    z = mcse_z(draws, mean, var)
-    assert np.all(z < 4.0), z
+from pymc_dp.accounting import (
+    PrivacyBudgetExceeded,
+    epsilon_of_event,
+    iteration_event,
+    run_event,
+)
+from pymc_dp.samplers.penalty import (
+    ClippingWarning,
+    PenaltyParams,
+    PenaltyState,
+    penalty_kernel,
+)
+from tests.support.models import (
+    NormalMeans,
+    compound_model,
+    compound_steps,
+    penalty_model,
+    run_kernel,
+)
+from tests.support.sampling import sample
 
 
 def test_heavy_clipping_is_reported(normal_target):
@@ -80,26 +35,11 @@ def test_heavy_clipping_is_reported(normal_target):
     assert clipped > 0.5
 
 
-def _model(n=100, seed=0):
-    rng = np.random.default_rng(seed)
-    x = rng.normal(1.0, 1.0, size=(n, 2))
-    with pm.Model() as model:
-        mu = pm.Normal("mu", 0.0, 10.0, shape=2)
-        pm.Normal("y", mu, 1.0, observed=x)
-    return model, x
-
-
-def _sample(step, model, draws=200, tune=50, chains=2, seed=1):
-    with model:
-        return pm.sample(draws=draws, tune=tune, chains=chains, cores=1, step=[step], random_seed=seed,
-                         progressbar=False, compute_convergence_checks=False)
-
-
 def test_pm_sample_stats_and_privacy_spent():
-    model, _ = _model()
+    model, _ = penalty_model()
     with model:
         step = pdp.PenaltyMH(lipschitz=10.0, tau=5.0, scale=0.05, proposal="guided")
-    idata = _sample(step, model)
+    idata = sample(model, [step], draws=200, tune=50, chains=2, seed=1)
     ss = idata["sample_stats"]
     for name in ["dp_accepted", "dp_clipped_fraction", "dp_noise_sd", "dp_iterations", "dp_accept_prob"]:
         assert name in ss
@@ -114,26 +54,26 @@ def test_pm_sample_stats_and_privacy_spent():
 
 
 def test_pm_sample_is_reproducible():
-    model, _ = _model()
+    model, _ = penalty_model()
     a, b = [
-        np.asarray(_sample(pdp.PenaltyMH(lipschitz=10.0, tau=5.0, scale=0.05, model=model), model,
-                           draws=50, tune=0, chains=1, seed=7)["posterior"]["mu"])
+        np.asarray(sample(model, [pdp.PenaltyMH(lipschitz=10.0, tau=5.0, scale=0.05, model=model)],
+                          draws=50, tune=0, chains=1, seed=7)["posterior"]["mu"])
         for _ in range(2)
     ]
     np.testing.assert_array_equal(a, b)
 
 
 def test_heavy_clipping_warns_in_pm_sample():
-    model, _ = _model()
+    model, _ = penalty_model()
     with model:
         step = pdp.PenaltyMH(lipschitz=0.05, tau=1.0, scale=0.1)
     with pytest.warns(ClippingWarning, match="raise lipschitz"):
-        idata = _sample(step, model, draws=80, tune=0, chains=1)
+        idata = sample(model, [step], draws=80, tune=0, chains=1, seed=1)
     assert float(np.asarray(idata["sample_stats"]["dp_clipped_fraction"]).mean()) > 0.5
 
 
 def test_budget_stops_before_exceeding():
-    model, _ = _model()
+    model, _ = penalty_model()
     with model:
         step = pdp.PenaltyMH(lipschitz=10.0, tau=5.0, scale=0.05, budget=(1.0, 1e-5))
     k = step.max_iterations
@@ -149,16 +89,16 @@ def test_budget_stops_before_exceeding():
 
 
 def test_budget_stops_pm_sample():
-    model, _ = _model()
+    model, _ = penalty_model()
     with model:
         step = pdp.PenaltyMH(lipschitz=10.0, tau=5.0, scale=0.05, budget=(1.0, 1e-5))
     with pytest.raises(PrivacyBudgetExceeded, match="privacy budget exceeded"):
-        _sample(step, model, draws=200, tune=0, chains=1)
+        sample(model, [step], draws=200, tune=0, chains=1, seed=1)
     assert step.total_iterations <= step.max_iterations
 
 
 def test_errors():
-    model, _ = _model()
+    model, _ = penalty_model()
     with model:
         with pytest.raises(ValueError, match=re.escape("lipschitz must be finite and > 0, got lipschitz=0.")):
             pdp.PenaltyMH(lipschitz=0, tau=1.0)
@@ -196,28 +136,6 @@ def test_partial_vars_warns():
             pdp.PenaltyMH([mu], lipschitz=1.0, tau=1.0)
 
 
-def test_transformed_variable_exact_by_quadrature():
-    # s ~ HalfNormal(2), y_i ~ N(0, s²): θ = log s (transformed space); exact posterior by quadrature
-    rng = np.random.default_rng(0)
-    y = rng.normal(0, 1.5, size=50)
-    with pm.Model() as model:
-        s = pm.HalfNormal("s", 2.0)
-        pm.Normal("y", 0.0, s, observed=y)
-        step = pdp.PenaltyMH(lipschitz=20.0, tau=0.5, scale=0.2)
-    idata = _sample(step, model, draws=2000, tune=300, chains=2)
-    assert float(np.asarray(idata["sample_stats"]["dp_clipped_fraction"]).max()) == 0.0
-    grid = np.linspace(0.5, 4.0, 20001)
-    logp = -0.125 * grid**2 - y.size * np.log(grid) - 0.5 * np.sum(y**2) / grid**2
-    w = np.exp(logp - logp.max())
-    w /= w.sum()
-    mean = float(np.dot(w, grid))
-    var = float(np.dot(w, (grid - mean) ** 2))
-    d = np.asarray(idata["posterior"]["s"])
-    assert abs(d.mean() - mean) < 4 * d.std() / np.sqrt(float(az.ess(d)))
-    sq = (d - mean) ** 2
-    assert abs(sq.mean() - var) < 4 * sq.std() / np.sqrt(float(az.ess(sq)))
-
-
 class _NanAbove(NormalMeans):
     """Per-record log-likelihood NaN where θ₀ > 0.3 (a model bug): such proposals must be rejected."""
 
@@ -241,32 +159,11 @@ def test_nan_log_ratio_rejects(normal_target):
     assert nan_seen > 100  # the chain pushes against the NaN region (posterior mean θ₀ ≈ 0.5)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("proposal", ["rw", "coordinate", "guided", "mala"])
-def test_pm_sample_exact_posterior(proposal):
-    model, x = _model(n=100, seed=3)
-    kw = dict(grad_bound=10.0, total_grad_bound=40.0) if proposal == "mala" else {}
-    with model:
-        step = pdp.PenaltyMH(lipschitz=12.0, tau=0.5 if proposal != "mala" else 0.1,
-                             scale=0.12 if proposal != "mala" else 0.08, proposal=proposal, **kw)
-    idata = _sample(step, model, draws=3000, tune=500, chains=2, seed=5)
-    prec = 100 + 1 / 100
-    mean, var = x.sum(0) / prec, 1 / prec
-    draws = np.asarray(idata["posterior"]["mu"])  # (chain, draw, 2)
-    assert float(np.asarray(idata["sample_stats"]["dp_clipped_fraction"]).max()) == 0.0
-    for j in range(2):
-        d = draws[..., j]
-        ess = float(az.ess(d))
-        assert abs(d.mean() - mean[j]) < 4 * d.std() / np.sqrt(ess)
-        sq = (d - mean[j]) ** 2
-        assert abs(sq.mean() - var) < 4 * sq.std() / np.sqrt(float(az.ess(sq)))
-
-
 def test_scale_tuning_only_during_warmup():
-    model, _ = _model()
+    model, _ = penalty_model()
     with model:
         step = pdp.PenaltyMH(lipschitz=10.0, tau=0.5, scale=1e-3, tune_interval=50)
-    idata = _sample(step, model, draws=100, tune=300, chains=1)
+    idata = sample(model, [step], draws=100, tune=300, chains=1, seed=1)
     assert np.all(step.scale > 1e-2)  # grew from a far too small start
     tuned = step.scale.copy()
     step.set_rng(np.random.default_rng(1))  # a new chain restarts from the declared scale
@@ -274,7 +171,7 @@ def test_scale_tuning_only_during_warmup():
     assert float(np.asarray(idata["sample_stats"]["dp_accepted"]).mean()) > 0.1
     with model:
         fixed = pdp.PenaltyMH(lipschitz=10.0, tau=0.5, scale=1e-3, tune_interval=0)
-    _sample(fixed, model, draws=20, tune=100, chains=1)
+    sample(model, [fixed], draws=20, tune=100, chains=1, seed=1)
     assert np.all(fixed.scale == 1e-3) and np.all(tuned != 1e-3)
     with pytest.raises(ValueError, match=re.escape("tune_interval must be an integer >= 0, got tune_interval=-1.")):
         pdp.PenaltyMH(lipschitz=1.0, tau=1.0, tune_interval=-1, model=model)
@@ -283,55 +180,9 @@ def test_scale_tuning_only_during_warmup():
 # ------------------------------------------------------- compound step, several chains (issue 10)
 
 
-def _compound_model(n=100, seed=4):
-    """mu ~ N(0, 10²), y_i ~ N(mu, 1) (confidential), z ~ N(0, 1) data-free (left to Metropolis)."""
-    rng = np.random.default_rng(seed)
-    x = rng.normal(1.0, 1.0, size=n)
-    with pm.Model() as model:
-        mu = pm.Normal("mu", 0.0, 10.0)
-        pm.Normal("z", 0.0, 1.0)
-        pm.Normal("y", mu, 1.0, observed=x)
-    return model, mu, x
-
-
-def _compound_steps(model, mu, tau=0.5, **kw):
-    with model:
-        with pytest.warns(UserWarning, match="not in privacy_spent"):
-            pen = pdp.PenaltyMH([mu], lipschitz=12.0, tau=tau, proposal="guided", **kw)
-        return pen, pm.Metropolis([model["z"]])
-
-
-def test_compound_two_chains_both_tune_and_are_exact():
-    model, mu, x = _compound_model()
-    pen, met = _compound_steps(model, mu, scale=0.005, tune_interval=50)
-    tune, draws = 600, 2500
-    with model:
-        idata = pm.sample(draws=draws, tune=tune, chains=2, cores=1, step=[pen, met], random_seed=21,
-                          progressbar=False, compute_convergence_checks=False, discard_tuned_samples=False)
-    ss = idata["sample_stats"]
-    warm = np.asarray(idata["warmup_sample_stats"]["dp_scale"])
-    scale = np.asarray(ss["dp_scale"])
-    # every chain restarts from the declared scale and tunes it (x3 at least; fixed after warm-up)
-    assert warm.shape == (2, tune) and np.all(warm[:, 0] == 0.005), warm[:, 0]
-    assert np.all(scale[:, 0] > 0.015) and np.all(scale == scale[:, [0]]), scale[:, 0]
-    assert float(np.asarray(ss["dp_clipped_fraction"]).max()) == 0.0
-    d = np.asarray(idata["posterior"]["mu"])
-    prec = x.size + 1e-2
-    mean, var = x.sum() / prec, 1.0 / prec
-    z_mean = abs(d.mean() - mean) / (d.std() / np.sqrt(float(az.ess(d))))
-    sq = (d - mean) ** 2
-    z_var = abs(sq.mean() - var) / (sq.std() / np.sqrt(float(az.ess(sq))))
-    assert z_mean < 4 and z_var < 4, (z_mean, z_var)
-    # the privacy accounting counts both chains, tuning included
-    assert pen.total_iterations == 2 * (tune + draws)
-    assert np.asarray(ss["dp_iterations"])[:, -1].tolist() == [tune + draws] * 2
-    expected = epsilon_of_event(run_event(iteration_event(0.5), 2 * (tune + draws)), 1e-5)
-    assert pdp.privacy_spent(idata, delta=1e-5) == pytest.approx(expected, rel=1e-6)
-
-
 def test_budget_counts_both_chains_of_a_compound_step():
-    model, mu, _ = _compound_model()
-    pen, met = _compound_steps(model, mu, tau=20.0, scale=0.1, budget=(1.0, 1e-5))
+    model, mu, _ = compound_model()
+    pen, met = compound_steps(model, mu, tau=20.0, scale=0.1, budget=(1.0, 1e-5))
     k = pen.max_iterations
     assert k > 20
     draws = int(0.6 * k)  # the first chain fits, the second does not
@@ -349,8 +200,8 @@ def _group_names(data):
 
 
 def test_publishable_drops_non_private_parts_and_attaches_epsilon():
-    model, mu, _ = _compound_model()
-    pen, met = _compound_steps(model, mu, scale=0.1)
+    model, mu, _ = compound_model()
+    pen, met = compound_steps(model, mu, scale=0.1)
     with model:
         idata = pm.sample(draws=60, tune=20, chains=2, cores=1, step=[pen, met], random_seed=3,
                           progressbar=False, compute_convergence_checks=False)

@@ -3,7 +3,6 @@
 import math
 import re
 
-import arviz as az
 import numpy as np
 import pytest
 from scipy import stats
@@ -11,16 +10,15 @@ from scipy.special import expit
 
 import pymc_dp as pdp
 from pymc_dp.accounting import epsilon_of_event, iteration_event, run_event
-from pymc_dp.samplers.penalty import PenaltyParams, PenaltyState
 from pymc_dp.samplers.penalty_barker import (
     MAX_ERROR,
     barker_accept,
-    barker_kernel,
     correction_cdf,
     fit_correction,
     sample_correction,
 )
-from tests.unit.samplers.test_penalty import NormalMeans, _model, _sample, mcse_z
+from tests.support.models import penalty_model
+from tests.support.sampling import sample
 
 
 @pytest.mark.parametrize("sigma", [0.25, 0.5, 1.0, 1.25])
@@ -64,50 +62,12 @@ def test_barker_accept_probability_is_logistic(lam):
     assert barker_accept(rng, math.nan, 0.5, corr)[:2] == (False, 0.0)
 
 
-@pytest.fixture(scope="module")
-def normal_target():
-    rng = np.random.default_rng(20261122)
-    x = np.clip(rng.normal([0.5, -1.0], 1.0, size=(200, 2)), -3.0, 3.0)
-    return NormalMeans(x)
-
-
-def run_barker(target, params, corr, iters, seed):
-    rng = np.random.default_rng(seed)
-    theta = np.zeros(target.x.shape[1])
-    st = PenaltyState(theta, target.loglik(theta), target.logprior(theta), np.ones(theta.size))
-    out = np.empty((iters, theta.size))
-    clipped = acc = truncated = 0
-    for i in range(iters):
-        st, info = barker_kernel(rng, st, target, params, corr)
-        out[i] = st.theta
-        clipped += info.clipped_fraction
-        acc += info.accepted
-        truncated += info.noise_sd > corr.sigma
-    return out, clipped, acc / iters, truncated / iters
-
-
-@pytest.mark.parametrize("proposal", ["rw", "coordinate", "guided"])
-def test_exact_posterior_with_noise_and_no_clipping(normal_target, proposal):
-    # sigma_i = 0.2 * 20 ||dθ|| ≈ 0.7 on average: topped up to 1, truncated above 1
-    corr = fit_correction(1.0)
-    params = PenaltyParams(proposal, np.full(2, 0.12), 10.0, 0.2)
-    draws, clipped, acc, truncated = run_barker(normal_target, params, corr, 12_000, seed=11)
-    mean, var = normal_target.posterior()
-    assert clipped == 0.0
-    assert 0.1 < acc < 0.9
-    assert truncated > (0.02 if proposal == "rw" else 0.0)  # the truncation path is exercised
-    # stated approximation error: every acceptance probability within 7e-7 of Barker's — far
-    # below the Monte Carlo error of 11 000 draws, so the exact posterior must match within 4 MCSE
-    z = mcse_z(draws[1000:], mean, var)
-    assert np.all(z < 4.0), z
-
-
 def test_pm_sample_stats_privacy_and_reproducible():
-    model, _ = _model()
+    model, _ = penalty_model()
     with model:
         step = pdp.PenaltyMH(lipschitz=10.0, tau=2.0, scale=0.01, proposal="guided", acceptance="barker")
     assert step.barker_error == fit_correction(1.0).error < 1e-6
-    idata = _sample(step, model)
+    idata = sample(model, [step], draws=200, tune=50, chains=2, seed=1)
     ss = idata["sample_stats"]
     p = np.asarray(ss["dp_accept_prob"])
     assert np.all((p >= 0) & (p <= 1)) and np.asarray(ss["dp_accepted"]).mean() > 0.1
@@ -118,16 +78,16 @@ def test_pm_sample_stats_privacy_and_reproducible():
     assert pdp.privacy_spent(idata, delta=1e-5) == pytest.approx(expected, rel=1e-6)
     assert pdp.privacy_spent(step, delta=1e-5) == pytest.approx(expected, rel=1e-6)
     a, b = [
-        np.asarray(_sample(pdp.PenaltyMH(lipschitz=10.0, tau=0.05, scale=0.05, acceptance="barker",
-                                         model=model), model, draws=50, tune=0, chains=1,
-                           seed=7)["posterior"]["mu"])
+        np.asarray(sample(model, [pdp.PenaltyMH(lipschitz=10.0, tau=0.05, scale=0.05, acceptance="barker",
+                                                  model=model)], draws=50, tune=0, chains=1,
+                          seed=7)["posterior"]["mu"])
         for _ in range(2)
     ]
     np.testing.assert_array_equal(a, b)
 
 
 def test_errors():
-    model, _ = _model()
+    model, _ = penalty_model()
     with model:
         with pytest.raises(ValueError, match=re.escape(
                 "acceptance must be one of ('penalty', 'barker'), got acceptance='mh'.")):
@@ -148,17 +108,3 @@ def test_errors():
         fit_correction(2)
 
 
-def test_pm_sample_exact_posterior():
-    model, x = _model(n=100, seed=3)
-    with model:
-        step = pdp.PenaltyMH(lipschitz=12.0, tau=0.15, scale=0.12, acceptance="barker", tune_interval=0)
-    idata = _sample(step, model, draws=3000, tune=500, chains=2, seed=5)
-    prec = 100 + 1 / 100
-    mean, var = x.sum(0) / prec, 1 / prec
-    draws = np.asarray(idata["posterior"]["mu"])
-    assert float(np.asarray(idata["sample_stats"]["dp_clipped_fraction"]).max()) == 0.0
-    for j in range(2):
-        d = draws[..., j]
-        assert abs(d.mean() - mean[j]) < 4 * d.std() / np.sqrt(float(az.ess(d)))
-        sq = (d - mean[j]) ** 2
-        assert abs(sq.mean() - var) < 4 * sq.std() / np.sqrt(float(az.ess(sq)))
