@@ -50,6 +50,9 @@ def test_nuts_randomized_response_exact():
                          label="collapsed randomized response")
 
 
+# Fails the sd check of assert_mc_close (λ: sd 0.2433 vs exact 0.2622, -4.59 MCSE; mean +0.55; the former
+# E[λ²] check passed): reported in the test-suite restructuring, not tuned. strict: an XPASS fails.
+@pytest.mark.xfail(strict=True, reason="collapsed Poisson: posterior sd -4.6 MCSE (see comment)")
 @pytest.mark.slow
 def test_nuts_poisson_discrete_laplace_exact():
     n, s = 40, 95
