@@ -1,0 +1,230 @@
+"""DP penalty MH (seed 002 §3.1): kernel exactness on a conjugate model, PyMC adapter, accounting, errors."""
+
+import re
+
+import numpy as np
+import pymc as pm
+import pytest
+
+import pymc_dp as pdp
+from pymc_dp.accounting import (
+    PrivacyBudgetExceeded,
+    epsilon_of_event,
+    iteration_event,
+    run_event,
+)
+from pymc_dp.samplers.penalty import (
+    ClippingWarning,
+    PenaltyParams,
+    PenaltyState,
+    penalty_kernel,
+)
+from tests.support.models import (
+    NormalMeans,
+    compound_model,
+    compound_steps,
+    penalty_model,
+    run_kernel,
+)
+from tests.support.sampling import sample
+
+
+def test_heavy_clipping_is_reported(normal_target):
+    params = PenaltyParams("rw", np.full(2, 0.12), 0.3, 0.4)
+    _, clipped, _ = run_kernel(normal_target, params, 300, seed=2)
+    assert clipped > 0.5
+
+
+def test_pm_sample_stats_and_privacy_spent():
+    model, _ = penalty_model()
+    with model:
+        step = pdp.PenaltyMH(lipschitz=10.0, tau=5.0, scale=0.05, proposal="guided")
+    idata = sample(model, [step], draws=200, tune=50, chains=2, seed=1)
+    ss = idata["sample_stats"]
+    for name in ["dp_accepted", "dp_clipped_fraction", "dp_noise_sd", "dp_iterations", "dp_accept_prob"]:
+        assert name in ss
+    its = np.asarray(ss["dp_iterations"])
+    assert its.shape == (2, 200) and its[:, -1].tolist() == [250, 250]  # tuning iterations counted
+    assert step.total_iterations == 500
+    expected = epsilon_of_event(run_event(iteration_event(5.0), 500), 1e-5)
+    assert pdp.privacy_spent(idata, delta=1e-5) == pytest.approx(expected, rel=1e-6)
+    assert pdp.privacy_spent(step, delta=1e-5) == pytest.approx(expected, rel=1e-6)
+    assert pdp.privacy_spent(idata, delta=1e-5, accountant="rdp") >= expected
+    assert np.isfinite(np.asarray(idata["posterior"]["mu"])).all()
+
+
+def test_pm_sample_is_reproducible():
+    model, _ = penalty_model()
+    a, b = [
+        np.asarray(sample(model, [pdp.PenaltyMH(lipschitz=10.0, tau=5.0, scale=0.05, model=model)],
+                          draws=50, tune=0, chains=1, seed=7)["posterior"]["mu"])
+        for _ in range(2)
+    ]
+    np.testing.assert_array_equal(a, b)
+
+
+def test_heavy_clipping_warns_in_pm_sample():
+    model, _ = penalty_model()
+    with model:
+        step = pdp.PenaltyMH(lipschitz=0.05, tau=1.0, scale=0.1)
+    with pytest.warns(ClippingWarning, match="raise lipschitz"):
+        idata = sample(model, [step], draws=80, tune=0, chains=1, seed=1)
+    assert float(np.asarray(idata["sample_stats"]["dp_clipped_fraction"]).mean()) > 0.5
+
+
+def test_budget_stops_before_exceeding():
+    model, _ = penalty_model()
+    with model:
+        step = pdp.PenaltyMH(lipschitz=10.0, tau=5.0, scale=0.05, budget=(1.0, 1e-5))
+    k = step.max_iterations
+    assert epsilon_of_event(run_event(iteration_event(5.0), k), 1e-5) <= 1.0
+    assert epsilon_of_event(run_event(iteration_event(5.0), k + 1), 1e-5) > 1.0
+    point = model.initial_point()
+    step.set_rng(np.random.default_rng(0))
+    for _ in range(k):
+        point, _ = step.step(point)
+    with pytest.raises(PrivacyBudgetExceeded, match=re.escape(f"allows {k} PenaltyMH iterations, {k} already ran")):
+        step.step(point)
+    assert pdp.privacy_spent(step, delta=1e-5) <= 1.0
+
+
+def test_budget_stops_pm_sample():
+    model, _ = penalty_model()
+    with model:
+        step = pdp.PenaltyMH(lipschitz=10.0, tau=5.0, scale=0.05, budget=(1.0, 1e-5))
+    with pytest.raises(PrivacyBudgetExceeded, match="privacy budget exceeded"):
+        sample(model, [step], draws=200, tune=0, chains=1, seed=1)
+    assert step.total_iterations <= step.max_iterations
+
+
+def test_errors():
+    model, _ = penalty_model()
+    with model:
+        with pytest.raises(ValueError, match=re.escape("lipschitz must be finite and > 0, got lipschitz=0.")):
+            pdp.PenaltyMH(lipschitz=0, tau=1.0)
+        with pytest.raises(ValueError, match=re.escape("tau must be finite and > 0, got tau=-2.")):
+            pdp.PenaltyMH(lipschitz=1.0, tau=-2)
+        with pytest.raises(ValueError, match=re.escape("A zero proposal scale never moves the chain")):
+            pdp.PenaltyMH(lipschitz=1.0, tau=1.0, scale=0.0)
+        with pytest.raises(ValueError, match=re.escape("batch_size must be an integer in [2, n=100], got batch_size=101.")):
+            pdp.PenaltyMH(lipschitz=1.0, tau=1.0, batch_size=101)
+        with pytest.raises(ValueError, match=re.escape("budget delta must lie in the open interval (0, 1), got budget delta=1.0.")):
+            pdp.PenaltyMH(lipschitz=1.0, tau=1.0, budget=(1.0, 1.0))
+        with pytest.raises(ValueError, match=re.escape("budget epsilon must be finite and > 0, got budget epsilon=-1.")):
+            pdp.PenaltyMH(lipschitz=1.0, tau=1.0, budget=(-1, 1e-5))
+        with pytest.raises(ValueError, match=re.escape("proposal must be one of ('rw', 'coordinate', 'guided', 'mala'), got proposal='hmc'.")):
+            pdp.PenaltyMH(lipschitz=1.0, tau=1.0, proposal="hmc")
+        with pytest.raises(ValueError, match=re.escape("scale must be one value or one per coordinate of the updated variables (d=2), got 3 values")):
+            pdp.PenaltyMH(lipschitz=1.0, tau=1.0, scale=[0.1, 0.2, 0.3])
+        with pytest.raises(ValueError, match=re.escape("accountant must be 'pld' or 'rdp', got accountant='zcdp'.")):
+            pdp.PenaltyMH(lipschitz=1.0, tau=1.0, accountant="zcdp")
+        with pytest.raises(ValueError, match=re.escape("proposal='mala' needs grad_bound")):
+            pdp.PenaltyMH(lipschitz=1.0, tau=1.0, proposal="mala")
+    with pm.Model():
+        pm.Normal("mu", 0, 1)
+        with pytest.raises(ValueError, match=re.escape("PenaltyMH needs observed confidential data, but the model has no observed variable.")):
+            pdp.PenaltyMH(lipschitz=1.0, tau=1.0)
+
+
+def test_partial_vars_warns():
+    rng = np.random.default_rng(0)
+    with pm.Model():
+        mu = pm.Normal("mu", 0, 1)
+        s = pm.HalfNormal("s", 1)
+        pm.Normal("y", mu, s, observed=rng.normal(size=20))
+        with pytest.warns(UserWarning, match="not in privacy_spent"):
+            pdp.PenaltyMH([mu], lipschitz=1.0, tau=1.0)
+
+
+class _NanAbove(NormalMeans):
+    """Per-record log-likelihood NaN where θ₀ > 0.3 (a model bug): such proposals must be rejected."""
+
+    def loglik(self, theta, idx=None):
+        out = super().loglik(theta, idx)
+        return out * np.nan if theta[0] > 0.3 else out
+
+
+def test_nan_log_ratio_rejects(normal_target):
+    target = _NanAbove(normal_target.x)
+    params = PenaltyParams("rw", np.full(2, 0.3), 10.0, 0.4)
+    rng = np.random.default_rng(1)
+    st = PenaltyState(np.zeros(2), target.loglik(np.zeros(2)), target.logprior(np.zeros(2)), np.ones(2))
+    nan_seen = 0
+    for _ in range(2000):
+        st, info = penalty_kernel(rng, st, target, params)
+        assert st.theta[0] <= 0.3
+        if np.isnan(info.log_ratio):
+            nan_seen += 1
+            assert not info.accepted and info.accept_prob == 0.0
+    assert nan_seen > 100  # the chain pushes against the NaN region (posterior mean θ₀ ≈ 0.5)
+
+
+def test_scale_tuning_only_during_warmup():
+    model, _ = penalty_model()
+    with model:
+        step = pdp.PenaltyMH(lipschitz=10.0, tau=0.5, scale=1e-3, tune_interval=50)
+    idata = sample(model, [step], draws=100, tune=300, chains=1, seed=1)
+    assert np.all(step.scale > 1e-2)  # grew from a far too small start
+    tuned = step.scale.copy()
+    step.set_rng(np.random.default_rng(1))  # a new chain restarts from the declared scale
+    assert np.all(step.scale == 1e-3)
+    assert float(np.asarray(idata["sample_stats"]["dp_accepted"]).mean()) > 0.1
+    with model:
+        fixed = pdp.PenaltyMH(lipschitz=10.0, tau=0.5, scale=1e-3, tune_interval=0)
+    sample(model, [fixed], draws=20, tune=100, chains=1, seed=1)
+    assert np.all(fixed.scale == 1e-3) and np.all(tuned != 1e-3)
+    with pytest.raises(ValueError, match=re.escape("tune_interval must be an integer >= 0, got tune_interval=-1.")):
+        pdp.PenaltyMH(lipschitz=1.0, tau=1.0, tune_interval=-1, model=model)
+
+
+# ------------------------------------------------------- compound step, several chains (issue 10)
+
+
+def test_budget_counts_both_chains_of_a_compound_step():
+    model, mu, _ = compound_model()
+    pen, met = compound_steps(model, mu, tau=20.0, scale=0.1, budget=(1.0, 1e-5))
+    k = pen.max_iterations
+    assert k > 20
+    draws = int(0.6 * k)  # the first chain fits, the second does not
+    with model, pytest.raises(PrivacyBudgetExceeded, match="privacy budget exceeded"):
+        pm.sample(draws=draws, tune=0, chains=2, cores=1, step=[pen, met], random_seed=2,
+                  progressbar=False, compute_convergence_checks=False)
+    assert draws <= pen.total_iterations <= k
+
+
+# ------------------------------------------------------------- what may be published (issue 10)
+
+
+def _group_names(data):
+    return set(data.children) if hasattr(data, "children") else set(data.groups())
+
+
+def test_publishable_drops_non_private_parts_and_attaches_epsilon():
+    model, mu, _ = compound_model()
+    pen, met = compound_steps(model, mu, scale=0.1)
+    with model:
+        idata = pm.sample(draws=60, tune=20, chains=2, cores=1, step=[pen, met], random_seed=3,
+                          progressbar=False, compute_convergence_checks=False)
+    pub = pdp.publishable(idata, [pen, met], delta=1e-5)
+    assert type(pub) is type(idata)
+    ss = pub["sample_stats"]
+    for name in ["dp_clipped_fraction", "dp_noise_sd", "accept", "scaling", "accepted"]:
+        assert name not in ss
+    for name in ["dp_accepted", "dp_accept_prob", "dp_iterations", "dp_noise_multiplier", "dp_scale"]:
+        assert name in ss
+    assert "observed_data" not in _group_names(pub) and "observed_data" in _group_names(idata)
+    assert set(pub["posterior"].data_vars) == {"mu"}  # z was updated by another step
+    np.testing.assert_array_equal(np.asarray(pub["posterior"]["mu"]), np.asarray(idata["posterior"]["mu"]))
+    eps = pdp.privacy_spent(idata, delta=1e-5)
+    assert eps == pytest.approx(epsilon_of_event(run_event(iteration_event(0.5), 160), 1e-5), rel=1e-6)
+    for attrs in (pub.attrs, pub["posterior"].attrs):
+        assert attrs["dp_epsilon"] == pytest.approx(eps) and attrs["dp_delta"] == 1e-5
+        assert attrs["dp_accountant"] == "pld" and attrs["dp_iterations"] == 160
+        assert "dp_clipped_fraction" in attrs["dp_removed_stats"]
+    assert "sampling_time" not in pub["posterior"].attrs
+    assert "dp_clipped_fraction" in idata["sample_stats"]  # the input is not modified
+    assert set(pdp.publishable(idata, pen, delta=1e-5, keep=["z"])["posterior"].data_vars) == {"mu", "z"}
+    with pytest.raises(ValueError, match=re.escape("steps must hold the PenaltyMH step(s) of the run")):
+        pdp.publishable(idata, [met], delta=1e-5)
+    with pytest.raises(ValueError, match=re.escape("keep names variables absent from the posterior: ['w']")):
+        pdp.publishable(idata, pen, delta=1e-5, keep=["w"])
