@@ -1,6 +1,7 @@
 """θ ESS/s of ``pm.sample()`` without ``step=``: pymc-dp's assignment vs PyMC's own (issues 10.5, 11).
 
-pymc-dp's assignment: importing ``pymc_dp`` registers ``DataAugmentation`` (latent records; with
+pymc-dp's assignment: importing ``pymc_dp`` registers ``Collapsed`` (discrete records whose releases
+can be summed out cheaply, with their parents), ``DataAugmentation`` (other latent records; with
 ``interweave="auto"``), ``ConjugateTheta`` (conjugate parents of those records) and
 ``SufficientTheta`` (other continuous parents whose dependents have sufficient statistics, e.g. the
 quickstart's ``mean_stay``) in ``pm.STEP_METHODS``; other parameters keep NUTS. "PyMC default" =
@@ -34,7 +35,7 @@ from pymc.sampling.mcmc import assign_step_methods
 
 import pymc_dp as pdp
 
-OURS = (pdp.DataAugmentation, pdp.ConjugateTheta, pdp.SufficientTheta)
+OURS = (pdp.Collapsed, pdp.DataAugmentation, pdp.ConjugateTheta, pdp.SufficientTheta)
 
 
 def quickstart():
@@ -95,15 +96,16 @@ def clamped(n, eps):
 
 @contextlib.contextmanager
 def pymc_default():
-    removed = [cls for cls in OURS if cls in pm.STEP_METHODS]
-    for cls in removed:
-        pm.STEP_METHODS.remove(cls)
+    """PyMC's own assignment: pymc-dp's classes out of ``pm.STEP_METHODS``, the list restored as it
+    was afterwards (same order: ``Collapsed`` must stay ahead of ``DataAugmentation``)."""
+    saved = list(pm.STEP_METHODS)
+    for cls in OURS:
+        if cls in pm.STEP_METHODS:
+            pm.STEP_METHODS.remove(cls)
     try:
         yield
     finally:
-        for cls in reversed(OURS):
-            if cls in removed:
-                pm.STEP_METHODS.insert(0, cls)
+        pm.STEP_METHODS[:] = saved
 
 
 def bulk_ess(idata, names):
