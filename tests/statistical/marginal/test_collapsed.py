@@ -50,9 +50,10 @@ def test_nuts_randomized_response_exact():
                          label="collapsed randomized response")
 
 
-# Fails the sd check of assert_mc_close (λ: sd 0.2433 vs exact 0.2622, -4.59 MCSE; mean +0.55; the former
-# E[λ²] check passed): reported in the test-suite restructuring, not tuned. strict: an XPASS fails.
-@pytest.mark.xfail(strict=True, reason="collapsed Poisson: posterior sd -4.6 MCSE (see comment)")
+# 4000 draws: at 1500 (seed 13) the sd check of assert_mc_close failed at -4.6 MCSE; seeds 14-24 at
+# 1500 draws gave z(sd) in [-2.4, +1.3] (mean square 0.94) and 2 x 5000 draws gave sd 0.2677 / 0.2661
+# against the exact 0.2622: no bias, but the sd estimate of this skewed posterior has a heavy left
+# tail at ESS ~ 1500, so the check runs with more draws.
 @pytest.mark.slow
 def test_nuts_poisson_discrete_laplace_exact():
     n, s = 40, 95
@@ -60,7 +61,7 @@ def test_nuts_poisson_discrete_laplace_exact():
         lam = pm.Gamma("lam", alpha=3.0, beta=1.0)
         x = pm.Poisson("x", lam, shape=n)
         pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=pdp.DiscreteLaplace(scale=3.0), observed=s)
-    assert_mc_close(_draws(_nuts(model, 13), "lam"), *exact.poisson_discrete_laplace(s, n, 3.0, 1.0, 3.0),
+    assert_mc_close(_draws(_nuts(model, 13, draws=4000), "lam"), *exact.poisson_discrete_laplace(s, n, 3.0, 1.0, 3.0),
                          label="collapsed poisson")
 
 
