@@ -16,7 +16,7 @@ __all__ = ["bernoulli_local", "bernoulli_sum", "normal_local", "normal_sum"]
 
 
 # ------------------------------------------------------------------------------------------------
-# models: each returns (model, simulate(rng) -> (point values, release), θ name)
+# models: each returns (model, simulate(rng) -> (θ*, point values, release), θ name)
 # ------------------------------------------------------------------------------------------------
 def bernoulli_sum():
     n, stat, mech = 10, pdp.Sum(lower=0, upper=1), pdp.Laplace(scale=1.0)
