@@ -222,3 +222,64 @@ def fixed_s_release(data, delta=1e-5):
     st = R.release_suff_stats(X, y, x_bound=3.0, y_bound=6.0, epsilon=2.0, delta=delta, n_nodes=3,
                               rng=np.random.default_rng(5))
     return st, R.RegressionPrior(C=4.0 * np.eye(2), a=6.0, b=5.0).resolve(2)
+
+
+# ------------------------------------------------------------------------------------------------
+# pdp.Collapsed and SufficientTheta (unit/ and statistical/ test_collapsed_step.py, test_sufficient.py)
+# ------------------------------------------------------------------------------------------------
+def beta_bernoulli_sum_model(n=30, s=19.3, a=2.0, b=2.0, scale=2.0):
+    """p ~ Beta(a, b), x_i ~ Bern(p) (n records), s = clamped Σx + Laplace(scale) observed."""
+    with pm.Model() as model:
+        p = pm.Beta("p", a, b)
+        x = pm.Bernoulli("x", p, shape=n)
+        pdp.DPObserved("s", x, statistic=pdp.Sum(lower=0, upper=1), mechanism=pdp.Laplace(scale=scale),
+                       observed=s)
+    return model
+
+
+def quickstart_like_model(seed=11, n_count=40, n_stay=8, sigma=4.0):
+    """A Beta–Bernoulli count (Laplace, ε = 0.5) and Gamma stays with mean ``mean_stay`` whose sum is
+    released with Gaussian noise. Returns (model, s_count, Laplace scale, s_stay, n_stay, sigma)."""
+    rng = np.random.default_rng(seed)
+    cond, stay = rng.binomial(1, 0.2, n_count), rng.gamma(2.0, 2.5, n_stay)
+    cs, cm = pdp.Sum(lower=0, upper=1), pdp.Laplace(epsilon=0.5)
+    s_count = float(pdp.release(cond, cs, cm, rng=rng))
+    s_stay = float(stay.sum() + rng.normal(0, sigma))  # the test's release: Gaussian noise on Σ stays
+    with pm.Model() as model:
+        p = pm.Beta("p", 1, 1)
+        m = pm.Gamma("mean_stay", alpha=2.0, beta=0.4)
+        has = pm.Bernoulli("has_condition", p, shape=n_count)
+        los = pm.Gamma("length_of_stay", alpha=2.0, beta=2.0 / m, shape=n_stay)
+        pdp.DPObserved("count", has, statistic=cs, mechanism=cm, observed=s_count)
+        pdp.DPObserved("stay", los, statistic=pdp.Sum(), mechanism=pdp.Gaussian(sigma=sigma), observed=s_stay)
+    return model, s_count, 2.0, s_stay, n_stay, sigma
+
+
+# ------------------------------------------------------------------------------------------------
+# PMMH / MHAAR over independent record groups (unit/ and statistical/ test_pmmh_groups.py)
+# ------------------------------------------------------------------------------------------------
+GROUP_N, GROUP_A, GROUP_B, GROUP_SCALE = 8, 2.0, 2.0, 1.0
+GROUP_STAT = pdp.Sum(lower=0, upper=1)
+GROUP_RELEASES = {2: [2.3, 6.1], 3: [2.3, 6.1, 4.4]}
+
+
+def groups_model(releases):
+    """p ~ Beta(GROUP_A, GROUP_B); group g: x_g ~ Bern(p)^GROUP_N, s_g = Σ x_g + Laplace(GROUP_SCALE)."""
+    with pm.Model() as model:
+        p = pm.Beta("p", GROUP_A, GROUP_B)
+        for g, s in enumerate(releases):
+            x = pm.Bernoulli(f"x{g}", p, shape=GROUP_N)
+            pdp.DPObserved(f"s{g}", x, statistic=GROUP_STAT, mechanism=pdp.Laplace(scale=GROUP_SCALE), observed=s)
+    return model
+
+
+# ------------------------------------------------------------------------------------------------
+# PenaltyMH after pm.set_data (unit/ and statistical/ test_penalty_set_data.py)
+# ------------------------------------------------------------------------------------------------
+def data_normal_model(x, prior_sd=2.0):
+    """μ ~ N(0, prior_sd²), x_i ~ N(μ, 1) observed through the ``pm.Data`` container ``"obs"``."""
+    with pm.Model() as model:
+        obs = pm.Data("obs", x)
+        mu = pm.Normal("mu", 0.0, prior_sd)
+        pm.Normal("x", mu, 1.0, observed=obs)
+    return model

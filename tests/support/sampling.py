@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pymc as pm
 
-__all__ = ["sample"]
+__all__ = ["assigned", "sample"]
 
 
 def sample(model, step=None, *, draws: int, tune: int, chains: int = 2, seed, cores: int = 1, **kwargs):
@@ -19,3 +19,11 @@ def sample(model, step=None, *, draws: int, tune: int, chains: int = 2, seed, co
             step = step()
         return pm.sample(draws=draws, tune=tune, chains=chains, cores=cores, step=step, random_seed=seed,
                          progressbar=False, compute_convergence_checks=False, **kwargs)
+
+
+def assigned(model) -> dict:
+    """The step methods ``pm.sample()`` would assign by itself: ``{class name: sorted value-var names}``."""
+    from pymc.sampling.mcmc import assign_step_methods
+
+    _, selected = assign_step_methods(model, None, methods=pm.STEP_METHODS)
+    return {cls.__name__: sorted(v.name for v in vars_) for cls, vars_ in selected.items()}

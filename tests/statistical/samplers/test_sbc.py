@@ -18,79 +18,11 @@ import pytest
 from scipy import special, stats
 
 import pymc_dp as pdp
+from tests.support.sbc import bernoulli_local, bernoulli_sum, normal_local, normal_sum
 
 pytestmark = pytest.mark.slow
 
 R, L, THIN, WARM, BINS, ALPHA = 100, 7, 15, 45, 8, 1e-3
-
-
-# ------------------------------------------------------------------------------------------------
-# models: each returns (model, simulate(rng) -> (point values, release), θ name)
-# ------------------------------------------------------------------------------------------------
-def bernoulli_sum():
-    n, stat, mech = 10, pdp.Sum(lower=0, upper=1), pdp.Laplace(scale=1.0)
-    with pm.Model() as model:
-        obs = pm.Data("obs", 0.0)
-        p = pm.Beta("p", 2, 2)
-        x = pm.Bernoulli("x", p, shape=n)
-        pdp.DPObserved("s", x, statistic=stat, mechanism=mech, observed=obs)
-
-    def simulate(rng):
-        p = rng.beta(2, 2)
-        x = rng.binomial(1, p, n)
-        return p, {"p_logodds__": special.logit(p), "x": x}, float(pdp.release(x, stat, mech, rng=rng))
-
-    return model, simulate, "p"
-
-
-def bernoulli_local():
-    n, mech = 12, pdp.RandomizedResponse(epsilon=1.0)
-    with pm.Model() as model:
-        obs = pm.Data("obs", np.zeros(n, dtype="int64"))
-        p = pm.Beta("p", 2, 2)
-        x = pm.Bernoulli("x", p, shape=n)
-        pdp.DPObserved("r", x, statistic=pdp.Local(), mechanism=mech, observed=obs)
-
-    def simulate(rng):
-        p = rng.beta(2, 2)
-        x = rng.binomial(1, p, n)
-        r = np.asarray(pdp.release(x, pdp.Local(), mech, rng=rng), dtype="int64")
-        return p, {"p_logodds__": special.logit(p), "x": x}, r
-
-    return model, simulate, "p"
-
-
-def normal_sum():
-    n, stat, mech = 8, pdp.Sum(lower=-6, upper=6), pdp.Laplace(scale=2.0)
-    with pm.Model() as model:
-        obs = pm.Data("obs", 0.0)
-        mu = pm.Normal("mu", 0, 1)
-        x = pm.Normal("x", mu, 1.0, shape=n)
-        pdp.DPObserved("s", x, statistic=stat, mechanism=mech, observed=obs)
-
-    def simulate(rng):
-        mu = rng.normal()
-        x = rng.normal(mu, 1.0, n)
-        return mu, {"mu": mu, "x": x}, float(pdp.release(x, stat, mech, rng=rng))
-
-    return model, simulate, "mu"
-
-
-def normal_local():
-    n, mech = 8, pdp.Gaussian(sigma=1.0)
-    with pm.Model() as model:
-        obs = pm.Data("obs", np.zeros(n))
-        mu = pm.Normal("mu", 0, 1)
-        x = pm.Normal("x", mu, 1.0, shape=n)
-        pdp.DPObserved("y", x, statistic=pdp.Local(lower=-8, upper=8), mechanism=mech, observed=obs)
-
-    def simulate(rng):
-        mu = rng.normal()
-        x = rng.normal(mu, 1.0, n)
-        return mu, {"mu": mu, "x": x}, np.asarray(pdp.release(x, pdp.Local(lower=-8, upper=8), mech, rng=rng),
-                                                    dtype=float)
-
-    return model, simulate, "mu"
 
 
 def _da(model, th):

@@ -2,57 +2,34 @@ r"""PMMH and MHAAR factorise their likelihood estimate over independent record g
 
 Several record variables, each with its own aggregate release and sharing θ (two or three hospitals
 each releasing a Laplace-noised count of their own Bernoulli records), are independent given θ, so
-:math:`\hat Z = \prod_g \frac1N \sum_j g(s_g \mid x_g^{(j)})` is unbiased; exactness is checked
-against enumeration, and the estimate's log-sd against the joint estimate's at equal N.
+:math:`\hat Z = \prod_g \frac1N \sum_j g(s_g \mid x_g^{(j)})` is unbiased; checked
+here: which estimate each sampler uses, its unbiasedness, and its log-sd against the joint
+estimate's at equal N (unit tier). Exactness through ``pm.sample`` against enumeration is in
+``tests/statistical/samplers/test_pmmh_groups.py``.
 """
 
-import itertools
 import math
 import re
 
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
-import pytest
 from scipy import special
 
 import pymc_dp as pdp
 from pymc_dp.diagnostics import loglik_estimate_sd
-from tests.exact import assert_moments
+from tests.support.mc import assert_within_se
+from tests.support.models import (
+    GROUP_A,
+    GROUP_B,
+    GROUP_N,
+    GROUP_RELEASES,
+    GROUP_SCALE,
+    GROUP_STAT,
+    groups_model,
+)
 
-N_REC, A, B, SCALE = 8, 2.0, 2.0, 1.0
-STAT = pdp.Sum(lower=0, upper=1)
-
-
-def groups_model(releases):
-    """p ~ Beta(A, B); group g: x_g ~ Bern(p)^N_REC, s_g = Σ x_g + Laplace(SCALE)."""
-    with pm.Model() as model:
-        p = pm.Beta("p", A, B)
-        for g, s in enumerate(releases):
-            x = pm.Bernoulli(f"x{g}", p, shape=N_REC)
-            pdp.DPObserved(f"s{g}", x, statistic=STAT, mechanism=pdp.Laplace(scale=SCALE), observed=s)
-    return model
-
-
-def exact_groups(releases, n=N_REC, a=A, b=B, scale=SCALE):
-    """Posterior E[p], E[p²]: enumerate the per-group counts (k_1..k_G); p | k is Beta."""
-    logw, kt = [], []
-    for ks in itertools.product(range(n + 1), repeat=len(releases)):
-        k = np.array(ks)
-        K = int(k.sum())
-        lw = float(np.sum(special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(n - k + 1)))
-        lw += special.betaln(a + K, b + len(releases) * n - K)
-        lw -= float(np.sum(np.abs(np.asarray(releases) - k))) / scale
-        logw.append(lw)
-        kt.append(K)
-    logw, kt = np.array(logw), np.array(kt)
-    w = np.exp(logw - logw.max())
-    w /= w.sum()
-    tot = a + b + len(releases) * n
-    return float(np.sum(w * (a + kt) / tot)), float(np.sum(w * (a + kt) * (a + kt + 1) / (tot * (tot + 1))))
-
-
-RELEASES = {2: [2.3, 6.1], 3: [2.3, 6.1, 4.4]}
+N_REC, A, B, SCALE, STAT, RELEASES = GROUP_N, GROUP_A, GROUP_B, GROUP_SCALE, GROUP_STAT, GROUP_RELEASES
 
 
 # ------------------------------------------------------------------------------------------------
@@ -126,25 +103,4 @@ def test_group_estimate_is_unbiased():
     exact = np.prod([np.sum(pk * np.exp(-np.abs(s - k) / SCALE) / (2 * SCALE)) for s in releases])
     rng = np.random.default_rng(3)
     z = np.exp([step.loglik_estimate(point, rng) for _ in range(4000)])
-    se = z.std(ddof=1) / math.sqrt(z.size)
-    print(f"\n[groups] E[Z] {z.mean():.4e} vs exact {exact:.4e} ({(z.mean() - exact) / se:+.2f} se)")
-    assert abs(z.mean() - exact) < 4 * se
-
-
-# ------------------------------------------------------------------------------------------------
-# exactness through pm.sample (4 MCSE, enumeration)
-# ------------------------------------------------------------------------------------------------
-@pytest.mark.slow
-@pytest.mark.parametrize("sampler", ["PMMH", "MHAAR"])
-@pytest.mark.parametrize("n_groups", [2, 3])
-def test_exact_on_independent_groups(sampler, n_groups):
-    releases = RELEASES[n_groups]
-    model = groups_model(releases)
-    with model:
-        step = getattr(pdp, sampler)([model["p"]], n_particles=10)
-        assert step.factorisation == "groups"
-        idata = pm.sample(draws=3000, tune=500, chains=2, cores=1, step=[step], random_seed=11,
-                          progressbar=False, compute_convergence_checks=False)
-    assert set(np.unique(idata.sample_stats["dp_loglik_factors"].values)) == {n_groups}
-    m1, m2 = exact_groups(releases)
-    assert_moments(idata.posterior["p"].values, m1, m2, label=f"{sampler} {n_groups} groups")
+    assert_within_se(z.mean(), exact, z.std(ddof=1) / math.sqrt(z.size), label="groups: E[Z] vs p(s | θ)")

@@ -32,7 +32,7 @@ from pymc.sampling.mcmc import assign_step_methods, instantiate_steppers
 from scipy import special, stats
 
 import pymc_dp as pdp
-from tests.test_sbc import bernoulli_sum, normal_sum
+from tests.support.sbc import bernoulli_sum, normal_sum
 
 pytestmark = pytest.mark.slow
 
@@ -44,7 +44,7 @@ N_CLT, SIGMA_CLT, BOUND = 10, 0.5, 50.0
 
 
 # ------------------------------------------------------------------------------------------------
-# models not in test_sbc.py: (model, simulate(rng) -> (θ*, point values, data), θ name, data name)
+# models not in tests/support/sbc.py: (model, simulate(rng) -> (θ*, point values, data), θ name, data name)
 # ------------------------------------------------------------------------------------------------
 def clt_normal_mean(prior_mean=0.0):
     """μ ~ N(prior_mean, 1), x_i ~ N(μ, 1), mean(x) + N(0, σ²): CLTRelease is exact here."""

@@ -1,10 +1,10 @@
 """Fast record proposals (``pymc_dp.samplers.fast_draws``) and the exponential-threshold sweep.
 
-Unit tier: each covered family's draws have the family's distribution (mean and variance within 4
-standard errors, Kolmogorov–Smirnov or χ² against SciPy, fixed seeds); the draws are reproducible by
-seed; the sweep with pre-drawn exponentials takes exactly the reference decisions; blocks that are
-not covered keep the graph and say why. Statistical tier (slow): DataAugmentation on the fast route
-against exact posteriors of families the older exactness tier does not cover (gamma, binomial).
+Each covered family's draws have the family's distribution (mean and variance within 4 standard
+errors, Kolmogorov–Smirnov or χ² against SciPy, fixed seeds); the draws are reproducible by seed;
+the sweep with pre-drawn exponentials takes exactly the reference decisions; blocks that are not
+covered keep the graph and say why. DataAugmentation on the fast route against exact posteriors is
+in ``tests/statistical/samplers/test_fast_proposals.py``.
 """
 
 import math
@@ -18,7 +18,7 @@ from scipy import stats
 import pymc_dp as pdp
 from pymc_dp.samplers.augmentation import augmentation_sweep, sweep_core
 from pymc_dp.samplers.records import RecordBlock
-from tests import exact
+from tests.support.sampling import sample
 
 N = 20_000
 
@@ -66,7 +66,7 @@ DISCRETE = [
 
 @pytest.mark.parametrize("name, make, ref, to_value", CONTINUOUS, ids=[c[0] for c in CONTINUOUS])
 def test_continuous_family_draws_have_the_family_distribution(name, make, ref, to_value):
-    value, model, block = fast_draws(make)
+    value, model, _ = fast_draws(make)
     x = np.exp(value) if to_value is not None else value  # the value space is log for positive records
     assert value.shape == (N,) and value.dtype == np.float64
     assert_mean_var(x, ref.mean(), ref.var(), name)
@@ -176,7 +176,7 @@ def test_invalid_parameters_are_refused_with_the_rule():
 
 
 def test_fast_proposals_argument_and_attribute():
-    with pm.Model() as model:
+    with pm.Model():
         mu = pm.Normal("mu", 0, 3)
         x = pm.Normal("x", mu, 1.0, shape=20)
         pdp.DPObserved("s", x, statistic=pdp.Sum(lower=-2, upper=4), mechanism=pdp.Laplace(epsilon=1.0), observed=20.0)
@@ -236,8 +236,7 @@ def test_data_augmentation_reproducible_by_seed_on_the_fast_route():
     def run(seed):
         with model:
             step = pdp.DataAugmentation([x])
-            idata = pm.sample(step=[step], draws=40, tune=10, chains=2, cores=1, random_seed=seed,
-                              progressbar=False, compute_convergence_checks=False)
+        idata = sample(model, [step], draws=40, tune=10, seed=seed)
         assert step.fast_proposals == [True]
         return np.asarray(idata.posterior["x"])
 
@@ -245,42 +244,3 @@ def test_data_augmentation_reproducible_by_seed_on_the_fast_route():
     np.testing.assert_array_equal(a, b)
     assert not np.array_equal(a, c)
     assert not np.array_equal(a[0], a[1])  # chains differ
-
-
-SAMPLE = dict(draws=1500, tune=500, chains=2, cores=1, progressbar=False, compute_convergence_checks=False)
-
-
-@pytest.mark.slow
-def test_exact_gamma_records_sum_gaussian():
-    """λ ~ Gamma(2, 1), x_i ~ Gamma(k=2.5, rate λ) (log value space), s = Σx + N(0, 1): quadrature."""
-    rng = np.random.default_rng(21)
-    n, k = 4, 2.5
-    s = float(rng.gamma(k, 1 / 1.5, n).sum() + rng.normal(0, 1.0))
-    with pm.Model() as model:
-        lam = pm.Gamma("lam", alpha=2.0, beta=1.0)
-        x = pm.Gamma("x", alpha=k, beta=lam, shape=n)
-        pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=pdp.Gaussian(sigma=1.0), observed=s)
-        step = pdp.DataAugmentation([x])
-        idata = pm.sample(step=[step], random_seed=2, **SAMPLE)
-    assert step.fast_proposals == [True]
-    # Σx | λ ~ Gamma(n·k, rate λ): the exponential quadrature with shape n·k
-    exact.assert_moments(np.asarray(idata.posterior["lam"]), *exact.exponential_sum_gaussian(s, n * k, 2.0, 1.0, 1.0),
-                         label="gamma records (fast)")
-
-
-@pytest.mark.slow
-def test_exact_binomial_records_sum_laplace():
-    """p ~ Beta(2, 3), x_i ~ Binomial(4, p), s = clamped Σx + Laplace(4/ε): Σx ~ Binomial(4n, p), enumerated."""
-    rng = np.random.default_rng(22)
-    n, m, eps = 12, 4, 1.0
-    stat, mech = pdp.Sum(lower=0, upper=m), pdp.Laplace(epsilon=eps)
-    s = float(pdp.release(rng.binomial(m, 0.4, n), stat, mech, rng=rng))
-    with pm.Model() as model:
-        p = pm.Beta("p", 2.0, 3.0)
-        x = pm.Binomial("x", m, p, shape=n)
-        pdp.DPObserved("s", x, statistic=stat, mechanism=mech, observed=s)
-        step = pdp.DataAugmentation([x])
-        idata = pm.sample(step=[step], random_seed=3, **SAMPLE)
-    assert step.fast_proposals == [True]
-    exact.assert_moments(np.asarray(idata.posterior["p"]), *exact.beta_bernoulli_laplace(s, n * m, 2.0, 3.0, m / eps),
-                         label="binomial records (fast)")

@@ -1,11 +1,8 @@
 """PenaltyMH follows ``pm.set_data``: it reads the records from the model's data containers, never a
-copy frozen at construction (seed 002 §3.1 step; exactness against a conjugate posterior).
-
-Model: μ ~ N(0, 2²), x_i ~ N(μ, 1) observed through ``pm.Data``; the posterior given n records is
-N(Σx / (n + 1/4), 1 / (n + 1/4)). The step is built on one data set and sampled after
-``pm.set_data`` on another; the draws must match the *new* posterior within 4 MCSE (and the old
-posterior must lie far outside that tolerance, so the test can fail). No ratio may be clipped
-(the penalty chain is exact only then).
+copy frozen at construction (seed 002 §3.1 step): the cached log-likelihood, covariate and cast
+containers, and the subsampled step's refusal of a new record count (unit tier). Exactness after
+``pm.set_data`` against the conjugate posterior is in
+``tests/statistical/samplers/test_penalty_set_data.py``.
 """
 
 import re
@@ -15,59 +12,13 @@ import pymc as pm
 import pytest
 
 import pymc_dp as pdp
-from tests.exact import assert_moments
-
-PRIOR_SD = 2.0
-
-
-def _posterior(x):
-    prec = len(x) + 1.0 / PRIOR_SD**2
-    mean = float(np.sum(x)) / prec
-    return mean, mean**2 + 1.0 / prec
-
-
-def _model(x):
-    with pm.Model() as model:
-        obs = pm.Data("obs", x)
-        mu = pm.Normal("mu", 0.0, PRIOR_SD)
-        pm.Normal("x", mu, 1.0, observed=obs)
-    return model
-
-
-def _sample(model, step, seed, draws=1500, tune=300):
-    with model:
-        return pm.sample(draws=draws, tune=tune, chains=2, cores=1, step=[step], random_seed=seed,
-                         progressbar=False, compute_convergence_checks=False)
-
-
-def _mu(idata):
-    return np.asarray(idata["posterior"]["mu"])
-
-
-@pytest.mark.parametrize("n_new", [20, 32], ids=["same-n", "new-n"])
-def test_pm_sample_after_set_data_targets_the_new_posterior(n_new):
-    rng = np.random.default_rng(20261123)
-    old, new = rng.normal(-1.0, 1.0, 20), rng.normal(1.5, 1.0, n_new)
-    model = _model(old)
-    with model:
-        # |log f(x|μ') - log f(x|μ)| <= |Δμ| |x - (μ+μ')/2| < 10 |Δμ| here: nothing is clipped
-        step = pdp.PenaltyMH(lipschitz=10.0, tau=0.2, scale=0.3)
-    pm.set_data({"obs": new}, model=model)
-    idata = _sample(model, step, seed=11)
-    stats = idata["sample_stats"]
-    assert float(np.asarray(stats["dp_clipped_fraction"]).max()) == 0.0
-    assert set(np.asarray(stats["dp_n_records"]).ravel().tolist()) == {n_new}
-    assert step.n == n_new
-    draws = _mu(idata)
-    report = assert_moments(draws, *_posterior(new), label=f"PenaltyMH after pm.set_data (n={n_new})")
-    # the old data's posterior is far outside the tolerance: stale data would fail this test
-    mcse = float(draws.std()) / np.sqrt(report[0][4])
-    assert abs(_posterior(old)[0] - _posterior(new)[0]) > 50 * mcse
+from tests.support.models import data_normal_model
+from tests.support.sampling import sample
 
 
 def test_set_data_between_iterations_rebuilds_the_cached_loglik():
     rng = np.random.default_rng(3)
-    model = _model(rng.normal(0.0, 1.0, 10))
+    model = data_normal_model(rng.normal(0.0, 1.0, 10))
     with model:
         step = pdp.PenaltyMH(lipschitz=10.0, tau=0.2, scale=0.3, rng=np.random.default_rng(0))
     point = model.initial_point()
@@ -107,7 +58,7 @@ def test_covariates_and_cast_containers_are_followed():
 
 def test_subsampled_step_refuses_a_new_record_count():
     rng = np.random.default_rng(8)
-    model = _model(rng.normal(0.0, 1.0, 12))
+    model = data_normal_model(rng.normal(0.0, 1.0, 12))
     with model:
         step = pdp.PenaltyMH(lipschitz=10.0, tau=0.5, scale=0.3, batch_size=5,
                              rng=np.random.default_rng(1))
@@ -121,10 +72,10 @@ def test_subsampled_step_refuses_a_new_record_count():
     with pytest.raises(ValueError, match=re.escape(msg)):
         step.step(model.initial_point())
     with pytest.raises(ValueError, match=re.escape(msg)):  # refused again, not taken the second time
-        _sample(model, step, seed=2, draws=5, tune=0)
+        sample(model, [step], seed=2, draws=5, tune=0)
     assert step.total_iterations == 0
     same_n = rng.normal(4.0, 1.0, 12)  # the same record count with new values is followed
     pm.set_data({"obs": same_n}, model=model)
-    idata = _sample(model, step, seed=2, draws=5, tune=0)
+    idata = sample(model, [step], seed=2, draws=5, tune=0)
     assert set(np.asarray(idata["sample_stats"]["dp_n_records"]).ravel().tolist()) == {12}
     np.testing.assert_array_equal(step.target.data[0], same_n)
