@@ -2,7 +2,7 @@
 
 Every example accepts
 
-``--smoke``    tiny settings that finish in well under a minute (used by ``tests/test_examples.py``
+``--smoke``    tiny settings that finish in well under a minute (used by ``tests/examples/test_examples.py``
                and by the documentation build, which renders the printed output and the figures);
 ``--refresh``  rewrite the committed results (``examples/*.md``, ``examples/figures/``); without it a
                script writes only under the untracked ``examples/output/`` (or ``--outdir``);

@@ -7,7 +7,7 @@ sweep itself (the graph's NumPy draw allocates and fills a fresh array, then PyM
 families below the draw is written once in numba, reads the distribution's parameters from one
 compiled PyTensor function of the point (tiny when θ is a scalar) and fills a preallocated buffer
 using the step's own ``np.random.Generator``: reproducible by seed, the same distribution as the
-graph's (tested in ``tests/test_fast_proposals.py`` by moments and Kolmogorov–Smirnov per family).
+graph's (tested in ``tests/{statistical,unit}/samplers/test_fast_proposals.py`` by moments and Kolmogorov–Smirnov per family).
 
 ======================  ==============================  =========================================
 PyTensor op             parameters                      draw
