@@ -39,7 +39,7 @@ from pymc_dp.distributions.clt import releases_latent_statistic
 from pymc_dp.distributions.registry import dp_nodes, model_of
 from pymc_dp.samplers.records import RecordBlock, record_groups
 
-__all__ = ["augmentation_competence", "collapsed_competence", "register"]
+__all__ = ["augmentation_competence", "cached_verdict", "collapsed_competence", "register"]
 
 
 def augmentation_competence(var) -> Competence:
@@ -109,6 +109,24 @@ def register(*step_classes) -> None:
         STEP_METHODS.insert(0, cls)
 
 
+def cached_verdict(var, store: weakref.WeakKeyDictionary, verdict, *, per_var: bool = True):
+    """The competence rule shared by pymc-dp's step classes: ``INCOMPATIBLE`` unless ``var`` is a free
+    RV of a model with ``DPObserved`` nodes (PyMC's defaults are never touched elsewhere); otherwise
+    ``verdict(model, var)`` (``per_var``) or ``verdict(model, nodes)``, cached in ``store`` per model
+    state (variables, potentials and release nodes counted), so assignment builds nothing twice."""
+    model = model_of(var)
+    if model is None or var not in model.free_RVs:
+        return Competence.INCOMPATIBLE
+    nodes = dp_nodes(model)
+    if not nodes:
+        return Competence.INCOMPATIBLE
+    key = ((id(var),) if per_var else ()) + (len(model.basic_RVs), len(model.potentials), len(nodes))
+    cache = store.setdefault(model, {})
+    if key not in cache:
+        cache[key] = verdict(model, var) if per_var else verdict(model, nodes)
+    return cache[key]
+
+
 _COLLAPSIBLE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
@@ -123,17 +141,10 @@ def collapsed_competence(var) -> Competence:
     ``marginalize`` on all of them, so the step never refuses at construction) is cached per model
     state; never warns.
     """
-    model = model_of(var)
-    if model is None or var not in model.free_RVs:
-        return Competence.INCOMPATIBLE
-    nodes = dp_nodes(model)
-    if not nodes:
-        return Competence.INCOMPATIBLE
-    key = (len(model.basic_RVs), len(model.potentials), len(nodes))
-    cache = _COLLAPSIBLE.setdefault(model, {})
-    if key not in cache:
-        cache[key] = _collapsible(model, nodes)
-    records, parents = cache[key]
+    verdict = cached_verdict(var, _COLLAPSIBLE, _collapsible, per_var=False)
+    if verdict == Competence.INCOMPATIBLE:
+        return verdict
+    records, parents = verdict
     return Competence.IDEAL if (var.name in records or var.name in parents) else Competence.INCOMPATIBLE
 
 

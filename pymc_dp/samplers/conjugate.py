@@ -43,8 +43,7 @@ from pytensor.graph.replace import graph_replace
 from pytensor.tensor.elemwise import DimShuffle
 
 from pymc_dp._compat import ancestors
-from pymc_dp.distributions.registry import dp_nodes, model_of
-from pymc_dp.samplers.assign import augmentation_competence
+from pymc_dp.samplers.assign import augmentation_competence, cached_verdict
 from pymc_dp.samplers.base import DPStep
 
 __all__ = ["ConjugatePattern", "ConjugateTheta", "conjugate_pattern"]
@@ -390,17 +389,7 @@ def conjugate_competence(var) -> Competence:
     conjugate child); at least one of its children is a latent record variable for which
     :func:`augmentation_competence` is ``IDEAL``. Cached per model state; never warns.
     """
-    model = model_of(var)
-    if model is None or var not in model.free_RVs:
-        return Competence.INCOMPATIBLE
-    nodes = dp_nodes(model)
-    if not nodes:
-        return Competence.INCOMPATIBLE
-    key = (id(var), len(model.basic_RVs), len(model.potentials), len(nodes))
-    cache = _CONJUGATE.setdefault(model, {})
-    if key not in cache:
-        cache[key] = _conjugate_verdict(model, var)
-    return cache[key]
+    return cached_verdict(var, _CONJUGATE, _conjugate_verdict)
 
 
 def _conjugate_verdict(model, var) -> Competence:

@@ -60,8 +60,7 @@ from pymc.util import get_value_vars_from_user_vars
 from pytensor.graph.replace import graph_replace
 from pytensor.tensor.xlogx import xlogy0
 
-from pymc_dp.distributions.registry import dp_nodes, model_of
-from pymc_dp.samplers.assign import augmentation_competence
+from pymc_dp.samplers.assign import augmentation_competence, cached_verdict
 from pymc_dp.samplers.base import DPStep
 from pymc_dp.samplers.conjugate import _direct, conjugate_competence
 
@@ -368,17 +367,9 @@ def sufficient_competence(var) -> Competence:
     depending on it; at least one of those is a latent record variable for which
     :func:`~pymc_dp.samplers.assign.augmentation_competence` is ``IDEAL``. Cached; never warns.
     """
-    model = model_of(var)
-    if model is None or var not in model.free_RVs or not var.dtype.startswith("float"):
+    if not var.dtype.startswith("float"):
         return Competence.INCOMPATIBLE
-    nodes = dp_nodes(model)
-    if not nodes:
-        return Competence.INCOMPATIBLE
-    key = (id(var), len(model.basic_RVs), len(model.potentials), len(nodes))
-    cache = _VERDICTS.setdefault(model, {})
-    if key not in cache:
-        cache[key] = _verdict(model, var)
-    return cache[key]
+    return cached_verdict(var, _VERDICTS, _verdict)
 
 
 def _verdict(model, var) -> Competence:
