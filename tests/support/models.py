@@ -237,6 +237,16 @@ def beta_bernoulli_sum_model(n=30, s=19.3, a=2.0, b=2.0, scale=2.0):
     return model
 
 
+def released_beta_bernoulli(n, seed, p_true, *, scale=1.0, a=2.0, b=2.0):
+    """A Beta–Bernoulli sum released for this test: n Bern(p_true) records drawn with ``seed``,
+    Σx + Laplace(scale) by ``pdp.release``; the model of :func:`beta_bernoulli_sum_model`.
+    Returns (model, s)."""
+    rng = np.random.default_rng(seed)
+    s = float(pdp.release(rng.binomial(1, p_true, n), pdp.Sum(lower=0, upper=1), pdp.Laplace(scale=scale),
+                          rng=rng))
+    return beta_bernoulli_sum_model(n, s, a, b, scale), s
+
+
 def quickstart_like_model(seed=11, n_count=40, n_stay=8, sigma=4.0):
     """A Beta–Bernoulli count (Laplace, ε = 0.5) and Gamma stays with mean ``mean_stay`` whose sum is
     released with Gaussian noise. Returns (model, s_count, Laplace scale, s_stay, n_stay, sigma)."""

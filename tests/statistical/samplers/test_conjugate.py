@@ -10,20 +10,17 @@ import pymc_dp as pdp
 from tests.support import exact
 from tests.support.exact import linear_posterior
 from tests.support.mc import assert_mc_close
+from tests.support.models import released_beta_bernoulli
 from tests.support.sampling import sample
 
 
 @pytest.mark.slow
 def test_exact_beta_bernoulli_sum_laplace():
-    rng = np.random.default_rng(31)
     n = 30
-    stat, mech = pdp.Sum(lower=0, upper=1), pdp.Laplace(epsilon=1.0)
-    s = float(pdp.release(rng.binomial(1, 0.3, n), stat, mech, rng=rng))
-    with pm.Model() as model:
-        p = pm.Beta("p", 2, 2)
-        x = pm.Bernoulli("x", p, shape=n)
-        pdp.DPObserved("s", x, statistic=stat, mechanism=mech, observed=s)
-        idata = sample(model, [pdp.DataAugmentation([x]), pdp.ConjugateTheta([p])], draws=2000, tune=300, seed=7)
+    model, s = released_beta_bernoulli(n, 31, 0.3)
+    with model:
+        idata = sample(model, [pdp.DataAugmentation([model["x"]]), pdp.ConjugateTheta([model["p"]])],
+                       draws=2000, tune=300, seed=7)
     assert_mc_close(np.asarray(idata.posterior["p"]), *exact.beta_bernoulli_laplace(s, n, 2, 2, 1.0),
                          label="DA + ConjugateTheta beta-bernoulli")
 

@@ -11,6 +11,7 @@ import pytest
 import pymc_dp as pdp
 from tests.support import exact
 from tests.support.mc import assert_mc_close
+from tests.support.models import released_beta_bernoulli
 from tests.support.sampling import sample
 
 pytestmark = pytest.mark.slow
@@ -28,15 +29,9 @@ def draws(idata, name, index=None):
 
 
 def test_beta_bernoulli_sum_laplace():
-    rng = np.random.default_rng(10)
     n = 20
-    stat, mech = pdp.Sum(lower=0, upper=1), pdp.Laplace(epsilon=1.0)
-    s = float(pdp.release(rng.binomial(1, 0.3, n), stat, mech, rng=rng))
-    with pm.Model() as model:
-        p = pm.Beta("p", 2, 2)
-        x = pm.Bernoulli("x", p, shape=n)
-        pdp.DPObserved("s", x, statistic=stat, mechanism=mech, observed=s)
-    idata = run(model, [x], seed=1)
+    model, s = released_beta_bernoulli(n, 10, 0.3)
+    idata = run(model, [model["x"]], seed=1)
     assert_mc_close(draws(idata, "p"), *exact.beta_bernoulli_laplace(s, n, 2, 2, 1.0), label="beta-bernoulli")
 
 

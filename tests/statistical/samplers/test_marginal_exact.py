@@ -14,20 +14,15 @@ from scipy import stats
 import pymc_dp as pdp
 from tests.support import exact
 from tests.support.mc import assert_mc_close
+from tests.support.models import released_beta_bernoulli
 from tests.support.sampling import sample
 
 pytestmark = pytest.mark.slow
 
 
 def _beta_bernoulli():
-    rng = np.random.default_rng(60)
     n = 20
-    stat, mech = pdp.Sum(lower=0, upper=1), pdp.Laplace(scale=1.0)
-    s = float(pdp.release(rng.binomial(1, 0.4, n), stat, mech, rng=rng))
-    with pm.Model() as model:
-        p = pm.Beta("p", 2, 2)
-        x = pm.Bernoulli("x", p, shape=n)
-        pdp.DPObserved("s", x, statistic=stat, mechanism=mech, observed=s)
+    model, s = released_beta_bernoulli(n, 60, 0.4)
     return model, "p", exact.beta_bernoulli_laplace(s, n, 2, 2, 1.0)
 
 
