@@ -12,7 +12,7 @@ from scipy import special
 
 import pymc_dp as pdp
 
-__all__ = ["bernoulli_local", "bernoulli_sum", "normal_local", "normal_sum"]
+__all__ = ["bernoulli_local", "bernoulli_sum", "gamma_mean_sum", "normal_local", "normal_sum"]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -82,3 +82,21 @@ def normal_local():
                                                     dtype=float)
 
     return model, simulate, "mu"
+
+
+def gamma_mean_sum():
+    """The quickstart's stays: m ~ Gamma(2, rate 0.4), x_i ~ Gamma(2, rate 2/m) (mean m), n = 6,
+    Σ clip(x_i, 0, 30) + Laplace(scale 5): m | x is not conjugate (SufficientTheta's case)."""
+    n, stat, mech = 6, pdp.Sum(lower=0, upper=30), pdp.Laplace(scale=5.0)
+    with pm.Model() as model:
+        obs = pm.Data("obs", 0.0)
+        m = pm.Gamma("m", alpha=2.0, beta=0.4)
+        x = pm.Gamma("x", alpha=2.0, beta=2.0 / m, shape=n)
+        pdp.DPObserved("s", x, statistic=stat, mechanism=mech, observed=obs)
+
+    def simulate(rng):
+        m = rng.gamma(2.0, 1 / 0.4)
+        x = rng.gamma(2.0, m / 2.0, n)
+        return m, {"m_log__": np.log(m), "x_log__": np.log(x)}, float(pdp.release(x, stat, mech, rng=rng))
+
+    return model, simulate, "m"

@@ -2,7 +2,7 @@ r"""Simulation-based calibration (Talts et al. 2018) of the routes not in ``test
 
 Routes: the CLT marginal (``pdp.CLTRelease``, NUTS), the data holder's ``pdp.PenaltyMH`` (against
 the confidential-data posterior), ``pdp.marginalize`` + NUTS (collapsed), ``pdp.Interweave``,
-``pdp.ConjugateTheta`` and the assignment ``pm.sample()`` makes by itself on a discrete-record model
+``pdp.ConjugateTheta``, ``pdp.SufficientTheta`` and the assignment ``pm.sample()`` makes by itself on a discrete-record model
 (``pdp.Collapsed``).
 
 Each case is exact, not approximate:
@@ -32,7 +32,7 @@ from pymc.sampling.mcmc import assign_step_methods, instantiate_steppers
 from scipy import special, stats
 
 import pymc_dp as pdp
-from tests.support.sbc import bernoulli_sum, normal_sum
+from tests.support.sbc import bernoulli_sum, gamma_mean_sum, normal_sum
 
 pytestmark = pytest.mark.slow
 
@@ -109,6 +109,10 @@ def _conjugate(model, th):
     return pm.CompoundStep([pdp.DataAugmentation(), pdp.ConjugateTheta([model[th]])]), model
 
 
+def _sufficient(model, th):
+    return pm.CompoundStep([pdp.DataAugmentation(), pdp.SufficientTheta([model[th]])]), model
+
+
 def _default(model, th):
     """What pm.sample() assigns by itself (PyMC's own assign_step_methods + instantiate_steppers):
     ``pdp.Collapsed`` on the Beta–Bernoulli sum. Like ``marginalize`` it plans for the release it
@@ -134,6 +138,7 @@ CASES = [
     ("DataAugmentation+Interweave", normal_sum, _interweave, SLOW),
     ("DataAugmentation+ConjugateTheta", bernoulli_sum, _conjugate, SLOW),
     ("DataAugmentation+ConjugateTheta", normal_sum, _conjugate, SLOW),
+    ("DataAugmentation+SufficientTheta", gamma_mean_sum, _sufficient, SLOW),
     ("pm.sample() default", bernoulli_sum, _default, SLOW),
 ]
 
