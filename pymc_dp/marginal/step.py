@@ -42,10 +42,14 @@ from pymc.pytensorf import compile as pm_compile
 from pymc.util import get_value_vars_from_user_vars
 from pytensor.graph.replace import graph_replace
 
-from pymc_dp._compat import ancestors
 from pymc_dp.distributions.registry import dp_nodes
+from pymc_dp.marginal.assign import (
+    MAX_ITERATION_SECONDS,
+    collapsed_competence,
+    iteration_seconds,
+    record_parents,
+)
 from pymc_dp.marginal.collapsed import collapsed_plans, marginalize
-from pymc_dp.marginal.plan import SECONDS_PER_TERM
 from pymc_dp.marginal.recover import draw_records, record_draw_fn
 from pymc_dp.samplers.accept import mh_accept
 from pymc_dp.samplers.base import DPStep
@@ -53,38 +57,10 @@ from pymc_dp.samplers.base import DPStep
 __all__ = ["Collapsed", "CollapsedInfo", "CollapsedState", "ThetaProposals", "collapsed_kernel",
            "iteration_seconds", "record_parents", "MAX_ITERATION_SECONDS", "POOR_ACCEPT"]
 
-#: pm.sample() gives records to Collapsed when :func:`iteration_seconds` is at most this
-MAX_ITERATION_SECONDS = 2e-3
 #: warn at the end of warm-up when the independence acceptance is below this
 POOR_ACCEPT = 0.25
 _RW_TARGET = 0.3
 _FIT_AT = (100, 200, 400, 800, 1600, 3200)
-
-
-def iteration_seconds(plan) -> float:
-    r"""Estimated seconds of one Collapsed iteration for ``plan``: three evaluations of the collapsed
-    log-likelihood (bounded by the measured cost of a gradient, :data:`SECONDS_PER_TERM`) plus one
-    backward draw of the records (local O(n·w); additive O(n·L·w_t) in numba, O(n) for the closed
-    Poisson/negative-binomial sums; counts O(N²K) in NumPy)."""
-    route = plan.case if plan.case != "additive" else ("closed" if plan.closed else "convolution")
-    n = plan.law.n
-    evals = 3.0 * plan.cost * SECONDS_PER_TERM[route]
-    if plan.case == "local":
-        draw = 10e-9 * n * len(plan.support)
-    elif plan.case == "counts":
-        draw = 30e-9 * (n + 1) ** 2 * len(plan.support)
-    elif plan.closed in ("poisson", "negative_binomial"):
-        draw = 10e-9 * (n + plan.length)
-    else:
-        draw = 2e-9 * n * plan.length * plan.n_cells
-    return evals + draw
-
-
-def record_parents(model, record) -> list:
-    """The continuous free variables the record variable's distribution reads directly (θ)."""
-    direct = set(ancestors(list(record.owner.inputs), blockers=list(model.basic_RVs)))
-    return [v for v in model.free_RVs
-            if v in direct and v is not record and v.dtype.startswith("float")]
 
 
 # ------------------------------------------------------------------------------------- kernel
@@ -404,8 +380,6 @@ class Collapsed(DPStep):
 
     @staticmethod
     def competence(var, has_grad):
-        from pymc_dp.samplers.assign import collapsed_competence
-
         return collapsed_competence(var)
 
 

@@ -39,7 +39,7 @@ from pymc_dp.distributions.clt import releases_latent_statistic
 from pymc_dp.distributions.registry import dp_nodes, model_of
 from pymc_dp.samplers.records import RecordBlock, record_groups
 
-__all__ = ["augmentation_competence", "cached_verdict", "collapsed_competence", "register"]
+__all__ = ["augmentation_competence", "cached_verdict", "register"]
 
 
 def augmentation_competence(var) -> Competence:
@@ -125,53 +125,3 @@ def cached_verdict(var, store: weakref.WeakKeyDictionary, verdict, *, per_var: b
     if key not in cache:
         cache[key] = verdict(model, var) if per_var else verdict(model, nodes)
     return cache[key]
-
-
-_COLLAPSIBLE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def collapsed_competence(var) -> Competence:
-    """``IDEAL`` for a discrete record variable :class:`pymc_dp.Collapsed` takes, and for its direct
-    continuous parents.
-
-    A record variable qualifies when :func:`pymc_dp.marginal.collapsed_plans` accepts it and one
-    Collapsed iteration is cheap: :func:`pymc_dp.marginal.step.iteration_seconds` ≤
-    :data:`~pymc_dp.marginal.step.MAX_ITERATION_SECONDS` (beyond, e.g. pdp.Counts of N = 400
-    records, DataAugmentation's O(n) sweep is faster). The verdict (which records, built once with
-    ``marginalize`` on all of them, so the step never refuses at construction) is cached per model
-    state; never warns.
-    """
-    verdict = cached_verdict(var, _COLLAPSIBLE, _collapsible, per_var=False)
-    if verdict == Competence.INCOMPATIBLE:
-        return verdict
-    records, parents = verdict
-    return Competence.IDEAL if (var.name in records or var.name in parents) else Competence.INCOMPATIBLE
-
-
-def _collapsible(model, nodes):
-    """(names of the record variables Collapsed takes, names of their continuous parents)."""
-    from pymc_dp.marginal.collapsed import collapsed_plans, marginalize
-    from pymc_dp.marginal.step import MAX_ITERATION_SECONDS, iteration_seconds, record_parents
-
-    released = list(dict.fromkeys(d for node in nodes.values() for d in node.data))
-    records = []
-    for rv in released:
-        if rv not in model.free_RVs:
-            continue
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                (plan,) = collapsed_plans(model, records=[rv.name]).values()
-        except Exception:  # noqa: BLE001 - not collapsible: DataAugmentation or others take it
-            continue
-        if iteration_seconds(plan) <= MAX_ITERATION_SECONDS and record_parents(model, rv):
-            records.append(rv)
-    if records:
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                marginalize(model, records=[r.name for r in records])
-        except Exception:  # noqa: BLE001 - keep the per-group samplers
-            records = []
-    parents = {p.name for r in records for p in record_parents(model, r)}
-    return {r.name for r in records}, parents

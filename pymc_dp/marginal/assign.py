@@ -1,0 +1,97 @@
+"""When ``pm.sample()`` gives discrete records to :class:`pymc_dp.Collapsed`: its competence.
+
+A record variable goes to ``Collapsed`` (with its direct continuous parents) when
+:func:`pymc_dp.marginal.collapsed_plans` accepts it and one Collapsed iteration is estimated at
+most :data:`MAX_ITERATION_SECONDS` (:func:`iteration_seconds`); beyond, DataAugmentation's O(n)
+sweep is faster and keeps the records. The rule lives here, below the step, so that the samplers
+package never imports the marginal one.
+"""
+
+from __future__ import annotations
+
+import warnings
+import weakref
+
+from pymc.step_methods.compound import Competence
+
+from pymc_dp._compat import ancestors
+from pymc_dp.marginal.collapsed import collapsed_plans, marginalize
+from pymc_dp.marginal.plan import SECONDS_PER_TERM
+from pymc_dp.samplers.assign import cached_verdict
+
+__all__ = ["MAX_ITERATION_SECONDS", "collapsed_competence", "iteration_seconds", "record_parents"]
+
+#: pm.sample() gives records to Collapsed when :func:`iteration_seconds` is at most this
+MAX_ITERATION_SECONDS = 2e-3
+
+def iteration_seconds(plan) -> float:
+    r"""Estimated seconds of one Collapsed iteration for ``plan``: three evaluations of the collapsed
+    log-likelihood (bounded by the measured cost of a gradient, :data:`SECONDS_PER_TERM`) plus one
+    backward draw of the records (local O(n·w); additive O(n·L·w_t) in numba, O(n) for the closed
+    Poisson/negative-binomial sums; counts O(N²K) in NumPy)."""
+    route = plan.case if plan.case != "additive" else ("closed" if plan.closed else "convolution")
+    n = plan.law.n
+    evals = 3.0 * plan.cost * SECONDS_PER_TERM[route]
+    if plan.case == "local":
+        draw = 10e-9 * n * len(plan.support)
+    elif plan.case == "counts":
+        draw = 30e-9 * (n + 1) ** 2 * len(plan.support)
+    elif plan.closed in ("poisson", "negative_binomial"):
+        draw = 10e-9 * (n + plan.length)
+    else:
+        draw = 2e-9 * n * plan.length * plan.n_cells
+    return evals + draw
+
+
+def record_parents(model, record) -> list:
+    """The continuous free variables the record variable's distribution reads directly (θ)."""
+    direct = set(ancestors(list(record.owner.inputs), blockers=list(model.basic_RVs)))
+    return [v for v in model.free_RVs
+            if v in direct and v is not record and v.dtype.startswith("float")]
+
+
+_COLLAPSIBLE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def collapsed_competence(var) -> Competence:
+    """``IDEAL`` for a discrete record variable :class:`pymc_dp.Collapsed` takes, and for its direct
+    continuous parents.
+
+    A record variable qualifies when :func:`pymc_dp.marginal.collapsed_plans` accepts it and one
+    Collapsed iteration is cheap: :func:`iteration_seconds` ≤
+    :data:`MAX_ITERATION_SECONDS` (beyond, e.g. pdp.Counts of N = 400
+    records, DataAugmentation's O(n) sweep is faster). The verdict (which records, built once with
+    ``marginalize`` on all of them, so the step never refuses at construction) is cached per model
+    state; never warns.
+    """
+    verdict = cached_verdict(var, _COLLAPSIBLE, _collapsible, per_var=False)
+    if verdict == Competence.INCOMPATIBLE:
+        return verdict
+    records, parents = verdict
+    return Competence.IDEAL if (var.name in records or var.name in parents) else Competence.INCOMPATIBLE
+
+
+def _collapsible(model, nodes):
+    """(names of the record variables Collapsed takes, names of their continuous parents)."""
+    released = list(dict.fromkeys(d for node in nodes.values() for d in node.data))
+    records = []
+    for rv in released:
+        if rv not in model.free_RVs:
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                (plan,) = collapsed_plans(model, records=[rv.name]).values()
+        except Exception:  # noqa: BLE001 - not collapsible: DataAugmentation or others take it
+            continue
+        if iteration_seconds(plan) <= MAX_ITERATION_SECONDS and record_parents(model, rv):
+            records.append(rv)
+    if records:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                marginalize(model, records=[r.name for r in records])
+        except Exception:  # noqa: BLE001 - keep the per-group samplers
+            records = []
+    parents = {p.name for r in records for p in record_parents(model, r)}
+    return {r.name for r in records}, parents
