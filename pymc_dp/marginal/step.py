@@ -335,7 +335,8 @@ class Collapsed(DPStep):
 
         state = CollapsedState(theta, logp, ())
         state, info = collapsed_kernel(self.rng, state, logp_fn, self._props, draw)
-        self._cache = (others, state.theta, state.logp)
+        # copies: another step may write its next values into the arrays the point holds now
+        self._cache = ([np.array(o, copy=True) for o in others], np.array(state.theta, copy=True), state.logp)
         if self.tune:
             self._adapt(state.theta, info)
         return self._point(point, state, info)

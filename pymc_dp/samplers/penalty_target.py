@@ -221,7 +221,8 @@ class ModelTarget:
         changed = self._values is None or any(
             not np.array_equal(values[i], self._values[i]) for i in self._others
         )
-        self._values = values
+        # copies: PyMC's parallel workers write the next point into the arrays this point holds
+        self._values = [np.array(v, copy=True) for v in values]
         return changed
 
     def theta_of(self, point) -> np.ndarray:
