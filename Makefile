@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
-	$(PY) -m pip install -e ".[test,examples]"
+	$(PY) -m pip install -e ".[test,examples,dask]"
 	touch $@
 
 # the docs extra (mkdocs, material, mkdocstrings) on top of the package, installed only when missing:

@@ -31,6 +31,7 @@ from pymc_dp.mechanisms import (
     from_opendp,
 )
 from pymc_dp.release import Release, release
+from pymc_dp.runner import ManyResult, sample_many
 from pymc_dp.samplers import (
     MHAAR,
     PMMH,
@@ -95,6 +96,9 @@ __all__ = [
     "PrivacySpent",
     "fisher_information",
     "select_statistic",
+    # many posteriors at once (Dask)
+    "sample_many",
+    "ManyResult",
     "accounting",
     "diagnostics",
     "fisher",

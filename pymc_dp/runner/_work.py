@@ -1,0 +1,233 @@
+"""What a worker does with a batch of units: build (or reuse) the model, sample, summarise, save.
+
+Everything here runs in the worker process (a Dask worker, or this process with ``n_workers=0``).
+
+**Compile once per worker.** With ``data=`` the model is built by ``build(unit)`` for the first unit
+a worker sees and kept in `_CACHE` (one entry per `sample_many` call); later units of that call swap
+their data in with ``pm.set_data`` and reuse the compiled model, and reuse the built steps when every
+step follows ``pm.Data`` changes (`REUSABLE_STEPS`, each checked by a test that a reused step draws
+exactly what a freshly built one draws). A unit whose data have other shapes than the cached model
+is built again, and its record says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+import time
+import traceback
+
+import numpy as np
+
+from pymc_dp.runner._store import Store
+
+__all__ = ["REUSABLE_STEPS", "assign_steps", "route_of", "run_batch", "summary_rows"]
+
+#: Step classes that read the model's ``pm.Data`` containers at every iteration (so a built step
+#: stays valid after ``pm.set_data``); any other step is rebuilt for each unit.
+REUSABLE_STEPS = frozenset({
+    "NUTS", "HamiltonianMC", "Metropolis", "Slice", "BinaryGibbsMetropolis",
+    "CategoricalGibbsMetropolis", "DataAugmentation", "ConjugateTheta",
+})
+
+#: worker-process cache: call id -> dict(model=..., steps=..., shapes=..., reusable=...)
+_CACHE: dict = {}
+
+#: posterior variables with more elements than this per draw (latent records) are not summarised
+SUMMARY_MAX_SIZE = 20
+
+
+def assign_steps(model, step=None):
+    """The steps ``pm.sample()`` would build for ``model`` (pymc-dp's registered ones included).
+
+    ``step`` may be a callable ``step(model) -> step or list of steps`` that overrides the default.
+    """
+    import pymc as pm
+    from pymc.sampling.mcmc import assign_step_methods, instantiate_steppers
+
+    with model:
+        if step is not None:
+            built = step(model)
+            return list(built) if isinstance(built, list | tuple) else [built]
+        _, selected = assign_step_methods(model, None, methods=pm.STEP_METHODS)
+        built = instantiate_steppers(model, [], selected)
+    return list(built) if isinstance(built, list) else [built]
+
+
+def route_of(steps, model=None) -> str:
+    """``"ConjugateTheta[p]; DataAugmentation[x]"``: which step moves which variables."""
+    to_rv = {} if model is None else model.values_to_rvs
+    parts = []
+    for s in steps:
+        names = ", ".join(getattr(to_rv.get(v), "name", v.name) for v in getattr(s, "vars", []))
+        parts.append(f"{type(s).__name__}[{names}]")
+    return "; ".join(parts)
+
+
+def _prepare(build, data_fn, step_fn, unit, call_id):
+    """(model, steps, note, compiled?) for one unit."""
+    import pymc as pm
+
+    if data_fn is None:
+        model = _check_model(build(unit), unit)
+        return model, assign_steps(model, step_fn), "built", True
+    values = data_fn(unit)
+    if not isinstance(values, dict):
+        raise TypeError(
+            f"data(unit) must return a dict of pm.Data values by container name, got "
+            f"{type(values).__name__} for unit {unit!r}. Return e.g. {{'obs': release}}."
+        )
+    shapes = {name: np.shape(v) for name, v in values.items()}
+    cached = _CACHE.get(call_id)
+    note = "built"
+    if cached is not None:
+        if cached["shapes"] == shapes:
+            model = cached["model"]
+            pm.set_data(values, model=model)
+            if cached["reusable"]:
+                return model, cached["steps"], "reused model and steps", False
+            return model, assign_steps(model, step_fn), "reused model", False
+        changed = sorted(n for n in set(shapes) | set(cached["shapes"])
+                         if shapes.get(n) != cached["shapes"].get(n))
+        note = (f"built again: the data of {', '.join(changed)} have other shapes than the model "
+                "this worker compiled")
+    model = _check_model(build(unit), unit)
+    names = {d.name for d in model.data_vars}
+    missing = sorted(set(values) - names)
+    if missing:
+        raise KeyError(
+            f"data(unit) returned {missing}, which are not pm.Data containers of the model "
+            f"build(unit) returns (it has {sorted(names)}). Name them as in pm.Data(name, ...)."
+        )
+    pm.set_data(values, model=model)
+    steps = assign_steps(model, step_fn)
+    reusable = all(type(s).__name__ in REUSABLE_STEPS for s in steps)
+    _CACHE.clear()  # one compiled model per worker: the newest call's
+    _CACHE[call_id] = {"model": model, "steps": steps, "shapes": shapes, "reusable": reusable}
+    return model, steps, note, True
+
+
+def _check_model(model, unit):
+    import pymc as pm
+
+    if not isinstance(model, pm.Model):
+        raise TypeError(
+            f"build(unit) must return a pm.Model, got {type(model).__name__} for unit {unit!r}."
+        )
+    return model
+
+
+def summary_rows(idata, *, hdi_prob: float = 0.94) -> list[dict]:
+    """Mean, sd, HDI, bulk ESS and R-hat of every small posterior variable, one row per element."""
+    import arviz as az
+
+    post = idata["posterior"] if not hasattr(idata, "posterior") else idata.posterior
+    rows = []
+    for name in post.data_vars:
+        arr = np.asarray(post[name].values, dtype=float)
+        if arr.ndim < 2:
+            continue
+        flat = arr.reshape(arr.shape[0], arr.shape[1], -1)
+        if flat.shape[2] > SUMMARY_MAX_SIZE:
+            continue
+        for j in range(flat.shape[2]):
+            label = name if flat.shape[2] == 1 and arr.ndim == 2 else (
+                f"{name}[{','.join(map(str, np.unravel_index(j, arr.shape[2:])))}]")
+            x = flat[:, :, j]
+            lo, hi = _hdi(x.ravel(), hdi_prob)
+            finite = np.all(np.isfinite(x)) and np.ptp(x) > 0
+            rows.append({
+                "variable": label,
+                "mean": float(x.mean()),
+                "sd": float(x.std(ddof=1)) if x.size > 1 else float("nan"),
+                "hdi_lower": lo,
+                "hdi_upper": hi,
+                "ess_bulk": float(az.ess(x, method="bulk")) if finite else float("nan"),
+                "r_hat": float(az.rhat(x)) if finite and x.shape[0] > 1 else float("nan"),
+            })
+    return rows
+
+
+def _hdi(x: np.ndarray, prob: float) -> tuple[float, float]:
+    """The shortest interval holding ``ceil(prob·n)`` of the draws."""
+    x = np.sort(x[np.isfinite(x)])
+    n = x.size
+    if n == 0:
+        return float("nan"), float("nan")
+    k = max(1, int(np.ceil(prob * n)))
+    widths = x[k - 1:] - x[: n - k + 1]
+    i = int(np.argmin(widths))
+    return float(x[i]), float(x[i + k - 1])
+
+
+def run_batch(build, data_fn, step_fn, items, sample_kwargs, outdir, manifest, call_id):
+    """Run the units of ``items`` (``(unit, key, seed)``) one after another; one record per unit.
+
+    A unit that raises is recorded with its error and the batch goes on. With ``outdir`` each
+    finished unit is on disk before the next starts, and a unit already finished is skipped (a
+    batch retried after its worker died does not redo what was written).
+    """
+    store = Store(outdir, manifest, overwrite=False) if outdir is not None else None
+    return [_run_unit(build, data_fn, step_fn, unit, key, seed, sample_kwargs, store, call_id)
+            for unit, key, seed in items]
+
+
+def _run_unit(build, data_fn, step_fn, unit, key, seed, sample_kwargs, store, call_id):
+    if store is not None:
+        done = store.finished(key)
+        if done is not None:
+            return {**done, "status": "skipped"}
+    t0 = time.perf_counter()
+    record = {"unit": repr(unit), "key": key, "seed": int(seed), "worker": _worker_name(),
+              "pid": os.getpid()}
+    idata = None
+    try:
+        import pymc as pm
+        import pytensor
+
+        record["compiledir"] = str(pytensor.config.compiledir)
+        model, steps, note, compiled = _prepare(build, data_fn, step_fn, unit, call_id)
+        kwargs = {"progressbar": False, "compute_convergence_checks": False, "cores": 1,
+                  **sample_kwargs}
+        t1 = time.perf_counter()
+        with model, _quiet_pymc():
+            idata = pm.sample(step=steps, random_seed=int(seed), **kwargs)
+        t2 = time.perf_counter()
+        record.update(status="ok", route=route_of(steps, model), note=note, compiled=compiled,
+                      rows=summary_rows(idata), build_seconds=t1 - t0, sample_seconds=t2 - t1)
+    except Exception as exc:  # noqa: BLE001 - every failure of one unit is recorded, others go on
+        record.update(status="error", error=f"{type(exc).__name__}: {exc}",
+                      traceback=traceback.format_exc(limit=8))
+        idata = None
+    record["seconds"] = time.perf_counter() - t0
+    if store is not None:
+        store.write(key, record, idata)
+        return record
+    return {**record, "idata": idata}
+
+
+@contextlib.contextmanager
+def _quiet_pymc():
+    """PyMC's per-call INFO lines ("Sequential sampling ...") would repeat for every unit."""
+    logger = logging.getLogger("pymc")
+    level = logger.level
+    logger.setLevel(max(level, logging.WARNING))
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _worker_name() -> str:
+    try:
+        from distributed import get_worker
+
+        return str(get_worker().name)
+    except (ImportError, ValueError):
+        return f"local-{os.getpid()}"
+
+
+def pytensor_imported() -> bool:
+    return "pytensor" in sys.modules

@@ -1,0 +1,159 @@
+"""`pdp.sample_many`: results keyed by unit, seeds independent of order, resume, errors, Dask."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pymc_dp as pdp
+from pymc_dp.runner.many import local_cluster, unit_seed
+from tests.support import runner as R
+
+KW = {"draws": 60, "tune": 60, "chains": 1, "progressbar": False}
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def mu_draws(res, unit):
+    return np.asarray(res[unit].posterior["mu"]).ravel()
+
+
+def test_in_process_results_summary_and_order_free_seeds():
+    res = pdp.sample_many(R.build, [0, 1, 2], n_workers=0, **KW)
+    assert list(res) == [0, 1, 2] and len(res) == 3
+    assert set(res.units["status"]) == {"ok"}
+    assert res.units["route"].tolist() == ["ConjugateTheta[mu]; DataAugmentation[x]"] * 3
+    row = res.summary.set_index(["unit", "variable"]).loc[(1, "mu")]
+    d = mu_draws(res, 1)
+    assert row["mean"] == pytest.approx(d.mean()) and row["hdi_lower"] < row["mean"] < row["hdi_upper"]
+    assert {"sd", "ess_bulk", "r_hat", "route", "seconds"} <= set(res.summary.columns)
+    # the latent records (30 per draw) are not summarised
+    assert set(res.summary["variable"]) == {"mu"}
+    # the same unit draws the same whatever the other units and their order
+    again = pdp.sample_many(R.build, [2, 1], n_workers=0, **KW)
+    for u in (1, 2):
+        np.testing.assert_array_equal(mu_draws(again, u), mu_draws(res, u))
+    assert not np.array_equal(mu_draws(res, 1), mu_draws(res, 2))
+    assert unit_seed(0, 1) != unit_seed(1, 1) != unit_seed(0, 2)
+
+
+def test_data_mode_reuses_model_and_steps_and_draws_what_a_fresh_build_draws():
+    fresh = pdp.sample_many(R.build, [0, 1, 2], n_workers=0, **KW)
+    reused = pdp.sample_many(R.build, [0, 1, 2], data=R.data, n_workers=0, **KW)
+    assert reused.units["note"].tolist() == ["built", "reused model and steps", "reused model and steps"]
+    for u in (0, 1, 2):
+        np.testing.assert_array_equal(mu_draws(reused, u), mu_draws(fresh, u))
+
+
+def test_data_mode_builds_again_when_shapes_differ():
+    res = pdp.sample_many(R.build_sized, [0, 2, 1], data=R.data_sized, n_workers=0, **KW)
+    # unit 1's container w has 2 entries where the model built for unit 0 has 1
+    assert res.units["note"].tolist()[:2] == ["built", "reused model and steps"]
+    assert res.units["note"].iloc[2].startswith("built again: the data of w have other shapes")
+    assert set(res.units["status"]) == {"ok"}
+
+
+def test_outdir_resume_skips_finished_units_and_refuses_another_call(tmp_path):
+    out = tmp_path / "run"
+    first = pdp.sample_many(R.build, [0, 1], outdir=out, n_workers=0, **KW)
+    assert sorted(p.suffix for p in (out / "units").iterdir()) == [".json", ".json", ".nc", ".nc"]
+    again = pdp.sample_many(R.build, [0, 1, 2], outdir=out, n_workers=0, **KW)
+    assert again.units["status"].tolist() == ["skipped", "skipped", "ok"]
+    np.testing.assert_array_equal(mu_draws(again, 0), mu_draws(first, 0))  # read back from disk
+    with pytest.raises(ValueError, match=re.escape("holds the results of a different sample_many call (it differs in seed)")):
+        pdp.sample_many(R.build, [0], outdir=out, n_workers=0, seed=5, **KW)
+    redo = pdp.sample_many(R.build, [0], outdir=out, n_workers=0, seed=5, overwrite=True, **KW)
+    assert redo.units["status"].tolist() == ["ok"]
+
+
+def test_a_failing_unit_is_recorded_and_the_others_finish(tmp_path):
+    res = pdp.sample_many(R.build_failing_on_3, [2, 3, 4], outdir=tmp_path, n_workers=0, **KW)
+    assert res.units["status"].tolist() == ["ok", "error", "ok"]
+    assert res.errors == {3: "ValueError: unit 3 has no data"}
+    assert list(res) == [2, 4]
+    with pytest.raises(KeyError, match="unit 3 failed: ValueError: unit 3 has no data"):
+        res[3]
+    rec = json.loads(next((tmp_path / "units").glob("3-*.json")).read_text())
+    assert rec["status"] == "error" and "Traceback" in rec["traceback"]
+
+
+@pytest.mark.parametrize("kwargs, exc, msg", [
+    ({"units": []}, ValueError, "units is empty"),
+    ({"units": [1, 1]}, ValueError, "units holds 1 twice"),
+    ({"random_seed": 3}, TypeError, "sample_many sets random_seed= itself"),
+    ({"n_workers": -1}, ValueError, "n_workers must be an int >= 0, got -1"),
+    ({"build": 3}, TypeError, "build must be a function unit -> pm.Model, got int"),
+])
+def test_bad_arguments(kwargs, exc, msg):
+    args = {"build": R.build, "units": [0], "n_workers": 0, **KW, **kwargs}
+    with pytest.raises(exc, match=re.escape(msg)):
+        pdp.sample_many(args.pop("build"), args.pop("units"), **args)
+
+
+def test_unreachable_scheduler_is_a_clear_error():
+    with pytest.raises(ConnectionError, match=re.escape("client='tcp://127.0.0.1:9': no Dask scheduler answered within 2")):
+        pdp.sample_many(R.build, [0], client="tcp://127.0.0.1:9", timeout=2, **KW)
+
+
+@pytest.mark.slow
+def test_dask_workers_own_compiledirs_and_a_killed_worker_is_retried(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    with local_cluster(2) as cluster, distributed.Client(cluster) as client:
+        dirs = client.run(lambda: str(__import__("pytensor").config.compiledir))
+        assert len(set(dirs.values())) == 2 and all("pymc_dp_workers" in d for d in dirs.values())
+    # a shared compile directory keeps this test's first compile warm; the kill is what matters
+    with local_cluster(2, own_compiledirs=False) as cluster, distributed.Client(cluster) as client:
+        pids = client.run(os.getpid)
+        victim = sorted(pids.values())[0]
+
+        def kill_when_started():
+            deadline = time.time() + 120
+            while time.time() < deadline and not list((tmp_path / "units").glob("*.json")):
+                time.sleep(0.2)
+            os.kill(victim, signal.SIGKILL)
+
+        import threading
+
+        killer = threading.Thread(target=kill_when_started, daemon=True)
+        killer.start()
+        res = pdp.sample_many(R.build_slow, list(range(8)), data=R.data, outdir=tmp_path,
+                              client=cluster, batch_size=1, **KW)
+        killer.join()
+    assert res.units["status"].tolist() == ["ok"] * 8
+    # same draws as one process running the units alone
+    ref = pdp.sample_many(R.build, [5], n_workers=0, **KW)
+    np.testing.assert_array_equal(mu_draws(res, 5), mu_draws(ref, 5))
+
+
+@pytest.mark.slow
+def test_interrupted_client_resumes(tmp_path):
+    script = tmp_path / "run.py"
+    script.write_text(textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(ROOT)!r})
+        import pymc_dp as pdp
+        from tests.support import runner as R
+        if __name__ == "__main__":
+            pdp.sample_many(R.build_slow, list(range(6)), outdir={str(tmp_path / 'out')!r},
+                            n_workers=0, draws=60, tune=60, chains=1, progressbar=False)
+    """))
+    proc = subprocess.Popen([sys.executable, str(script)], cwd=tmp_path)
+    deadline = time.time() + 240
+    while time.time() < deadline and len(list((tmp_path / "out" / "units").glob("*.nc"))) < 2:
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=60)
+    done_before = len(list((tmp_path / "out" / "units").glob("*.nc")))
+    assert 2 <= done_before < 6
+    res = pdp.sample_many(R.build_slow, list(range(6)), outdir=tmp_path / "out", n_workers=0, **KW)
+    status = res.units["status"].tolist()
+    assert status.count("skipped") == done_before and status.count("ok") == 6 - done_before
