@@ -198,7 +198,7 @@ def sample_many(build, units, *, data=None, outdir=None, n_workers=None, client=
         else:
             todo.append((u, k, unit_seed(seed, u)))
     memory: dict = {}
-    call_id = uuid.uuid4().hex
+    call_id = _call_id(build, data, step)
     progress = _Progress(len(units), len(units) - len(todo), enabled=progressbar)
     if todo:
         if client is None and n_workers == 0:
@@ -212,6 +212,18 @@ def sample_many(build, units, *, data=None, outdir=None, n_workers=None, client=
                          n_workers, client, timeout, batch_size, records, memory, progress)
     progress.close()
     return ManyResult(units, records, store, memory)
+
+
+def _call_id(build, data, step) -> str:
+    """Workers keep one compiled model per (build, data, step): the same functions (by value for
+    functions of ``__main__``, by reference otherwise) reuse it across calls on one cluster."""
+    import cloudpickle
+
+    try:
+        blob = cloudpickle.dumps((build, data, step))
+    except Exception:  # noqa: BLE001 - unpicklable here fails later with Dask's own message
+        return uuid.uuid4().hex
+    return hashlib.sha256(blob).hexdigest()[:16]
 
 
 def _collect(rec, records, memory):
