@@ -161,7 +161,7 @@ def CLTRelease(name, mu, var, n, *, mechanism, observed, sensitivity, latent_nam
             raise ValueError(
                 f"observed for {name!r} has shape {tuple(obs_shape)}, but the statistic has shape {shape}."
             )
-        return _normal(name, mu, var, mech.s**2, n, shape, observed=obs)
+        return _normal(name, mu, var, mech.noise_sd**2, n, shape, observed=obs)
     u = CLTStatistic(latent_name or f"{name}_u", mu, var, n, model=model)
     return DPObserved(name, u, statistic=statistic, mechanism=mechanism, observed=observed)
 

@@ -124,7 +124,7 @@ def clt_gaussian_fisher(moments, theta, *, n: int, mechanism=None, statistic=Non
                 f"method='clt' needs a Gaussian mechanism, got mechanism={mech!r}. Use "
                 "method='normal_approx_mc' (seed 001 Algorithm 1) for Laplace or other noise."
             )
-        tau = mech.s / k
+        tau = mech.noise_sd / k
     F = gaussian_fisher_from_moments(mu, cov, dmu, dcov, n=n, noise_sd=tau)
     return float(F[0, 0]) if moments.n_params is None else F
 

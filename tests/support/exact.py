@@ -151,6 +151,15 @@ def exact_records_sum(y=3.0, n=6, prior_sd=2.0, b=1.0):
     return mean, math.sqrt(np.trapezoid((th - mean) ** 2 * post, th))
 
 
+def exact_records_total(y=3.0, n=6, prior_sd=2.0, b=1.0):
+    """Same model: posterior mean/sd of the records' total Σx (marginally N(0, n²·prior_sd² + n))."""
+    s = np.linspace(-60, 60, 24001)
+    post = stats.norm.pdf(s, 0.0, math.sqrt(n * n * prior_sd**2 + n)) * stats.laplace.pdf(y, s, b)
+    post /= np.trapezoid(post, s)
+    mean = np.trapezoid(s * post, s)
+    return mean, math.sqrt(np.trapezoid((s - mean) ** 2 * post, s))
+
+
 def exact_clt_laplace(y, n, b):
     th = np.linspace(1e-4, 12, 2401)
     u = np.linspace(-5, 10, 3001)

@@ -260,7 +260,7 @@ def test_two_penalty_steps_in_one_model_compose():
     import pymc_dp as pdp
 
     x = np.random.default_rng(0).normal(1.0, 1.0, size=40)
-    with pm.Model() as model:
+    with pm.Model():
         a = pm.Normal("a", 0, 3)
         b = pm.Normal("b", 0, 3)
         pm.Normal("y", a + b, 1.0, observed=x)
@@ -278,4 +278,3 @@ def test_two_penalty_steps_in_one_model_compose():
     # a model's releases and its penalty runs compose in one call
     _, _, r1, _ = _releases()
     assert privacy_spent([r1, idata], delta=1e-5) > spent
-    assert model is not None
