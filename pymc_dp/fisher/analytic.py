@@ -119,7 +119,7 @@ def clt_gaussian_fisher(moments, theta, *, n: int, mechanism=None, statistic=Non
     if mech is None:
         tau = 0.0
     else:
-        if getattr(mech, "kernel_code", None) != 1 or not hasattr(mech, "s"):
+        if getattr(mech, "kernel_code", None) != 1 or not hasattr(mech, "noise_sd"):
             raise ValueError(
                 f"method='clt' needs a Gaussian mechanism, got mechanism={mech!r}. Use "
                 "method='normal_approx_mc' (seed 001 Algorithm 1) for Laplace or other noise."
