@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test test-fast docs docs-fast docs-env venv clean
+.PHONY: demo test test-fast docs docs-fast docs-env venv lint clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,13 @@ test: venv
 
 test-fast: venv
 	$(PY) -m pytest -q -m "not slow"
+
+# ruff (lint + format check) and the layer contracts of docs/architecture.md (import-linter)
+lint: venv
+	@$(PY) -c "import ruff, importlinter" 2>/dev/null || $(PY) -m pip install -e ".[lint]"
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+	$(VENV)/bin/lint-imports
 
 # site/index.html; runs every example with --smoke (cached in examples/output/docs-cache/)
 docs: docs-env
