@@ -137,26 +137,25 @@ def test_partial_vars_warns():
 
 
 class _NanAbove(NormalMeans):
-    """Per-record log-likelihood NaN where θ₀ > 0.3 (a model bug): such proposals must be rejected."""
+    """Per-record log-likelihood NaN where θ₀ > 0.3 (a model bug, or records outside the support)."""
 
     def loglik(self, theta, idx=None):
         out = super().loglik(theta, idx)
         return out * np.nan if theta[0] > 0.3 else out
 
 
-def test_nan_log_ratio_rejects(normal_target):
+def test_nan_per_record_ratios_contribute_zero(normal_target):
+    """Issue 20.1: a NaN ratio may not decide the test (a data-dependent reject); it is clipped to 0."""
     target = _NanAbove(normal_target.x)
     params = PenaltyParams("rw", np.full(2, 0.3), 10.0, 0.4)
     rng = np.random.default_rng(1)
     st = PenaltyState(np.zeros(2), target.loglik(np.zeros(2)), target.logprior(np.zeros(2)), np.ones(2))
-    nan_seen = 0
-    for _ in range(2000):
+    for _ in range(300):
         st, info = penalty_kernel(rng, st, target, params)
-        assert st.theta[0] <= 0.3
-        if np.isnan(info.log_ratio):
-            nan_seen += 1
-            assert not info.accepted and info.accept_prob == 0.0
-    assert nan_seen > 100  # the chain pushes against the NaN region (posterior mean θ₀ ≈ 0.5)
+        assert np.isfinite(info.log_ratio)
+        if st.theta[0] > 0.3:
+            break
+    assert st.theta[0] > 0.3  # the NaN region is reachable: its ratios count as 0, not as a reject
 
 
 def test_scale_tuning_only_during_warmup():
