@@ -8,12 +8,12 @@ import pytest
 
 import pymc_dp as pdp
 from pymc_dp.accounting import (
-    PrivacyBudgetExceeded,
     epsilon_of_event,
     iteration_event,
     run_event,
 )
 from pymc_dp.samplers.penalty import (
+    BudgetExhaustedWarning,
     ClippingWarning,
     PenaltyParams,
     PenaltyState,
@@ -75,26 +75,35 @@ def test_heavy_clipping_warns_in_pm_sample():
 def test_budget_stops_before_exceeding():
     model, _ = penalty_model()
     with model:
-        step = pdp.PenaltyMH(lipschitz=10.0, tau=5.0, scale=0.05, budget=(1.0, 1e-5))
+        step = pdp.PenaltyMH(lipschitz=10.0, tau=20.0, scale=0.05, budget=(1.0, 1e-5), init="model")
     k = step.max_iterations
-    assert epsilon_of_event(run_event(iteration_event(5.0), k), 1e-5) <= 1.0
-    assert epsilon_of_event(run_event(iteration_event(5.0), k + 1), 1e-5) > 1.0
+    assert epsilon_of_event(run_event(iteration_event(20.0), k), 1e-5) <= 1.0
+    assert epsilon_of_event(run_event(iteration_event(20.0), k + 1), 1e-5) > 1.0
     point = model.initial_point()
     step.set_rng(np.random.default_rng(0))
     for _ in range(k):
         point, _ = step.step(point)
-    with pytest.raises(PrivacyBudgetExceeded, match=re.escape(f"allows {k} PenaltyMH iterations, {k} already ran")):
-        step.step(point)
+    with pytest.warns(BudgetExhaustedWarning, match=re.escape(f"after {k} iterations of this chain")):
+        new, [stats] = step.step(point)  # no data read: the last state, marked
+    assert stats["dp_budget_exhausted"] and step.total_iterations == k and step.budget_exhausted
+    np.testing.assert_array_equal(new["mu"], point["mu"])
     assert pdp.privacy_spent(step, delta=1e-5) <= 1.0
 
 
-def test_budget_stops_pm_sample():
+def test_budget_stops_pm_sample_and_keeps_the_draws():
     model, _ = penalty_model()
     with model:
-        step = pdp.PenaltyMH(lipschitz=10.0, tau=5.0, scale=0.05, budget=(1.0, 1e-5))
-    with pytest.raises(PrivacyBudgetExceeded, match="privacy budget exceeded"):
-        sample(model, [step], draws=200, tune=0, chains=1, seed=1)
-    assert step.total_iterations <= step.max_iterations
+        step = pdp.PenaltyMH(lipschitz=10.0, tau=20.0, scale=0.002, budget=(1.0, 1e-5), init="model")
+    k = step.max_iterations
+    with pytest.warns(BudgetExhaustedWarning, match="dp_budget_exhausted=True"):
+        idata = sample(model, [step], draws=k + 30, tune=0, chains=1, seed=1)
+    ss = idata["sample_stats"]
+    done = np.asarray(ss["dp_budget_exhausted"])[0]
+    assert done.sum() == 30 and not done[:k].any()
+    mu = np.asarray(idata["posterior"]["mu"])[0]
+    assert np.all(mu[k:] == mu[k - 1]) and len(np.unique(mu[:k, 0])) > 1
+    assert step.total_iterations == k
+    assert pdp.privacy_spent(idata, delta=1e-5) <= 1.0
 
 
 def test_errors():
@@ -184,11 +193,14 @@ def test_budget_counts_both_chains_of_a_compound_step():
     pen, met = compound_steps(model, mu, tau=20.0, scale=0.1, budget=(1.0, 1e-5))
     k = pen.max_iterations
     assert k > 20
-    draws = int(0.6 * k)  # the first chain fits, the second does not
-    with model, pytest.raises(PrivacyBudgetExceeded, match="privacy budget exceeded"):
-        pm.sample(draws=draws, tune=0, chains=2, cores=1, step=[pen, met], random_seed=2,
-                  progressbar=False, compute_convergence_checks=False)
-    assert draws <= pen.total_iterations <= k
+    draws = int(0.6 * k)  # the first chain fits, the second stops at the budget
+    with model, pytest.warns(BudgetExhaustedWarning):
+        idata = pm.sample(draws=draws, tune=0, chains=2, cores=1, step=[pen, met], random_seed=2,
+                          progressbar=False, compute_convergence_checks=False)
+    assert pen.total_iterations == k
+    done = np.asarray(idata["sample_stats"]["dp_budget_exhausted"])
+    assert not done[0].any() and done[1].sum() == 2 * draws - k
+    assert pdp.privacy_spent(idata, delta=1e-5) <= 1.0
 
 
 # ------------------------------------------------------------- what may be published (issue 10)
