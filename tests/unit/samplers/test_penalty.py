@@ -170,7 +170,7 @@ def test_nan_per_record_ratios_contribute_zero(normal_target):
 def test_scale_tuning_only_during_warmup():
     model, _ = penalty_model()
     with model:
-        step = pdp.PenaltyMH(lipschitz=10.0, tau=0.5, scale=1e-3, tune_interval=50)
+        step = pdp.PenaltyMH(lipschitz=10.0, tau=0.5, scale=1e-3, tune_interval=50, init="model")
     idata = sample(model, [step], draws=100, tune=300, chains=1, seed=1)
     assert np.all(step.scale > 1e-2)  # grew from a far too small start
     tuned = step.scale.copy()
