@@ -20,6 +20,7 @@ from pymc_dp.accounting.penalty_plan import (
     InfeasibleRunWarning,
     PenaltyPlan,
     budget_iterations,
+    lipschitz_normal_regression,
     plan_penalty,
     plan_tau,
 )
@@ -62,4 +63,5 @@ __all__ = [
     "InfeasibleRunWarning",
     "plan_tau",
     "budget_iterations",
+    "lipschitz_normal_regression",
 ]

@@ -10,6 +10,8 @@ starting guess of the search:
 * `budget_iterations(τ, ε, δ, ...)`: the k the step allows (what `PenaltyMH.max_iterations` is);
 * `plan_tau(ε, δ, k, ...)`: the smallest τ (to a relative 1e-4) with `budget_iterations(τ) ≥ k`;
   full data, subsampled (`batch_size`, `n`) and DP MALA (`grad_noise_multiplier`);
+* `lipschitz_normal_regression(...)`: ``lipschitz`` from declared bounds of the data (never from
+  the data), as `pymc_dp.regression` declares ``x_bound`` and ``y_bound``;
 * `plan_penalty(...)`: the feasibility planner — τ, the proposal scale, the noise sd of the log
   ratio, the expected number of independent moves — which warns (`InfeasibleRunWarning`) before any
   data are touched when the run cannot move.
@@ -35,6 +37,7 @@ __all__ = [
     "budget_iterations",
     "plan_tau",
     "plan_penalty",
+    "lipschitz_normal_regression",
 ]
 
 _REL_TOL = 1e-4  # relative precision of a planned τ (costs at most ~2e-4 of the iterations)
@@ -318,3 +321,33 @@ def plan_penalty(n, epsilon, delta, iterations, lipschitz, dim, *, posterior_sca
             InfeasibleRunWarning, stacklevel=2,
         )
     return plan
+
+
+def lipschitz_normal_regression(x_bound, y_bound, coef_bound, *, sigma=1.0, sigma_lower=None) -> float:
+    r"""``lipschitz`` of a Gaussian linear regression from declared bounds of the data.
+
+    Per record :math:`\ell(\beta) = \ln\mathcal N(y \mid x^\top\beta, \sigma^2)`, with the
+    declared bounds :math:`\lVert x\rVert_2 \le` ``x_bound`` (covariates, intercept column
+    included), :math:`|y| \le` ``y_bound`` (as `pymc_dp.regression` declares them) and the region
+    :math:`\lVert\beta\rVert_2 \le` ``coef_bound`` where clipping must not bite. Then
+    :math:`|y - x^\top\beta| \le r = y_b + x_b c_b` and
+
+    .. math::
+        \lVert\nabla_\beta \ell\rVert_2 \le r\,x_b/\sigma^2 ,\qquad
+        |\partial\ell/\partial\ln\sigma| = |r^2/\sigma^2 - 1| \le \max(1, r^2/\sigma_{lo}^2 - 1),
+
+    the second only when σ is a parameter (``sigma_lower``: a declared lower bound of σ, the θ
+    coordinate being PyMC's ``sigma_log__``); the bound returned is the norm of both. The records
+    must be clipped to the declared bounds (or be within them by construction) — the bounds are
+    public constants, never computed from the confidential data; the same holds for any
+    centring or scaling of the data before the model (see docs/penalty.md).
+    """
+    xb = check_positive(x_bound, name="x_bound", fix="Declare the largest row norm ||x||_2 allowed.")
+    yb = check_positive(y_bound, name="y_bound", fix="Declare the largest |y| allowed.")
+    cb = check_positive(coef_bound, name="coef_bound", fix="Declare the region ||beta||_2 <= coef_bound.")
+    r = yb + xb * cb
+    if sigma_lower is None:
+        s = check_positive(sigma, name="sigma", fix="Pass the known noise sd.")
+        return r * xb / s**2
+    lo = check_positive(sigma_lower, name="sigma_lower", fix="Declare a lower bound of sigma.")
+    return math.hypot(r * xb / lo**2, max(1.0, r * r / lo**2 - 1.0))

@@ -40,6 +40,7 @@ import warnings
 
 import numpy as np
 from pymc.step_methods.metropolis import tune as metropolis_tune
+from scipy.special import ndtr
 
 from pymc_dp.accounting.penalty_plan import budget_iterations
 from pymc_dp.accounting.spent import (
@@ -82,6 +83,9 @@ __all__ = [
 
 PROPOSALS = opt.PROPOSAL_NAMES
 ACCEPTANCES = opt.ACCEPTANCES
+
+
+NOISE_OPTIMUM = 2.4  # noise sd of the log ratio that maximises σ²·2Φ(−σ/2)
 
 
 class ClippingWarning(UserWarning):
@@ -351,6 +355,7 @@ class PenaltyMH(DPStep):
         self._chain_clipped = 0.0
         self._warned = False
         self._window_acc = 0
+        self._window_noise = [0.0, 0.0]  # Σ 2Φ(−σ_i/2), Σ σ_i over the tuning window
         self._set_scale(self._scale0.copy())
 
     def plan_chain(self, tune, draws):
@@ -452,7 +457,7 @@ class PenaltyMH(DPStep):
         self._chain_iters += 1
         self._chain_clipped += info.clipped_fraction
         self._maybe_warn()
-        self._maybe_tune(info.accepted)
+        self._maybe_tune(info.accepted, info.noise_sd)
         stats = self.stats(
             dp_accepted=bool(info.accepted),
             dp_accept_prob=float(info.accept_prob),
@@ -469,15 +474,35 @@ class PenaltyMH(DPStep):
         )
         return {**point, **self.target.point_of(st.theta)}, [stats]
 
-    def _maybe_tune(self, accepted):
+    def _maybe_tune(self, accepted, noise_sd):
+        """Warm-up adaptation of the proposal scale (every ``tune_interval`` iterations).
+
+        PyMC's `Metropolis` rule, applied to the acceptance rate *relative to what the privacy
+        noise alone allows* (the penalty test accepts a zero-ratio move with probability
+        2Φ(−σ/2), σ the iteration's noise sd — a data-free function of θ, θ′), and capped at the
+        scale whose mean noise sd is `NOISE_OPTIMUM` (2.4, where σ²·2Φ(−σ/2), the mean squared
+        accepted move, peaks). When the noise dominates (large τ) the scale settles at that
+        cap instead of being shrunk by the noise's rejections; when the posterior is narrow the
+        rule shrinks the scale as usual. The Barker test uses the plain rule.
+        """
         if not (self.tune and self.tune_interval):
             return
         self._window_acc += bool(accepted)
+        if self.acceptance == "penalty" and np.isfinite(noise_sd):
+            self._window_noise[0] += 2.0 * ndtr(-0.5 * noise_sd)
+            self._window_noise[1] += noise_sd
         if self._chain_iters % self.tune_interval:
             return
         rate = self._window_acc / self.tune_interval
-        self._set_scale(np.asarray(metropolis_tune(self.scale, rate), dtype=float))  # PyMC Metropolis rule
+        allowed, sigma_sum = self._window_noise
+        if allowed > 0:
+            rate = min(1.0, rate * self.tune_interval / allowed)
+        new = np.asarray(metropolis_tune(self.scale, rate), dtype=float)  # PyMC Metropolis rule
+        if sigma_sum > 0:
+            new = np.minimum(new, self.scale * NOISE_OPTIMUM * self.tune_interval / sigma_sum)
+        self._set_scale(new)
         self._window_acc = 0
+        self._window_noise = [0.0, 0.0]
 
     def _maybe_warn(self):
         if self._warned or self._chain_iters < 50:

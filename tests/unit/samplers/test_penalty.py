@@ -185,6 +185,20 @@ def test_scale_tuning_only_during_warmup():
         pdp.PenaltyMH(lipschitz=1.0, tau=1.0, tune_interval=-1, model=model)
 
 
+def test_tuning_settles_at_the_noise_optimum_when_the_noise_dominates():
+    """Issue 22.4: at large τ the warm-up neither shrinks the step by the noise's rejections nor
+    leaves it where the noise rejects almost everything: mean noise sd near 2.4 (the optimum)."""
+    model, _ = penalty_model()
+    tau, lip = 200.0, 10.0
+    s_opt = 2.4 / (tau * 2 * lip * np.sqrt(2 / np.pi))  # guided: E|ξ| = √(2/π)
+    for start in (10 * s_opt, 0.1 * s_opt):
+        with model:
+            step = pdp.PenaltyMH(lipschitz=lip, tau=tau, scale=start, proposal="guided", init="model")
+        idata = sample(model, [step], draws=10, tune=1500, chains=1, seed=2, discard_tuned_samples=False)
+        sd = np.asarray(idata["warmup_sample_stats"]["dp_noise_sd"])[0, -500:].mean()
+        assert 1.8 < sd < 3.0, (start, sd)  # old rule from 10x: ~4 (acceptance 0.2 from noise alone)
+
+
 # ------------------------------------------------------- compound step, several chains (issue 10)
 
 
