@@ -513,7 +513,11 @@ class PenaltyMH(DPStep):
             warnings.warn(
                 f"PenaltyMH clipped {frac:.1%} of the per-record log-likelihood ratios over "
                 f"{self._chain_iters} iterations (threshold clip_warning={self.clip_warning}). The "
-                "chain targets the clipped posterior, not the exact one; raise lipschitz "
-                "(more noise per iteration) or shrink the proposal scale.",
+                "chain targets the clipped posterior, not the exact one. The proposal scale does "
+                "not change this fraction (a ratio and its bound L*||theta'-theta|| shrink together). "
+                "Raise lipschitz to a bound derived from declared bounds of the data (e.g. "
+                "pymc_dp.accounting.lipschitz_normal_regression; the noise grows with it: replan the "
+                "scale with plan_penalty), or clip the records to those public bounds (fewer "
+                "records with steep log-likelihoods).",
                 ClippingWarning, stacklevel=2,
             )

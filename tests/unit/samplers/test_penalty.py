@@ -35,6 +35,16 @@ def test_heavy_clipping_is_reported(normal_target):
     assert clipped > 0.5
 
 
+def test_clipping_advice_raise_lipschitz_not_shrink_the_scale(normal_target):
+    """Issue 22.4: the ClippingWarning's advice — the scale leaves the clipped fraction unchanged
+    (ratio and bound shrink together), a larger lipschitz reduces it."""
+    def clipped(lip, scale):
+        return run_kernel(normal_target, PenaltyParams("rw", np.full(2, scale), lip, 0.05), 1500, seed=2)[1]
+
+    assert clipped(0.5, 0.012) > 0.5 and clipped(0.5, 0.0012) > 0.5
+    assert clipped(2.0, 0.012) < 0.1
+
+
 def test_pm_sample_stats_and_privacy_spent():
     model, _ = penalty_model()
     with model:
@@ -67,7 +77,7 @@ def test_heavy_clipping_warns_in_pm_sample():
     model, _ = penalty_model()
     with model:
         step = pdp.PenaltyMH(lipschitz=0.05, tau=1.0, scale=0.1)
-    with pytest.warns(ClippingWarning, match="raise lipschitz"):
+    with pytest.warns(ClippingWarning, match="The proposal scale does not change this fraction"):
         idata = sample(model, [step], draws=80, tune=0, chains=1, seed=1)
     assert float(np.asarray(idata["sample_stats"]["dp_clipped_fraction"]).mean()) > 0.5
 
