@@ -36,20 +36,20 @@ from pymc_dp._checks import check_delta, check_epsilon, check_positive
 from pymc_dp.accounting._search import largest_within
 
 __all__ = [
-    "zcdp_epsilon",
-    "zcdp_rho",
-    "penalty_noise_multiplier",
-    "penalty_iterations_zcdp",
+    "mala_iterations",
+    "mala_rho",
+    "mala_sensitivity",
     "penalty_delta_tight",
     "penalty_epsilon_tight",
     "penalty_iterations",
+    "penalty_iterations_zcdp",
+    "penalty_noise_multiplier",
     "penalty_tau",
-    "subsampled_sensitivity",
-    "subsampled_rdp",
     "rdp_epsilon",
-    "mala_sensitivity",
-    "mala_rho",
-    "mala_iterations",
+    "subsampled_rdp",
+    "subsampled_sensitivity",
+    "zcdp_epsilon",
+    "zcdp_rho",
 ]
 
 

@@ -35,9 +35,9 @@ __all__ = [
     "PenaltyPlan",
     "budget_accountant",
     "budget_iterations",
-    "plan_tau",
-    "plan_penalty",
     "lipschitz_normal_regression",
+    "plan_penalty",
+    "plan_tau",
 ]
 
 _REL_TOL = 1e-4  # relative precision of a planned τ (costs at most ~2e-4 of the iterations)
@@ -79,7 +79,7 @@ def _rdp_guess(event, epsilon, delta):
 
     acc = RdpAccountant(neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
     acc.compose(event)
-    orders, rdp = np.asarray(acc._orders), np.asarray(acc._rdp)  # noqa: SLF001 - read-only
+    orders, rdp = np.asarray(acc._orders), np.asarray(acc._rdp)
 
     def ok(k):
         return compute_epsilon(orders, k * rdp, delta)[0] <= epsilon

@@ -66,19 +66,19 @@ from pymc_dp.samplers.penalty_core import (
 from pymc_dp.samplers.penalty_target import ModelTarget
 
 __all__ = [
-    "PenaltyMH",
-    "PenaltyState",
-    "PenaltyInfo",
-    "PenaltyParams",
-    "ClippingWarning",
     "BudgetExhaustedWarning",
-    "penalty_kernel",
-    "penalty_init",
+    "ClippingWarning",
+    "PenaltyInfo",
+    "PenaltyMH",
+    "PenaltyParams",
+    "PenaltyState",
     "advance",
-    "propose",
-    "clipped_sum",
     "clipped_diff_sum",
+    "clipped_sum",
     "penalty_accept",
+    "penalty_init",
+    "penalty_kernel",
+    "propose",
 ]
 
 PROPOSALS = opt.PROPOSAL_NAMES

@@ -44,25 +44,25 @@ import numpy as np
 from pymc_dp.samplers.accept import mh_accept
 
 __all__ = [
-    "PenaltyState",
-    "PenaltyInfo",
-    "PenaltyParams",
-    "Move",
-    "Proposal",
-    "RandomWalk",
+    "PROPOSALS",
+    "AcceptanceTest",
     "CoordinateWalk",
     "GuidedWalk",
-    "AcceptanceTest",
+    "Move",
+    "PenaltyInfo",
+    "PenaltyParams",
+    "PenaltyState",
     "PenaltyTest",
-    "PROPOSALS",
-    "penalty_init",
-    "penalty_kernel",
-    "penalty_accept",
-    "propose",
+    "Proposal",
+    "RandomWalk",
     "advance",
     "clip_ratios",
-    "clipped_sum",
     "clipped_diff_sum",
+    "clipped_sum",
+    "penalty_accept",
+    "penalty_init",
+    "penalty_kernel",
+    "propose",
 ]
 
 
@@ -258,7 +258,7 @@ def clipped_diff_sum(new, old, bound):
     count = 0
     for i in range(new.shape[0]):
         r = new[i] - old[i]
-        if r != r:  # NaN
+        if np.isnan(r):  # NaN (both points impossible)
             r = 0.0
             count += 1
         elif r > bound:

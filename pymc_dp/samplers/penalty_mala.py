@@ -34,7 +34,7 @@ import numpy as np
 from pymc_dp.accounting.penalty_bounds import mala_sensitivity
 from pymc_dp.samplers.penalty_core import Move, PenaltyState, Proposal, penalty_kernel
 
-__all__ = ["MalaProposal", "MalaParams", "mala_kernel", "clipped_grad_sum", "log_q"]
+__all__ = ["MalaParams", "MalaProposal", "clipped_grad_sum", "log_q", "mala_kernel"]
 
 
 def clipped_grad_sum(per_record_grad, bound):

@@ -19,24 +19,24 @@ from pymc_dp.samplers.penalty_mala import MalaProposal
 from pymc_dp.samplers.penalty_subsampled import SubsampledTest
 
 __all__ = [
-    "PROPOSAL_NAMES",
     "ACCEPTANCES",
-    "check_core",
-    "check_scale",
-    "check_budget",
-    "check_accountant",
+    "PROPOSAL_NAMES",
     "broadcast_scale",
-    "grad_noise_multiplier",
-    "nan_if_none",
-    "check_tune_interval",
-    "check_combination",
-    "check_batch_size",
-    "select_vars",
     "build_proposal",
     "build_test",
-    "check_run_plan",
+    "check_accountant",
+    "check_batch_size",
+    "check_budget",
+    "check_combination",
+    "check_core",
     "check_init",
+    "check_run_plan",
+    "check_scale",
+    "check_tune_interval",
+    "grad_noise_multiplier",
+    "nan_if_none",
     "prior_init_fn",
+    "select_vars",
 ]
 
 PROPOSAL_NAMES = (*PROPOSALS, "mala")

@@ -56,7 +56,7 @@ def test_mala_plan_from_the_accountant():
 
 @pytest.mark.slow
 def test_subsampled_plan_from_the_accountant():
-    tau, allowed = _check_plan(300, n=400, batch_size=40)
+    tau, _ = _check_plan(300, n=400, batch_size=40)
     assert tau < penalty_tau(1.0, 1e-5, 300)  # amplification by subsampling
     with pytest.raises(ValueError, match=re.escape("batch_size=40 needs n, the number of records")):
         plan_tau(1.0, 1e-5, 300, batch_size=40)

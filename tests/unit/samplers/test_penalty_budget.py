@@ -8,7 +8,6 @@ import pytest
 
 import pymc_dp as pdp
 from pymc_dp.accounting import PrivacyBudgetExceeded, budget_iterations
-from pymc_dp.samplers.penalty import BudgetExhaustedWarning
 from tests.support.models import penalty_model
 from tests.support.sampling import sample
 

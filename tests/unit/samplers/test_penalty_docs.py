@@ -13,7 +13,7 @@ DOC = Path(__file__).resolve().parents[3] / "docs" / "penalty.md"
 
 
 def _blocks():
-    return re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.S)
+    return re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.DOTALL)
 
 
 def test_the_page_has_examples():
