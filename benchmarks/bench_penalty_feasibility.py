@@ -12,7 +12,7 @@ and the error of the posterior means in exact posterior sds. Writes a section of
 
 Usage::
 
-    python benchmarks/bench_penalty_feasibility.py [--sizes 442 10000] [--eps 1 10 100]
+    python benchmarks/bench_penalty_feasibility.py [--sizes 442 10000] [--eps 1 10 100] [--extra 100000:100]
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def run(n, eps, seed):
         warnings.simplefilter("always")
         plan = plan_penalty(n, eps, DELTA, CHAINS * (TUNE + DRAWS), lip, D, posterior_scale=guess)
     warned = any(issubclass(w.category, pdp.accounting.InfeasibleRunWarning) for w in caught)
-    with pm.Model() as model:
+    with pm.Model():
         b = pm.Normal("b", 0, 1, shape=D)
         pm.Normal("y", pm.math.dot(x, b), 1.0, observed=y)
         step = pdp.PenaltyMH(lipschitz=lip, tau=plan.tau, scale=plan.scale, proposal="guided",
@@ -74,11 +74,12 @@ def run(n, eps, seed):
     rhat = float(np.nanmax(np.asarray(az.rhat(idata, var_names=["b"])["b"])))
     ess = float(np.nanmin(np.asarray(az.ess(idata, var_names=["b"])["b"])))
     ss = idata["sample_stats"]
-    return dict(n=n, eps=eps, tau=plan.tau, scale=plan.scale, lip=lip, steps=plan.steps_per_sd,
-                moves=plan.expected_moves, warned=warned, acc=float(np.asarray(ss["dp_accepted"]).mean()),
-                clip=float(np.asarray(ss["dp_clipped_fraction"]).mean()), rhat=rhat, ess=ess,
-                err=float(err.max()), sd_ratio=float(np.median(post.std(axis=(0, 1)) / sd)),
-                spent=float(pdp.privacy_spent(idata, delta=DELTA)), secs=secs)
+    return {"n": n, "eps": eps, "tau": plan.tau, "scale": plan.scale, "lip": lip,
+            "steps": plan.steps_per_sd, "moves": plan.expected_moves, "warned": warned,
+            "acc": float(np.asarray(ss["dp_accepted"]).mean()),
+            "clip": float(np.asarray(ss["dp_clipped_fraction"]).mean()), "rhat": rhat, "ess": ess,
+            "err": float(err.max()), "sd_ratio": float(np.median(post.std(axis=(0, 1)) / sd)),
+            "spent": float(pdp.privacy_spent(idata, delta=DELTA)), "secs": secs}
 
 
 def table(rows):
@@ -97,13 +98,16 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="+", default=[442, 10_000])
     ap.add_argument("--eps", type=float, nargs="+", default=[1.0, 10.0, 100.0])
+    ap.add_argument("--extra", nargs="*", default=["10000:1000", "100000:100"],
+                    help="further n:epsilon cases (where the planner expects the run to move)")
     ap.add_argument("--seed", type=int, default=2026)
     args = ap.parse_args()
+    cases = [(n, eps) for n in args.sizes for eps in args.eps]
+    cases += [(int(c.split(":")[0]), float(c.split(":")[1])) for c in args.extra]
     rows = []
-    for n in args.sizes:
-        for eps in args.eps:
-            rows.append(run(n, eps, args.seed))
-            print(table(rows[-1:]).splitlines()[-1], flush=True)
+    for n, eps in cases:
+        rows.append(run(n, eps, args.seed))
+        print(table(rows[-1:]).splitlines()[-1], flush=True)
     text = (
         f"{MARK}\n## Feasibility: planner against actual mixing\n\n"
         "`python benchmarks/bench_penalty_feasibility.py` — Gaussian linear regression, d = 10, known noise "
@@ -116,7 +120,7 @@ def main():
     )
     path = Path(__file__).with_name("PENALTY_RESULTS.md")
     old = path.read_text() if path.exists() else ""
-    pattern = re.compile(re.escape(MARK) + ".*" + re.escape(MARK) + "\n", re.S)
+    pattern = re.compile(re.escape(MARK) + ".*" + re.escape(MARK) + "\n", re.DOTALL)
     new = pattern.sub(lambda _: text, old) if MARK in old else old.rstrip("\n") + "\n\n" + text
     path.write_text(new)
     print(table(rows))
