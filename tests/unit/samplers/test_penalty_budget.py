@@ -10,6 +10,7 @@ from packaging.version import Version
 
 import pymc_dp as pdp
 from pymc_dp.accounting import PrivacyBudgetExceeded, budget_iterations
+from pymc_dp.samplers.penalty import BudgetExhaustedWarning
 from tests.support.models import penalty_model
 from tests.support.sampling import sample
 
