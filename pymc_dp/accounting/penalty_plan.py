@@ -326,15 +326,14 @@ def plan_penalty(n, epsilon, delta, iterations, lipschitz, dim, *, posterior_sca
 def lipschitz_normal_regression(x_bound, y_bound, coef_bound, *, sigma=1.0, sigma_lower=None) -> float:
     r"""``lipschitz`` of a Gaussian linear regression from declared bounds of the data.
 
-    Per record :math:`\ell(\beta) = \ln\mathcal N(y \mid x^\top\beta, \sigma^2)`, with the
-    declared bounds :math:`\lVert x\rVert_2 \le` ``x_bound`` (covariates, intercept column
-    included), :math:`|y| \le` ``y_bound`` (as `pymc_dp.regression` declares them) and the region
-    :math:`\lVert\beta\rVert_2 \le` ``coef_bound`` where clipping must not bite. Then
-    :math:`|y - x^\top\beta| \le r = y_b + x_b c_b` and
+    Per record $\ell(\beta) = \ln\mathcal N(y \mid x^\top\beta, \sigma^2)$, with the
+    declared bounds $\lVert x\rVert_2 \le$ ``x_bound`` (covariates, intercept column
+    included), $|y| \le$ ``y_bound`` (as `pymc_dp.regression` declares them) and the region
+    $\lVert\beta\rVert_2 \le$ ``coef_bound`` where clipping must not bite. Then
+    $|y - x^\top\beta| \le r = y_b + x_b c_b$ and
 
-    .. math::
-        \lVert\nabla_\beta \ell\rVert_2 \le r\,x_b/\sigma^2 ,\qquad
-        |\partial\ell/\partial\ln\sigma| = |r^2/\sigma^2 - 1| \le \max(1, r^2/\sigma_{lo}^2 - 1),
+    $$\lVert\nabla_\beta \ell\rVert_2 \le r\,x_b/\sigma^2 ,\qquad
+    |\partial\ell/\partial\ln\sigma| = |r^2/\sigma^2 - 1| \le \max(1, r^2/\sigma_{lo}^2 - 1),$$
 
     the second only when σ is a parameter (``sigma_lower``: a declared lower bound of σ, the θ
     coordinate being PyMC's ``sigma_log__``); the bound returned is the norm of both. The records

@@ -27,10 +27,11 @@ proposal), :mod:`~pymc_dp.samplers.penalty_subsampled` (batch test with the vari
 :mod:`~pymc_dp.samplers.penalty_options` checks the arguments; this module is the PyMC step;
 :mod:`~pymc_dp.samplers.penalty_publish` strips what must not be published.
 
-Privacy notes: the released draws (and the accept flags) are private; ``dp_clipped_fraction`` and
-``dp_noise_sd`` are *not* privatised — keep them with the curator
-(:func:`~pymc_dp.samplers.penalty_publish.publishable`). The initial point must not depend on the
-data, and no other step may touch the confidential data.
+Privacy notes: the released draws, the accept flags and the acceptance probabilities are
+post-processing of the noisy ratios; the noise sd is a data-free function of the move;
+``dp_clipped_fraction`` counts records without noise — keep it with the curator
+(:func:`~pymc_dp.samplers.penalty_publish.publishable`). Chains start from data-independent points
+(``init=``), and no other step may touch the confidential data.
 """
 
 from __future__ import annotations
@@ -187,9 +188,11 @@ class PenaltyMH(DPStep):
     ``dp_accepted``, ``dp_accept_prob`` (acceptance probability given the noisy ratio), ``dp_clipped_fraction``,
     ``dp_noise_sd``, ``dp_noise_multiplier``, ``dp_grad_noise_multiplier`` (NaN unless MALA),
     ``dp_n_records``, ``dp_batch_size``, ``dp_iterations`` (data-touching iterations of the chain,
-    tuning included), ``dp_coordinate``, ``dp_scale`` (mean proposal scale, adapted during tuning).
-    ``dp_clipped_fraction`` and ``dp_noise_sd`` are not privatised: publish with
-    :func:`~pymc_dp.samplers.penalty_publish.publishable`, which drops them.
+    tuning included), ``dp_coordinate``, ``dp_scale`` (mean proposal scale, adapted during tuning),
+    ``dp_budget_exhausted`` (True on the iterations after the budget was reached: no data read,
+    the last state repeated; public — a function of the iteration count and the declared budget).
+    ``dp_clipped_fraction`` is not privatised: publish with
+    :func:`~pymc_dp.samplers.penalty_publish.publishable`, which drops it.
     """
 
     name = "penalty_mh"
@@ -285,12 +288,7 @@ class PenaltyMH(DPStep):
             accountant=self.accountant)
         if planned is not None and planned > self.max_iterations:
             raise PrivacyBudgetExceeded(
-                f"the planned run does not fit the budget: budget=(epsilon={eps}, delta={delta}) "
-                f"allows {self.max_iterations} PenaltyMH iterations with tau={self.noise_multiplier:.6g}, "
-                f"iterations={planned} were planned. Plan tau with "
-                f"pymc_dp.accounting.penalty_tau({eps}, {delta}, {planned}), lower tune+draws or "
-                "chains, or declare a larger budget."
-            )
+                opt.plan_message(self.budget, self.max_iterations, self.noise_multiplier, planned))
         self.run_cap = self.max_iterations if planned is None else planned
         if self.chains is not None:
             self.chain_cap = self.run_cap // self.chains
@@ -336,13 +334,7 @@ class PenaltyMH(DPStep):
     # --------------------------------------------------------------- DPStep hooks
     def set_rng(self, rng) -> None:
         if self.budget is not None and self.chains is None and os.getpid() != self._pid:
-            raise ValueError(
-                "PenaltyMH(budget=...) runs in a worker process (pm.sample with cores > 1), where "
-                "each process would keep its own count and the budget would not hold across "
-                "chains. Declare the run on the step, e.g. PenaltyMH(..., budget=(eps, delta), "
-                "chains=2, iterations=2 * (tune + draws)) (each chain then gets its share), or "
-                "sample with cores=1."
-            )
+            raise ValueError(opt.WORKER_BUDGET_MESSAGE)
         super().set_rng(rng)
 
     def start_chain(self):
@@ -395,13 +387,8 @@ class PenaltyMH(DPStep):
         if self._exhausted_warned:
             return
         self._exhausted_warned = True
-        what = "" if planned is None else f" of the {planned} planned"
         warnings.warn(
-            f"PenaltyMH reached its privacy budget after {self._chain_iters}{what} iterations of "
-            f"this chain ({self.total_iterations} in this process): the rest of the chain repeats "
-            "its last state without reading the data, marked by the sample stat "
-            "dp_budget_exhausted=True. Keep only the draws where it is False; "
-            "pdp.privacy_spent(idata, delta=...) gives the epsilon actually spent.",
+            opt.exhausted_message(self._chain_iters, self.total_iterations, planned),
             BudgetExhaustedWarning, stacklevel=3,
         )
 

@@ -216,21 +216,21 @@ def propose(rng, theta, direction, proposal, scale):
 
 
 def clip_ratios(r, bound):
-    r"""Per-record log-likelihood ratios clipped to :math:`[-b, b]`, non-finite ones included.
+    r"""Per-record log-likelihood ratios clipped to $[-b, b]$, non-finite ones included.
 
     The clipping rule (one rule for every ratio, so that each record's contribution to the
-    released sum lies in :math:`[-b, b]` and the sensitivity :math:`2b` holds for every model):
+    released sum lies in $[-b, b]$ and the sensitivity $2b$ holds for every model):
 
-    * a finite :math:`r_i` becomes :math:`\min(b, \max(-b, r_i))`;
-    * :math:`+\infty` (record impossible at θ, possible at θ′) becomes :math:`+b`, and
-      :math:`-\infty` (possible at θ, impossible at θ′) becomes :math:`-b` — the limits of the
+    * a finite $r_i$ becomes $\min(b, \max(-b, r_i))$;
+    * $+\infty$ (record impossible at θ, possible at θ′) becomes $+b$, and
+      $-\infty$ (possible at θ, impossible at θ′) becomes $-b$ — the limits of the
       finite rule;
-    * NaN (:math:`(-\infty)-(-\infty)`: the record is impossible at both θ and θ′, e.g. outside a
-      θ-dependent support; or :math:`\infty-\infty`) becomes :math:`0`. Any value in
-      :math:`[-b, b]` keeps the privacy bound; :math:`0` is the only one that also keeps the ratio
-      antisymmetric, :math:`\operatorname{clip}(r(\theta,\theta')) = -\operatorname{clip}(r(\theta',\theta))`
+    * NaN ($(-\infty)-(-\infty)$: the record is impossible at both θ and θ′, e.g. outside a
+      θ-dependent support; or $\infty-\infty$) becomes $0$. Any value in
+      $[-b, b]$ keeps the privacy bound; $0$ is the only one that also keeps the ratio
+      antisymmetric, $\operatorname{clip}(r(\theta,\theta')) = -\operatorname{clip}(r(\theta',\theta))$
       (the NaN case is symmetric in θ, θ′), which the penalty test needs for its balance
-      :math:`a(\theta,\theta')/a(\theta',\theta) = e^{\lambda}`.
+      $a(\theta,\theta')/a(\theta',\theta) = e^{\lambda}$.
 
     Returns the clipped vector and the number of records whose ratio was changed (non-finite
     ones count as clipped).

@@ -248,3 +248,33 @@ def prior_init_fn(model):
     from pymc.initial_point import make_initial_point_fn
 
     return make_initial_point_fn(model=model, default_strategy="prior", return_transformed=True)
+
+
+WORKER_BUDGET_MESSAGE = (
+    "PenaltyMH(budget=...) runs in a worker process (pm.sample with cores > 1), where each process "
+    "would keep its own count and the budget would not hold across chains. Declare the run on the "
+    "step, e.g. PenaltyMH(..., budget=(eps, delta), chains=2, iterations=2 * (tune + draws)) (each "
+    "chain then gets its share), or sample with cores=1."
+)
+
+
+def plan_message(budget, allowed, tau, planned):
+    """`PrivacyBudgetExceeded` text for a declared run that does not fit (public numbers only)."""
+    eps, delta = budget
+    return (
+        f"the planned run does not fit the budget: budget=(epsilon={eps}, delta={delta}) allows "
+        f"{allowed} PenaltyMH iterations with tau={tau:.6g}, iterations={planned} were planned. Plan "
+        f"tau with pymc_dp.accounting.penalty_tau({eps}, {delta}, {planned}), lower tune+draws or "
+        "chains, or declare a larger budget."
+    )
+
+
+def exhausted_message(chain_iters, total, planned=None):
+    """`BudgetExhaustedWarning` text (iteration counts only)."""
+    what = "" if planned is None else f" of the {planned} planned"
+    return (
+        f"PenaltyMH reached its privacy budget after {chain_iters}{what} iterations of this chain "
+        f"({total} in this process): the rest of the chain repeats its last state without reading "
+        "the data, marked by the sample stat dp_budget_exhausted=True. Keep only the draws where it "
+        "is False; pdp.privacy_spent(idata, delta=...) gives the epsilon actually spent."
+    )
