@@ -121,3 +121,10 @@ def test_neighbouring_acceptance_within_the_gaussian_bound_with_theta_dependent_
         delta = _gaussian_delta(eps, TAU)
         for a, b in ((exact_d, exact_dp), (exact_dp, exact_d)):
             assert a <= math.exp(eps) * b + delta + 1e-12
+
+
+def test_mala_gradients_of_impossible_records_contribute_zero():
+    from pymc_dp.samplers.penalty_mala import clipped_grad_sum
+
+    g = np.array([[3.0, 4.0], [np.nan, np.nan], [0.3, -np.inf]])
+    np.testing.assert_allclose(clipped_grad_sum(g, 1.0), [0.6, 0.8])  # old code: NaN
