@@ -48,14 +48,14 @@ from pymc_dp._checks import check_delta, check_epsilon
 from pymc_dp.accounting._search import largest_within
 
 __all__ = [
-    "PrivacyBudgetExceeded",
     "PrivacySpent",
-    "epsilon_of_event",
+    "PrivacyBudgetExceeded",
     "iteration_event",
-    "max_iterations",
-    "privacy_spent",
-    "rho_of_event",
     "run_event",
+    "epsilon_of_event",
+    "rho_of_event",
+    "privacy_spent",
+    "max_iterations",
 ]
 
 _REPLACE = dp_accounting.NeighboringRelation.REPLACE_ONE

@@ -39,7 +39,7 @@ from pymc_dp._checks import check_delta
 from pymc_dp.accounting.spent import epsilon_of_event, privacy_spent
 from pymc_dp.samplers.penalty import PenaltyMH
 
-__all__ = ["PUBLIC_STATS", "publishable"]
+__all__ = ["publishable", "PUBLIC_STATS"]
 
 PUBLIC_STATS = (
     "dp_accepted",

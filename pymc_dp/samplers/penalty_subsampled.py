@@ -33,7 +33,7 @@ from pymc_dp.samplers.penalty_core import (
     penalty_kernel,
 )
 
-__all__ = ["SubsampledTest", "batch_log_ratio", "subsampled_kernel"]
+__all__ = ["SubsampledTest", "subsampled_kernel", "batch_log_ratio"]
 
 
 def batch_log_ratio(r_clipped, n, temperature=1.0):
