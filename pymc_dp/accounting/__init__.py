@@ -16,6 +16,14 @@ from pymc_dp.accounting.penalty_bounds import (
     zcdp_epsilon,
     zcdp_rho,
 )
+from pymc_dp.accounting.penalty_plan import (
+    InfeasibleRunWarning,
+    PenaltyPlan,
+    budget_iterations,
+    lipschitz_normal_regression,
+    plan_penalty,
+    plan_tau,
+)
 from pymc_dp.accounting.spent import (
     PrivacyBudgetExceeded,
     PrivacySpent,
@@ -50,4 +58,10 @@ __all__ = [
     "mala_sensitivity",
     "mala_rho",
     "mala_iterations",
+    "plan_penalty",
+    "PenaltyPlan",
+    "InfeasibleRunWarning",
+    "plan_tau",
+    "budget_iterations",
+    "lipschitz_normal_regression",
 ]

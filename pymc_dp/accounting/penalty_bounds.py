@@ -36,20 +36,20 @@ from pymc_dp._checks import check_delta, check_epsilon, check_positive
 from pymc_dp.accounting._search import largest_within
 
 __all__ = [
-    "zcdp_epsilon",
-    "zcdp_rho",
-    "penalty_noise_multiplier",
-    "penalty_iterations_zcdp",
+    "mala_iterations",
+    "mala_rho",
+    "mala_sensitivity",
     "penalty_delta_tight",
     "penalty_epsilon_tight",
     "penalty_iterations",
+    "penalty_iterations_zcdp",
+    "penalty_noise_multiplier",
     "penalty_tau",
-    "subsampled_sensitivity",
-    "subsampled_rdp",
     "rdp_epsilon",
-    "mala_sensitivity",
-    "mala_rho",
-    "mala_iterations",
+    "subsampled_rdp",
+    "subsampled_sensitivity",
+    "zcdp_epsilon",
+    "zcdp_rho",
 ]
 
 
@@ -172,12 +172,29 @@ def penalty_iterations(epsilon, delta, tau, *, n: int = 1, alpha: float = 0.0,
 
 
 def penalty_tau(epsilon, delta, iterations, *, n: int = 1, alpha: float = 0.0,
-                method: str = "tight") -> float:
+                method: str = "accountant", batch_size=None, grad_noise_multiplier=None,
+                accountant=None) -> float:
     """Smallest ``tau`` that lets ``iterations`` iterations stay within (ε, δ).
 
-    ``method="zcdp"`` inverts Theorem 6: :math:`\\tau = \\sqrt{k / (2\\rho)}\\, n^{-\\alpha}`;
-    ``method="tight"`` solves Theorem 7 for τ by bisection (δ decreases in τ).
+    ``method="accountant"`` (default): the accountant `PenaltyMH(budget=...)` enforces
+    (`pymc_dp.accounting.penalty_plan.plan_tau`; PLD, RDP with ``batch_size``), so a step built with
+    this τ and the same budget allows at least ``iterations`` iterations. ``n`` is then the number of
+    records (needed with ``batch_size``); ``grad_noise_multiplier`` plans DP MALA. The seeds' closed
+    forms: ``method="zcdp"`` inverts Theorem 6, :math:`\\tau = \\sqrt{k / (2\\rho)}\\, n^{-\\alpha}`;
+    ``method="tight"`` solves Theorem 7 for τ by bisection (δ decreases in τ) — mathematically tight,
+    but the PLD accountant's pessimistic discretisation may then allow one iteration fewer.
     """
+    if method == "accountant":
+        if alpha != 0.0:
+            raise ValueError(
+                f"alpha={alpha!r} is the seed's n^alpha parameterisation of Theorems 6-7; use "
+                "method='tight' or 'zcdp' with it, or alpha=0 (tau is the noise multiplier)."
+            )
+        from pymc_dp.accounting.penalty_plan import plan_tau
+
+        return plan_tau(epsilon, delta, iterations, n=None if batch_size is None else n,
+                        batch_size=batch_size, grad_noise_multiplier=grad_noise_multiplier,
+                        accountant=accountant)
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     k = _check_iterations(iterations)
@@ -187,7 +204,7 @@ def penalty_tau(epsilon, delta, iterations, *, n: int = 1, alpha: float = 0.0,
     if method == "zcdp":
         return math.sqrt(k / (2.0 * zcdp_rho(epsilon, delta))) / scale
     if method != "tight":
-        raise ValueError(f"method must be 'tight' or 'zcdp', got method={method!r}.")
+        raise ValueError(f"method must be 'accountant', 'tight' or 'zcdp', got method={method!r}.")
     lo, hi = 1e-6, 1.0
     while penalty_delta_tight(epsilon, k, hi) > delta:
         hi *= 2.0

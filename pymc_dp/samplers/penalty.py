@@ -27,24 +27,27 @@ proposal), :mod:`~pymc_dp.samplers.penalty_subsampled` (batch test with the vari
 :mod:`~pymc_dp.samplers.penalty_options` checks the arguments; this module is the PyMC step;
 :mod:`~pymc_dp.samplers.penalty_publish` strips what must not be published.
 
-Privacy notes: the released draws (and the accept flags) are private; ``dp_clipped_fraction`` and
-``dp_noise_sd`` are *not* privatised — keep them with the curator
-(:func:`~pymc_dp.samplers.penalty_publish.publishable`). The initial point must not depend on the
-data, and no other step may touch the confidential data.
+Privacy notes: the released draws, the accept flags and the acceptance probabilities are
+post-processing of the noisy ratios; the noise sd is a data-free function of the move;
+``dp_clipped_fraction`` counts records without noise — keep it with the curator
+(:func:`~pymc_dp.samplers.penalty_publish.publishable`). Chains start from data-independent points
+(``init=``), and no other step may touch the confidential data.
 """
 
 from __future__ import annotations
 
+import os
 import warnings
 
 import numpy as np
 from pymc.step_methods.metropolis import tune as metropolis_tune
+from scipy.special import ndtr
 
+from pymc_dp.accounting.penalty_plan import budget_iterations
 from pymc_dp.accounting.spent import (
     PrivacyBudgetExceeded,
     epsilon_of_event,
     iteration_event,
-    max_iterations,
     run_event,
 )
 from pymc_dp.samplers import penalty_options as opt
@@ -64,26 +67,34 @@ from pymc_dp.samplers.penalty_core import (
 from pymc_dp.samplers.penalty_target import ModelTarget
 
 __all__ = [
-    "PenaltyMH",
-    "PenaltyState",
-    "PenaltyInfo",
-    "PenaltyParams",
+    "BudgetExhaustedWarning",
     "ClippingWarning",
-    "penalty_kernel",
-    "penalty_init",
+    "PenaltyInfo",
+    "PenaltyMH",
+    "PenaltyParams",
+    "PenaltyState",
     "advance",
-    "propose",
-    "clipped_sum",
     "clipped_diff_sum",
+    "clipped_sum",
     "penalty_accept",
+    "penalty_init",
+    "penalty_kernel",
+    "propose",
 ]
 
 PROPOSALS = opt.PROPOSAL_NAMES
 ACCEPTANCES = opt.ACCEPTANCES
 
 
+NOISE_OPTIMUM = 2.4  # noise sd of the log ratio that maximises σ²·2Φ(−σ/2)
+
+
 class ClippingWarning(UserWarning):
     """More than the tolerated fraction of log-likelihood ratios were clipped."""
+
+
+class BudgetExhaustedWarning(UserWarning):
+    """PenaltyMH reached its privacy budget: the rest of the chain repeats its last state, marked."""
 
 
 def _full_then_index(loglik):
@@ -125,8 +136,26 @@ class PenaltyMH(DPStep):
         DP MALA: per-record gradient clipping norm :math:`L_g`, proposal variance factor ``a``
         (variance :math:`a\sigma_p^2`), optional bound :math:`L_S` on the total gradient norm.
     budget : (epsilon, delta), optional
-        Stop with :class:`~pymc_dp.accounting.PrivacyBudgetExceeded` before an iteration that
-        would exceed it (counted over all chains this object runs in one process).
+        Privacy budget of the whole run, every chain included. The step allows the iterations
+        `pymc_dp.accounting.budget_iterations` gives (the accountant of `penalty_tau`). When it is
+        reached the step stops reading the data: the rest of the chain repeats its last state with
+        the sample stat ``dp_budget_exhausted=True`` (a `BudgetExhaustedWarning` says so), so the
+        draws already paid for are kept; `privacy_spent(idata)` gives the ε actually spent.
+    chains : int, optional
+        With ``budget``: the number of chains of the run. Each chain may then run
+        ``iterations // chains`` iterations, wherever it runs, so the budget holds across
+        processes. Required with ``budget`` when PyMC runs chains in worker processes
+        (``cores > 1``); without it one object counts every chain it runs in its process.
+    iterations : int, optional
+        With ``budget``: the planned data-touching iterations of the run, ``chains * (tune + draws)``.
+        Checked against the budget at construction — before sampling, on every PyMC version
+        (:class:`~pymc_dp.accounting.PrivacyBudgetExceeded` if it does not fit). Default: all the
+        budget allows.
+    init : {"prior", "model"} or (lower, upper)
+        Where each chain starts: ``"prior"`` (default) a draw from the prior, ``(lower, upper)`` a
+        uniform draw in that public box of θ (transformed space), both from the step's generator —
+        dispersed and data-independent; ``"model"`` the point PyMC passes (the model's initial
+        point, the same for every chain).
     accountant : {"pld", "rdp"}
         Accountant for the budget ("rdp" is used for subsampled runs).
     acceptance : {"penalty", "barker"}
@@ -159,9 +188,11 @@ class PenaltyMH(DPStep):
     ``dp_accepted``, ``dp_accept_prob`` (acceptance probability given the noisy ratio), ``dp_clipped_fraction``,
     ``dp_noise_sd``, ``dp_noise_multiplier``, ``dp_grad_noise_multiplier`` (NaN unless MALA),
     ``dp_n_records``, ``dp_batch_size``, ``dp_iterations`` (data-touching iterations of the chain,
-    tuning included), ``dp_coordinate``, ``dp_scale`` (mean proposal scale, adapted during tuning).
-    ``dp_clipped_fraction`` and ``dp_noise_sd`` are not privatised: publish with
-    :func:`~pymc_dp.samplers.penalty_publish.publishable`, which drops them.
+    tuning included), ``dp_coordinate``, ``dp_scale`` (mean proposal scale, adapted during tuning),
+    ``dp_budget_exhausted`` (True on the iterations after the budget was reached: no data read,
+    the last state repeated; public — a function of the iteration count and the declared budget).
+    ``dp_clipped_fraction`` is not privatised: publish with
+    :func:`~pymc_dp.samplers.penalty_publish.publishable`, which drops it.
     """
 
     name = "penalty_mh"
@@ -177,13 +208,14 @@ class PenaltyMH(DPStep):
         "dp_iterations": (int, []),
         "dp_coordinate": (int, []),
         "dp_scale": (float, []),
+        "dp_budget_exhausted": (bool, []),
     }
 
     def __init__(self, vars=None, *, lipschitz, tau, scale=1.0, proposal="rw", observed=None,
                  batch_size=None, temperature=1.0, grad_bound=None, mala_a=1.0,
                  total_grad_bound=None, budget=None, accountant="pld", clip_warning=0.1,
-                 tune_interval=100, acceptance="penalty", barker_sigma=1.0, model=None, rng=None,
-                 blocked=True):
+                 tune_interval=100, acceptance="penalty", barker_sigma=1.0, chains=None,
+                 iterations=None, init="prior", model=None, rng=None, blocked=True):
         import pymc as pm
 
         model = pm.modelcontext(model)
@@ -208,7 +240,11 @@ class PenaltyMH(DPStep):
         self._grad_z_stat = opt.nan_if_none(self.grad_noise_multiplier)
         self.params = PenaltyParams(kind, self.scale, self.lipschitz, self.noise_multiplier, test,
                                     self.temperature)
-        self._plan_budget(accountant)
+        self._plan_budget(accountant, chains, iterations)
+        self._init = opt.check_init(init, self.d)
+        self._init_fn = opt.prior_init_fn(model) if self._init == "prior" else None
+        self._pid = os.getpid()
+        self.budget_exhausted = False
         self.total_iterations = 0
         self._state = None
         self._init_step(rng)
@@ -239,12 +275,23 @@ class PenaltyMH(DPStep):
                 UserWarning, stacklevel=3,
             )
 
-    def _plan_budget(self, accountant):
+    def _plan_budget(self, accountant, chains, iterations):
         self.accountant = "rdp" if self.batch_size is not None else opt.check_accountant(accountant)
-        self.max_iterations = None
-        if self.budget is not None:
-            eps, delta = self.budget
-            self.max_iterations = max_iterations(self.iteration_event(), eps, delta, accountant=self.accountant)
+        self.max_iterations = self.run_cap = self.chain_cap = None
+        self.chains, planned = opt.check_run_plan(chains, iterations, self.budget)
+        if self.budget is None:
+            return
+        eps, delta = self.budget
+        self.max_iterations = budget_iterations(
+            self.noise_multiplier, eps, delta, n=None if self.batch_size is None else self.n,
+            batch_size=self.batch_size, grad_noise_multiplier=self.grad_noise_multiplier,
+            accountant=self.accountant)
+        if planned is not None and planned > self.max_iterations:
+            raise PrivacyBudgetExceeded(
+                opt.plan_message(self.budget, self.max_iterations, self.noise_multiplier, planned))
+        self.run_cap = self.max_iterations if planned is None else planned
+        if self.chains is not None:
+            self.chain_cap = self.run_cap // self.chains
 
     def _sync_data(self) -> bool:
         """Follow ``pm.set_data``: read the current records; True if any data container changed.
@@ -285,20 +332,42 @@ class PenaltyMH(DPStep):
         return epsilon_of_event(self.dp_event(), delta, accountant=accountant or self.accountant)
 
     # --------------------------------------------------------------- DPStep hooks
+    def set_rng(self, rng) -> None:
+        if self.budget is not None and self.chains is None and os.getpid() != self._pid:
+            raise ValueError(opt.WORKER_BUDGET_MESSAGE)
+        super().set_rng(rng)
+
     def start_chain(self):
         """Per-chain reset: kernel state, counters, clipping warning and the adapted scale."""
         self._state = None
+        self._started = False
+        self._exhausted_warned = False
         self._sync_data()  # refuse incompatible data before the chain touches them
         self._chain_iters = 0
         self._chain_clipped = 0.0
         self._warned = False
         self._window_acc = 0
+        self._window_noise = [0.0, 0.0]  # Σ 2Φ(−σ_i/2), Σ σ_i over the tuning window
         self._set_scale(self._scale0.copy())
 
     def plan_chain(self, tune, draws):
-        """Refuse a chain that would exceed the budget before it touches the data (PyMC ≥ 6.3)."""
-        if self.max_iterations is not None and self.total_iterations + tune + draws > self.max_iterations:
+        """Refuse a chain that cannot fit the budget before it touches the data (PyMC ≥ 6.3).
+
+        Raised only while no iteration of this object has run (so no trace is lost); a later chain
+        that does not fit runs until the budget and is marked (``dp_budget_exhausted``).
+        """
+        if self.max_iterations is None or tune + draws <= self._allowance():
+            return
+        if self.total_iterations == 0:
             raise PrivacyBudgetExceeded(self._budget_message(tune + draws))
+        self._warn_exhausted(planned=tune + draws)
+
+    def _allowance(self) -> int:
+        """Iterations this chain may still run within the budget."""
+        left = self.run_cap - self.total_iterations
+        if self.chain_cap is not None:
+            left = min(left, self.chain_cap - self._chain_iters)
+        return max(left, 0)
 
     def _set_scale(self, scale):
         self.scale = scale
@@ -307,10 +376,20 @@ class PenaltyMH(DPStep):
 
     def _budget_message(self, wanted):
         eps, delta = self.budget
+        share = "" if self.chain_cap is None else f" ({self.chain_cap} per chain for chains={self.chains})"
         return (
             f"privacy budget exceeded: budget=(epsilon={eps}, delta={delta}) allows "
-            f"{self.max_iterations} PenaltyMH iterations, {self.total_iterations} already ran and "
+            f"{self.run_cap} PenaltyMH iterations{share}, {self.total_iterations} already ran and "
             f"{wanted} more were requested. Raise tau, lower tune+draws, or declare a larger budget."
+        )
+
+    def _warn_exhausted(self, planned=None):
+        if self._exhausted_warned:
+            return
+        self._exhausted_warned = True
+        warnings.warn(
+            opt.exhausted_message(self._chain_iters, self.total_iterations, planned),
+            BudgetExhaustedWarning, stacklevel=3,
         )
 
     # --------------------------------------------------------------- iteration
@@ -327,16 +406,45 @@ class PenaltyMH(DPStep):
             direction = np.where(self.rng.random(self.d) < 0.5, -1.0, 1.0)
         return penalty_init(t, theta, self.params, direction)
 
+    def _start_theta(self, point):
+        """The chain's data-independent start: a prior draw, a draw in the declared box, or the point."""
+        if self._init == "model":
+            return self.target.theta_of(point)
+        if self._init == "prior":
+            seed = int(self.rng.integers(2**31 - 1))
+            return self.target.theta_of({**point, **self._init_fn(seed)})
+        lower, upper = self._init
+        return lower + (upper - lower) * self.rng.random(self.d)
+
+    def _frozen(self, point):
+        """An iteration past the budget: no data read, the last state repeated, marked."""
+        self.budget_exhausted = True
+        self._warn_exhausted()
+        theta = self.target.theta_of(point) if self._state is None else self._state.theta
+        nan = float("nan")
+        stats = self.stats(
+            dp_accepted=False, dp_accept_prob=nan, dp_clipped_fraction=nan, dp_noise_sd=nan,
+            dp_noise_multiplier=self.noise_multiplier, dp_grad_noise_multiplier=self._grad_z_stat,
+            dp_n_records=self.n, dp_batch_size=self.n if self.batch_size is None else self.batch_size,
+            dp_iterations=self._chain_iters, dp_coordinate=-1, dp_scale=self._scale_mean,
+            dp_budget_exhausted=True,
+        )
+        return {**point, **self.target.point_of(theta)}, [stats]
+
     def step(self, point):
-        if self.max_iterations is not None and self.total_iterations >= self.max_iterations:
-            raise PrivacyBudgetExceeded(self._budget_message(1))
+        if self.max_iterations is not None and self._allowance() == 0:
+            return self._frozen(point)
+        if not self._started:
+            self._started = True
+            self._state = None
+            point = {**point, **self.target.point_of(self._start_theta(point))}
         st, info = penalty_kernel(self.rng, self._current_state(point), self.target, self.params)
         self._state = st
         self.total_iterations += 1
         self._chain_iters += 1
         self._chain_clipped += info.clipped_fraction
         self._maybe_warn()
-        self._maybe_tune(info.accepted)
+        self._maybe_tune(info.accepted, info.noise_sd)
         stats = self.stats(
             dp_accepted=bool(info.accepted),
             dp_accept_prob=float(info.accept_prob),
@@ -349,18 +457,39 @@ class PenaltyMH(DPStep):
             dp_iterations=self._chain_iters,
             dp_coordinate=int(info.coordinate),
             dp_scale=self._scale_mean,
+            dp_budget_exhausted=False,
         )
         return {**point, **self.target.point_of(st.theta)}, [stats]
 
-    def _maybe_tune(self, accepted):
+    def _maybe_tune(self, accepted, noise_sd):
+        """Warm-up adaptation of the proposal scale (every ``tune_interval`` iterations).
+
+        PyMC's `Metropolis` rule, applied to the acceptance rate *relative to what the privacy
+        noise alone allows* (the penalty test accepts a zero-ratio move with probability
+        2Φ(−σ/2), σ the iteration's noise sd — a data-free function of θ, θ′), and capped at the
+        scale whose mean noise sd is `NOISE_OPTIMUM` (2.4, where σ²·2Φ(−σ/2), the mean squared
+        accepted move, peaks). When the noise dominates (large τ) the scale settles at that
+        cap instead of being shrunk by the noise's rejections; when the posterior is narrow the
+        rule shrinks the scale as usual. The Barker test uses the plain rule.
+        """
         if not (self.tune and self.tune_interval):
             return
         self._window_acc += bool(accepted)
+        if self.acceptance == "penalty" and np.isfinite(noise_sd):
+            self._window_noise[0] += 2.0 * ndtr(-0.5 * noise_sd)
+            self._window_noise[1] += noise_sd
         if self._chain_iters % self.tune_interval:
             return
         rate = self._window_acc / self.tune_interval
-        self._set_scale(np.asarray(metropolis_tune(self.scale, rate), dtype=float))  # PyMC Metropolis rule
+        allowed, sigma_sum = self._window_noise
+        if allowed > 0:
+            rate = min(1.0, rate * self.tune_interval / allowed)
+        new = np.asarray(metropolis_tune(self.scale, rate), dtype=float)  # PyMC Metropolis rule
+        if sigma_sum > 0:
+            new = np.minimum(new, self.scale * NOISE_OPTIMUM * self.tune_interval / sigma_sum)
+        self._set_scale(new)
         self._window_acc = 0
+        self._window_noise = [0.0, 0.0]
 
     def _maybe_warn(self):
         if self._warned or self._chain_iters < 50:
@@ -371,7 +500,11 @@ class PenaltyMH(DPStep):
             warnings.warn(
                 f"PenaltyMH clipped {frac:.1%} of the per-record log-likelihood ratios over "
                 f"{self._chain_iters} iterations (threshold clip_warning={self.clip_warning}). The "
-                "chain targets the clipped posterior, not the exact one; raise lipschitz "
-                "(more noise per iteration) or shrink the proposal scale.",
+                "chain targets the clipped posterior, not the exact one. The proposal scale does "
+                "not change this fraction (a ratio and its bound L*||theta'-theta|| shrink together). "
+                "Raise lipschitz to a bound derived from declared bounds of the data (e.g. "
+                "pymc_dp.accounting.lipschitz_normal_regression; the noise grows with it: replan the "
+                "scale with plan_penalty), or clip the records to those public bounds (fewer "
+                "records with steep log-likelihoods).",
                 ClippingWarning, stacklevel=2,
             )

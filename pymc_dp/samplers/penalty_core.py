@@ -44,24 +44,25 @@ import numpy as np
 from pymc_dp.samplers.accept import mh_accept
 
 __all__ = [
-    "PenaltyState",
-    "PenaltyInfo",
-    "PenaltyParams",
-    "Move",
-    "Proposal",
-    "RandomWalk",
+    "PROPOSALS",
+    "AcceptanceTest",
     "CoordinateWalk",
     "GuidedWalk",
-    "AcceptanceTest",
+    "Move",
+    "PenaltyInfo",
+    "PenaltyParams",
+    "PenaltyState",
     "PenaltyTest",
-    "PROPOSALS",
+    "Proposal",
+    "RandomWalk",
+    "advance",
+    "clip_ratios",
+    "clipped_diff_sum",
+    "clipped_sum",
+    "penalty_accept",
     "penalty_init",
     "penalty_kernel",
-    "penalty_accept",
     "propose",
-    "advance",
-    "clipped_sum",
-    "clipped_diff_sum",
 ]
 
 
@@ -214,21 +215,53 @@ def propose(rng, theta, direction, proposal, scale):
 # ------------------------------------------------------------------------- clipping
 
 
+def clip_ratios(r, bound):
+    r"""Per-record log-likelihood ratios clipped to $[-b, b]$, non-finite ones included.
+
+    The clipping rule (one rule for every ratio, so that each record's contribution to the
+    released sum lies in $[-b, b]$ and the sensitivity $2b$ holds for every model):
+
+    * a finite $r_i$ becomes $\min(b, \max(-b, r_i))$;
+    * $+\infty$ (record impossible at θ, possible at θ′) becomes $+b$, and
+      $-\infty$ (possible at θ, impossible at θ′) becomes $-b$ — the limits of the
+      finite rule;
+    * NaN ($(-\infty)-(-\infty)$: the record is impossible at both θ and θ′, e.g. outside a
+      θ-dependent support; or $\infty-\infty$) becomes $0$. Any value in
+      $[-b, b]$ keeps the privacy bound; $0$ is the only one that also keeps the ratio
+      antisymmetric, $\operatorname{clip}(r(\theta,\theta')) = -\operatorname{clip}(r(\theta',\theta))$
+      (the NaN case is symmetric in θ, θ′), which the penalty test needs for its balance
+      $a(\theta,\theta')/a(\theta',\theta) = e^{\lambda}$.
+
+    Returns the clipped vector and the number of records whose ratio was changed (non-finite
+    ones count as clipped).
+    """
+    r = np.asarray(r, dtype=np.float64)
+    rc = np.clip(np.where(np.isnan(r), 0.0, r), -bound, bound)
+    count = int(np.count_nonzero(~(np.abs(r) <= bound)))  # NaN and ±inf compare False
+    return rc, count
+
+
 def clipped_sum(r, bound):
-    """Sum of ``r`` clipped to ``±bound``, the clipped fraction, and the clipped vector (NaN kept)."""
-    rc = np.clip(r, -bound, bound)
-    frac = float(np.count_nonzero(np.abs(r) > bound)) / max(r.size, 1)
-    return float(rc.sum()), frac, rc
+    """Sum of ``r`` clipped to ``±bound`` (rule of `clip_ratios`), the clipped fraction, the clipped vector."""
+    rc, count = clip_ratios(r, bound)
+    return float(rc.sum()), count / max(rc.size, 1), rc
 
 
 @numba.njit(cache=True)
 def clipped_diff_sum(new, old, bound):
-    """Σ clip(new_i − old_i, ±bound) and the number clipped, in one pass (a NaN difference gives NaN)."""
+    """Σ clip(new_i − old_i, ±bound) and the number clipped, in one pass.
+
+    Non-finite differences follow `clip_ratios`: ±inf → ±bound, NaN (−inf − (−inf), a record
+    impossible at both points) → 0; all of them count as clipped.
+    """
     total = 0.0
     count = 0
     for i in range(new.shape[0]):
         r = new[i] - old[i]
-        if r > bound:
+        if np.isnan(r):  # NaN (both points impossible)
+            r = 0.0
+            count += 1
+        elif r > bound:
             r = bound
             count += 1
         elif r < -bound:

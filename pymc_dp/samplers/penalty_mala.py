@@ -34,11 +34,20 @@ import numpy as np
 from pymc_dp.accounting.penalty_bounds import mala_sensitivity
 from pymc_dp.samplers.penalty_core import Move, PenaltyState, Proposal, penalty_kernel
 
-__all__ = ["MalaProposal", "MalaParams", "mala_kernel", "clipped_grad_sum", "log_q"]
+__all__ = ["MalaParams", "MalaProposal", "clipped_grad_sum", "log_q", "mala_kernel"]
 
 
 def clipped_grad_sum(per_record_grad, bound):
-    """Sum over records of gradients rescaled to norm ≤ ``bound`` (rows of an (n, d) array)."""
+    """Sum over records of gradients rescaled to norm ≤ ``bound`` (rows of an (n, d) array).
+
+    A row with a non-finite entry (a record outside a θ-dependent support) contributes 0, so every
+    record's share stays within the bound whatever the model (the rule of
+    `pymc_dp.samplers.penalty_core.clip_ratios` for the gradients).
+    """
+    per_record_grad = np.asarray(per_record_grad, dtype=np.float64)
+    bad = ~np.all(np.isfinite(per_record_grad), axis=1)
+    if bad.any():
+        per_record_grad = np.where(bad[:, None], 0.0, per_record_grad)
     norms = np.sqrt(np.einsum("ij,ij->i", per_record_grad, per_record_grad))
     factor = np.minimum(1.0, bound / np.maximum(norms, 1e-300))
     return factor @ per_record_grad

@@ -19,21 +19,24 @@ from pymc_dp.samplers.penalty_mala import MalaProposal
 from pymc_dp.samplers.penalty_subsampled import SubsampledTest
 
 __all__ = [
-    "PROPOSAL_NAMES",
     "ACCEPTANCES",
-    "check_core",
-    "check_scale",
-    "check_budget",
-    "check_accountant",
+    "PROPOSAL_NAMES",
     "broadcast_scale",
-    "grad_noise_multiplier",
-    "nan_if_none",
-    "check_tune_interval",
-    "check_combination",
-    "check_batch_size",
-    "select_vars",
     "build_proposal",
     "build_test",
+    "check_accountant",
+    "check_batch_size",
+    "check_budget",
+    "check_combination",
+    "check_core",
+    "check_init",
+    "check_run_plan",
+    "check_scale",
+    "check_tune_interval",
+    "grad_noise_multiplier",
+    "nan_if_none",
+    "prior_init_fn",
+    "select_vars",
 ]
 
 PROPOSAL_NAMES = (*PROPOSALS, "mala")
@@ -198,3 +201,80 @@ def grad_noise_multiplier(proposal):
 
 def nan_if_none(value):
     return math.nan if value is None else value
+
+
+def check_run_plan(chains, iterations, budget):
+    """``(chains, iterations)`` of a budgeted run, checked (both optional; only with ``budget``)."""
+    if budget is None and (chains is not None or iterations is not None):
+        raise ValueError(
+            f"chains and iterations declare how a budget is shared, got chains={chains!r}, "
+            f"iterations={iterations!r} without budget. Pass budget=(epsilon, delta) too, or drop them."
+        )
+    for name, value in (("chains", chains), ("iterations", iterations)):
+        if value is not None and not (isinstance(value, int | np.integer) and value >= 1):
+            raise ValueError(
+                f"{name} must be an integer >= 1, got {name}={value!r}. "
+                "Pass chains= as in pm.sample and iterations=chains * (tune + draws)."
+            )
+    if chains is not None and iterations is not None and iterations < chains:
+        raise ValueError(
+            f"iterations={iterations} is the total over all chains and must be >= chains={chains}. "
+            "Pass iterations=chains * (tune + draws)."
+        )
+    return (None if chains is None else int(chains)), (None if iterations is None else int(iterations))
+
+
+def check_init(init, d):
+    """``"prior"``, ``"model"`` or a ``(lower, upper)`` box of θ (arrays of length 1 or ``d``)."""
+    if isinstance(init, str):
+        if init in ("prior", "model"):
+            return init
+    else:
+        try:
+            lower, upper = (np.broadcast_to(np.asarray(b, dtype=float).ravel(), (d,)).copy() for b in init)
+        except (TypeError, ValueError):
+            lower = upper = None
+        if lower is not None and np.all(np.isfinite(lower)) and np.all(np.isfinite(upper)) and np.all(lower < upper):
+            return lower, upper
+    raise ValueError(
+        f"init must be 'prior', 'model' or a public box (lower, upper) of theta with lower < upper "
+        f"(one value or d={d} values each, transformed space), got init={init!r}. Use 'prior' for "
+        "dispersed data-independent starts."
+    )
+
+
+def prior_init_fn(model):
+    """``seed -> point``: a draw of every free variable from the prior, in the transformed space."""
+    from pymc.initial_point import make_initial_point_fn
+
+    return make_initial_point_fn(model=model, default_strategy="prior", return_transformed=True)
+
+
+WORKER_BUDGET_MESSAGE = (
+    "PenaltyMH(budget=...) runs in a worker process (pm.sample with cores > 1), where each process "
+    "would keep its own count and the budget would not hold across chains. Declare the run on the "
+    "step, e.g. PenaltyMH(..., budget=(eps, delta), chains=2, iterations=2 * (tune + draws)) (each "
+    "chain then gets its share), or sample with cores=1."
+)
+
+
+def plan_message(budget, allowed, tau, planned):
+    """`PrivacyBudgetExceeded` text for a declared run that does not fit (public numbers only)."""
+    eps, delta = budget
+    return (
+        f"the planned run does not fit the budget: budget=(epsilon={eps}, delta={delta}) allows "
+        f"{allowed} PenaltyMH iterations with tau={tau:.6g}, iterations={planned} were planned. Plan "
+        f"tau with pymc_dp.accounting.penalty_tau({eps}, {delta}, {planned}), lower tune+draws or "
+        "chains, or declare a larger budget."
+    )
+
+
+def exhausted_message(chain_iters, total, planned=None):
+    """`BudgetExhaustedWarning` text (iteration counts only)."""
+    what = "" if planned is None else f" of the {planned} planned"
+    return (
+        f"PenaltyMH reached its privacy budget after {chain_iters}{what} iterations of this chain "
+        f"({total} in this process): the rest of the chain repeats its last state without reading "
+        "the data, marked by the sample stat dp_budget_exhausted=True. Keep only the draws where it "
+        "is False; pdp.privacy_spent(idata, delta=...) gives the epsilon actually spent."
+    )
