@@ -50,7 +50,7 @@ from pymc_dp.marginal.assign import (
     record_parents,
 )
 from pymc_dp.marginal.collapsed import collapsed_plans, marginalize
-from pymc_dp.marginal.recover import draw_records, record_draw_fn
+from pymc_dp.marginal.recover import draw_records, record_draw_fn, record_logq
 from pymc_dp.samplers.accept import mh_accept
 from pymc_dp.samplers.base import DPStep
 
@@ -307,6 +307,17 @@ class Collapsed(DPStep):
         if not self.theta_values:
             return np.zeros(0)
         return np.concatenate([np.ravel(np.asarray(point[n], dtype=float)) for n in self.theta_values])
+
+    def record_logq(self, point) -> dict:
+        """Per record variable, ``x -> log q(x | θ, s_dp, φ)`` up to a constant in ``x``: the law
+        the exact records draw of :meth:`step` uses at the θ and φ of ``point`` (value space), from
+        the same compiled parameters (see :func:`pymc_dp.marginal.recover.record_logq`)."""
+        out = {}
+        for name, plan, (fn, names, has_logf) in zip(self.record_names, self.plans.values(), self._draws):
+            outputs = fn(*[point[n] for n in names])
+            out[name] = lambda x, plan=plan, outputs=outputs, has_logf=has_logf: record_logq(
+                plan, outputs, has_logf, x)
+        return out
 
     def step(self, point):
         self._check_releases()
