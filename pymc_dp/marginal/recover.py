@@ -17,6 +17,8 @@ Backward sampling through the same sums the collapsed likelihood computes
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 import pytensor
@@ -26,7 +28,7 @@ from scipy import special
 from pymc_dp.distributions.registry import get_extra
 from pymc_dp.marginal.records import draw_tail
 
-__all__ = ["draw_records", "record_draw_fn", "record_logq", "recover_records"]
+__all__ = ["RecordConditional", "draw_records", "record_draw_fn", "record_logq", "recover_records"]
 
 
 def _softmax_draw(logits, rng):
@@ -248,6 +250,26 @@ def record_logq(plan, outputs, has_logf, x) -> float:
     return float(lf.sum() + plan.eta[total])
 
 
+class RecordConditional(NamedTuple):
+    """The law ``p(x | θ, s_dp)`` of one record variable at one θ: what :func:`draw_records` draws.
+
+    ``outputs`` are the compiled ``[log f] + params`` at θ (:func:`record_draw_fn` for a sampler's
+    point, the natural-space function of :func:`recover_records` for a posterior draw).
+    """
+
+    plan: object
+    outputs: tuple
+    has_logf: bool
+
+    def draw(self, rng) -> np.ndarray:
+        """One exact draw of the records (int64 array)."""
+        return draw_records(self.plan, self.outputs, self.has_logf, rng)
+
+    def logq(self, x) -> float:
+        """``log q(x)`` up to a constant in ``x`` (:func:`record_logq`)."""
+        return record_logq(self.plan, self.outputs, self.has_logf, x)
+
+
 def recover_records(idata, model, *, random_seed=None, records=None):
     """Draw the integrated-out records for every posterior draw and add them to ``idata``.
 
@@ -286,7 +308,7 @@ def recover_records(idata, model, *, random_seed=None, records=None):
         out = np.empty((n_chain, n_draw, plan.law.n), dtype=np.int64)
         for c in range(n_chain):
             for d in range(n_draw):
-                out[c, d] = draw_records(plan, fn(*[values[v][c, d] for v in inputs]), has_logf, rng)
+                out[c, d] = RecordConditional(plan, fn(*[values[v][c, d] for v in inputs]), has_logf).draw(rng)
         da = xr.DataArray(out, dims=("chain", "draw", f"{name}_dim_0"),
                           coords={"chain": posterior["chain"].values, "draw": posterior["draw"].values})
         posterior[name] = da
