@@ -29,6 +29,9 @@ _KNOWN = {
     "geometric": (pm.Geometric, ("p",), False),
 }
 
+#: parameters read as float64 (the others are integer bounds and trial counts, read as constants)
+_CONTINUOUS = ("p", "mu")
+
 
 @dataclasses.dataclass(frozen=True)
 class RecordLaw:
@@ -113,7 +116,9 @@ def record_law(rv, n: int | None = None) -> RecordLaw:
             )
         for _ in batch:
             p = p[0]
-        core.append(p)
+        # probabilities and rates in float64 whatever the model's dtype (int8 `pm.Poisson("x", 3)`,
+        # float32 arrays): `n * mu` of a sum's law must not overflow or round
+        core.append(pt.cast(p, "float64") if pname in _CONTINUOUS else p)
     low, high, k = 0, None, None
     if kind == "bernoulli":
         high = 1

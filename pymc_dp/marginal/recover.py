@@ -17,6 +17,8 @@ Backward sampling through the same sums the collapsed likelihood computes
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 import pytensor
@@ -26,7 +28,7 @@ from scipy import special
 from pymc_dp.distributions.registry import get_extra
 from pymc_dp.marginal.records import draw_tail
 
-__all__ = ["draw_records", "record_draw_fn", "recover_records"]
+__all__ = ["RecordConditional", "draw_records", "record_draw_fn", "record_logq", "recover_records"]
 
 
 def _softmax_draw(logits, rng):
@@ -98,16 +100,21 @@ def _values(plan, idx, logf, params, rng):
     return x
 
 
+def _closed_sum_logp(plan, params):
+    """``log P(S = offset + j | θ)`` of the records' sum (closed forms), j = 0..length-1."""
+    n = plan.law.n
+    k = plan.offset + np.arange(plan.length)  # values of the sum
+    if plan.closed == "poisson":
+        return special.xlogy(k, n * params[0]) - n * params[0] - special.gammaln(k + 1)
+    p, k = params[0], k - n
+    return (special.gammaln(n + k) - special.gammaln(n) - special.gammaln(k + 1)
+            + n * np.log(p) + special.xlog1py(k, -p))
+
+
 def _additive(plan, logf, params, rng):
     n = plan.law.n
     if plan.closed in ("poisson", "negative_binomial"):
-        k = plan.offset + np.arange(plan.length)  # values of the sum
-        if plan.closed == "poisson":
-            logp = special.xlogy(k, n * params[0]) - n * params[0] - special.gammaln(k + 1)
-        else:
-            p, k = params[0], k - n
-            logp = (special.gammaln(n + k) - special.gammaln(n) - special.gammaln(k + 1)
-                    + n * np.log(p) + special.xlog1py(k, -p))
+        logp = _closed_sum_logp(plan, params)
         total = plan.offset + _draw_categorical(logp + plan.eta, rng)
         if plan.closed == "poisson":
             return rng.multinomial(total, np.full(n, 1.0 / n)).astype(np.int64)
@@ -188,9 +195,79 @@ def record_draw_fn(plan, model):
 def draw_records(plan, outputs, has_logf, rng):
     """One exact draw ``x ~ p(x | θ, s_dp)`` of the records of ``plan``, given ``outputs`` of the
     compiled ``[log f] + params`` at θ (from :func:`record_draw_fn` or the posterior)."""
-    logf = np.asarray(outputs[0]) if has_logf else None
-    params = [np.asarray(p) for p in (outputs[1:] if has_logf else outputs)]
+    logf = np.asarray(outputs[0], dtype=np.float64) if has_logf else None
+    params = [np.asarray(p, dtype=np.float64) for p in (outputs[1:] if has_logf else outputs)]
     return _DRAW[plan.case](plan, logf, params, rng)
+
+
+def _tail_logpmf(kind, params, x):
+    from scipy import stats
+
+    law = stats.poisson(params[0]) if kind == "poisson" else stats.geom(params[0])
+    return law.logpmf(x)
+
+
+def record_logq(plan, outputs, has_logf, x) -> float:
+    """``log q(x)`` up to a constant in ``x``, where q is the law :func:`draw_records` draws from.
+
+    Same inputs as :func:`draw_records` plus the records ``x`` (one int array). Written per case
+    from the ingredients the draw uses (``log f`` over the support, the noise table ``eta``, the
+    lattice cells, the closed laws of the sum, the law of a lumped tail value), so tests can check
+    that q(x) ∝ p(x, s_dp | θ) of the model (``tests/unit/samplers/test_conditionals_vs_logp.py``).
+    ``-inf`` outside the support the draw covers.
+    """
+    logf = np.asarray(outputs[0], dtype=np.float64) if has_logf else None
+    params = [np.asarray(p, dtype=np.float64) for p in (outputs[1:] if has_logf else outputs)]
+    x = np.asarray(x, dtype=np.int64).reshape(-1)
+    n, law = plan.law.n, plan.law
+    if x.shape != (n,) or np.any(x < law.low):
+        return -np.inf
+    if plan.case == "additive" and plan.closed in ("poisson", "negative_binomial"):
+        j = int(x.sum()) - plan.offset
+        if not 0 <= j < plan.length:
+            return -np.inf
+        lp = float(_closed_sum_logp(plan, params)[j] + plan.eta[j])
+        total = int(x.sum())
+        if plan.closed == "poisson":  # x | S ~ Multinomial(S, 1/n)
+            return lp + float(special.gammaln(total + 1) - special.gammaln(x + 1).sum() - total * np.log(n))
+        extra = total - n * law.low  # uniform over the compositions of extra into n parts
+        return lp - float(special.gammaln(extra + n) - special.gammaln(extra + 1) - special.gammaln(n))
+    idx = x - int(plan.support[0])
+    last = len(plan.support) - 1
+    if not plan.tail and np.any(idx > last):
+        return -np.inf
+    hit = idx >= last if plan.tail else np.zeros(n, dtype=bool)
+    idx = np.minimum(idx, last)
+    lf = logf[idx]
+    if hit.any():  # the lumped cell's P(X ≥ K), then X | X ≥ K: together f(x)
+        lf = np.where(hit, _tail_logpmf(law.kind, params, x), lf)
+    if plan.case == "local":
+        return float(lf.sum() + plan.eta[plan.rows, idx].sum())
+    if plan.case == "counts":
+        counts = np.bincount(idx, minlength=len(plan.support))
+        return float(lf.sum() + sum(plan.eta[k][c] for k, c in enumerate(counts)))
+    total = int(plan.cells[idx].sum())
+    return float(lf.sum() + plan.eta[total])
+
+
+class RecordConditional(NamedTuple):
+    """The law ``p(x | θ, s_dp)`` of one record variable at one θ: what :func:`draw_records` draws.
+
+    ``outputs`` are the compiled ``[log f] + params`` at θ (:func:`record_draw_fn` for a sampler's
+    point, the natural-space function of :func:`recover_records` for a posterior draw).
+    """
+
+    plan: object
+    outputs: tuple
+    has_logf: bool
+
+    def draw(self, rng) -> np.ndarray:
+        """One exact draw of the records (int64 array)."""
+        return draw_records(self.plan, self.outputs, self.has_logf, rng)
+
+    def logq(self, x) -> float:
+        """``log q(x)`` up to a constant in ``x`` (:func:`record_logq`)."""
+        return record_logq(self.plan, self.outputs, self.has_logf, x)
 
 
 def recover_records(idata, model, *, random_seed=None, records=None):
@@ -231,7 +308,7 @@ def recover_records(idata, model, *, random_seed=None, records=None):
         out = np.empty((n_chain, n_draw, plan.law.n), dtype=np.int64)
         for c in range(n_chain):
             for d in range(n_draw):
-                out[c, d] = draw_records(plan, fn(*[values[v][c, d] for v in inputs]), has_logf, rng)
+                out[c, d] = RecordConditional(plan, fn(*[values[v][c, d] for v in inputs]), has_logf).draw(rng)
         da = xr.DataArray(out, dims=("chain", "draw", f"{name}_dim_0"),
                           coords={"chain": posterior["chain"].values, "draw": posterior["draw"].values})
         posterior[name] = da

@@ -50,7 +50,7 @@ from pymc_dp.marginal.assign import (
     record_parents,
 )
 from pymc_dp.marginal.collapsed import collapsed_plans, marginalize
-from pymc_dp.marginal.recover import draw_records, record_draw_fn
+from pymc_dp.marginal.recover import RecordConditional, record_draw_fn
 from pymc_dp.samplers.accept import mh_accept
 from pymc_dp.samplers.base import DPStep
 
@@ -308,15 +308,22 @@ class Collapsed(DPStep):
             return np.zeros(0)
         return np.concatenate([np.ravel(np.asarray(point[n], dtype=float)) for n in self.theta_values])
 
+    def record_conditionals(self, point) -> dict:
+        """Per record variable, its exact conditional ``p(x | θ, s_dp, φ)`` at the θ and φ of
+        ``point`` (value space) as a `RecordConditional` (``.draw(rng)``, ``.logq(x)``): the law
+        the records draw of :meth:`step` uses, from the same compiled parameters."""
+        return {name: RecordConditional(plan, fn(*[point[n] for n in names]), has_logf)
+                for name, plan, (fn, names, has_logf)
+                in zip(self.record_names, self.plans.values(), self._draws)}
+
     def step(self, point):
         self._check_releases()
         others = [np.asarray(point[n]) for n in self.other_names]
         theta = self._flat(point)
 
         def draw(rng, t):
-            new = {**point, **self._unflat(t)}
-            return tuple(draw_records(plan, fn(*[new[n] for n in names]), has_logf, rng)
-                         for plan, (fn, names, has_logf) in zip(self.plans.values(), self._draws))
+            conds = self.record_conditionals({**point, **self._unflat(t)})
+            return tuple(conds[name].draw(rng) for name in self.record_names)
 
         if not self._d:  # θ moved by other steps: the exact records draw alone (a Gibbs step)
             state = CollapsedState(theta, math.nan, draw(self.rng, theta))

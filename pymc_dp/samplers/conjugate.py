@@ -23,6 +23,12 @@ The prior's parameters and the children's other parameters may be any graphs of 
 depends on θ (another distribution, a ``Potential``) makes the step refuse, naming it. θ enters a
 child either as itself (broadcast along leading axes) or, for the power forms (``1/θ``, ``θ^{-1/2}``,
 ``√θ``), through a graph of θ alone that is checked numerically to equal the power at random points.
+
+**Float64 rule.** Every parameter read from the graph (the prior's, the children's, the records) is
+cast to float64 where it is read, before any arithmetic of the update: ``pm.Normal("mu", 0, 100)``
+holds int8 constants, and ``1 / 100**2`` in int8 is ``1 / 16``. :meth:`ConjugateTheta.conditional`
+returns the conditional the step draws from (same parameters, same code path), so tests compare its
+log density with the model's (``tests/unit/samplers/test_conditionals_vs_logp.py``).
 """
 
 from __future__ import annotations
@@ -46,7 +52,7 @@ from pymc_dp._compat import ancestors
 from pymc_dp.samplers.assign import augmentation_competence, cached_verdict
 from pymc_dp.samplers.base import DPStep
 
-__all__ = ["ConjugatePattern", "ConjugateTheta", "conjugate_pattern"]
+__all__ = ["ConjugatePattern", "ConjugateTheta", "ThetaConditional", "conjugate_pattern"]
 
 #: prior op -> {child op: (index of θ's slot in the child's params, power of θ in that slot)}
 RULES = {
@@ -168,24 +174,34 @@ def _reduce_to(c, theta):
     return c.sum(axis=tuple(range(k))) if k > 0 else c
 
 
+def _f64(graph):
+    """``graph`` cast to float64: every value read from the model passes here before arithmetic."""
+    return pt.cast(graph, "float64")
+
+
+def _params_of(rv):
+    """The distribution parameters of ``rv`` as float64 graphs (ints of any width, float32, data)."""
+    return [_f64(p) for p in rv.owner.op.dist_params(rv.owner)]
+
+
 def _posterior_params(model, pattern):
     """PyTensor graphs of the posterior parameters (natural units), in terms of the model's RVs."""
     theta, family = pattern.theta, pattern.family
-    prior = theta.owner.op.dist_params(theta.owner)
+    prior = _params_of(theta)
     if family == "normal":
         m0, s0 = prior
         prec = pt.broadcast_to(1.0 / s0**2, theta.shape)
         num = pt.broadcast_to(m0 / s0**2, theta.shape)
         for child in pattern.children:
-            sigma = child.owner.op.dist_params(child.owner)[1]
+            sigma = _params_of(child)[1]
             w = pt.broadcast_to(1.0 / sigma**2, child.shape)
             prec = prec + _reduce_to(w, theta)
-            num = num + _reduce_to(w * child, theta)
+            num = num + _reduce_to(w * _f64(child), theta)
         return [num / prec, 1.0 / pt.sqrt(prec)]
     if family == "beta":
         a, b = (pt.broadcast_to(p, theta.shape) for p in prior)
         for child in pattern.children:
-            trials = 1 if type(child.owner.op).__name__ == "BernoulliRV" else child.owner.op.dist_params(child.owner)[0]
+            trials = 1.0 if type(child.owner.op).__name__ == "BernoulliRV" else _params_of(child)[0]
             x = pt.cast(child, "float64")
             a = a + _reduce_to(x, theta)
             b = b + _reduce_to(pt.broadcast_to(trials, child.shape) - x, theta)
@@ -206,7 +222,7 @@ def _posterior_params(model, pattern):
             elif name == "ExponentialRV":
                 alpha, rate = alpha + _reduce_to(ones, theta), rate + _reduce_to(x, theta)
             else:  # Normal: precision (Gamma) or variance (InverseGamma)
-                mu = child.owner.op.dist_params(child.owner)[0]
+                mu = _params_of(child)[0]
                 alpha = alpha + _reduce_to(ones, theta) / 2.0
                 rate = rate + _reduce_to((x - mu) ** 2, theta) / 2.0
         return [alpha, rate]
@@ -231,10 +247,10 @@ class _LinearNormal:
         theta = pattern.theta
         self.name, self.value_name = theta.name, value.name
         probe = pt.tensor("theta_probe", dtype="float64", shape=value.type.shape)
-        m0, s0 = theta.owner.op.dist_params(theta.owner)
+        m0, s0 = _params_of(theta)
         mus, ys, sigmas = [], [], []
         for child in pattern.children:
-            mu, sigma = child.owner.op.dist_params(child.owner)[:2]
+            mu, sigma = _params_of(child)[:2]
             mus.append(pt.broadcast_to(mu, child.shape).ravel())
             sigmas.append(pt.broadcast_to(sigma, child.shape).ravel())
             ys.append(pt.cast(child, "float64").ravel())
@@ -279,23 +295,58 @@ class _LinearNormal:
         return [mean, factor]
 
 
-def _draw(rng, family, params):
-    if family == "normal_linear":
-        mean, factor = params
-        return mean + factor @ rng.standard_normal(mean.shape[0])
-    if family == "normal":
-        mean, sd = params
-        return rng.normal(mean, sd)
-    if family == "beta":
-        return rng.beta(*params)
-    if family == "gamma":
-        alpha, rate = params
-        return rng.gamma(alpha, 1.0 / rate)
-    if family == "inverse_gamma":
-        alpha, rate = params
-        return 1.0 / rng.gamma(alpha, 1.0 / rate)
-    g = rng.gamma(params[0])
-    return g / g.sum(axis=-1, keepdims=True)
+class ThetaConditional(NamedTuple):
+    """The full conditional of one θ that :class:`ConjugateTheta` draws from, in θ's natural space.
+
+    ``family`` is a row of the module's table (``"normal_linear"``: a multivariate Normal with
+    covariance ``factor @ factor.T``); ``params`` are its float64 parameters at the current point.
+    :meth:`draw` is what the step does; :meth:`logpdf` is the matching log density (scipy), for
+    checks against the model's own log density.
+    """
+
+    family: str
+    params: tuple
+
+    def draw(self, rng) -> np.ndarray:
+        """One draw (natural space), from ``rng``."""
+        family, params = self.family, self.params
+        if family == "normal_linear":
+            mean, factor = params
+            return mean + factor @ rng.standard_normal(mean.shape[0])
+        if family == "normal":
+            mean, sd = params
+            return rng.normal(mean, sd)
+        if family == "beta":
+            return rng.beta(*params)
+        if family == "gamma":
+            alpha, rate = params
+            return rng.gamma(alpha, 1.0 / rate)
+        if family == "inverse_gamma":
+            alpha, rate = params
+            return 1.0 / rng.gamma(alpha, 1.0 / rate)
+        g = rng.gamma(params[0])
+        return g / g.sum(axis=-1, keepdims=True)
+
+    def logpdf(self, value) -> float:
+        """``log q(value | rest)`` summed over θ's elements (``value`` in natural space)."""
+        from scipy import stats
+
+        family, params = self.family, self.params
+        x = np.asarray(value, dtype=np.float64)
+        if family == "normal_linear":
+            mean, factor = params
+            return float(stats.multivariate_normal(mean, factor @ factor.T).logpdf(np.ravel(x)))
+        if family == "normal":
+            lp = stats.norm.logpdf(x, params[0], params[1])
+        elif family == "beta":
+            lp = stats.beta.logpdf(x, *params)
+        elif family == "gamma":
+            lp = stats.gamma.logpdf(x, params[0], scale=1.0 / params[1])
+        elif family == "inverse_gamma":
+            lp = stats.invgamma.logpdf(x, params[0], scale=params[1])
+        else:
+            lp = stats.dirichlet.logpdf(x, params[0])
+        return float(np.sum(lp))
 
 
 class ConjugateTheta(DPStep):
@@ -360,12 +411,26 @@ class ConjugateTheta(DPStep):
             self._updates.append((value.name, pattern.family, post, forward))
         self._init_step(rng)
 
+    def _conditional(self, update, point) -> ThetaConditional:
+        _, family, post, _ = update
+        args = [point[n] for n in self.input_names]
+        return ThetaConditional(family, tuple(np.asarray(p, dtype=np.float64) for p in post(*args)))
+
+    def conditional(self, point) -> dict:
+        """The full conditional of each θ given the rest of ``point``: θ's name -> `ThetaConditional`.
+
+        ``point`` is in PyMC's value space (as in a trace); the conditionals are of θ in its natural
+        space (no Jacobian). :meth:`step` draws θ in turn from exactly these (after the first θ,
+        at the point holding the new values of those before it).
+        """
+        return {pattern.theta.name: self._conditional(u, point) for pattern, u in zip(self.patterns, self._updates)}
+
     def step(self, point):
         new = dict(point)
-        for name, family, post, forward in self._updates:
+        for update in self._updates:
+            name, _, _, forward = update
             args = [new[n] for n in self.input_names]
-            params = [np.asarray(p) for p in post(*args)]
-            draw = np.asarray(_draw(self.rng, family, params), dtype=float)
+            draw = np.asarray(self._conditional(update, new).draw(self.rng), dtype=float)
             if forward is None:  # Normal prior: no transform
                 new[name] = draw.reshape(np.shape(point[name])).astype(np.asarray(point[name]).dtype)
             else:

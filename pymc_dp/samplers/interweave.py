@@ -273,8 +273,9 @@ class InterweaveTarget:
             params = op.dist_params(rv.owner)
             i_loc, i_scale, shapes = spec
             if not any(theta_set & set(ancestors([params[s]])) for s in shapes):
-                loc, scale = replace_rvs_by_values(
-                    [params[i_loc], params[i_scale]], rvs_to_values=others_v, rvs_to_transforms=others_t
+                loc, scale = replace_rvs_by_values(  # float64 whatever the model's dtypes
+                    [pt.cast(params[i_loc], "float64"), pt.cast(params[i_scale], "float64")],
+                    rvs_to_values=others_v, rvs_to_transforms=others_t,
                 )
                 x_nat = loc + scale * z
                 z_now = (x_now - loc) / scale
@@ -345,6 +346,8 @@ class InterweaveTarget:
         logp = graph_replace(logp, dict(zip(z_vals, x_vals)), strict=False)
         self.z_rvs = z_rvs
         self.z_value_names = [v.name for v in z_vals]
+        #: the noise inputs z and the records' value-space graphs T_θ(z) (for Jacobian checks)
+        self.z_inputs, self.x_graphs = list(zs), list(x_vals)
         self.input_names = [v.name for v in model.value_vars]
         inputs = list(model.value_vars)
         self._logp = pm_compile(inputs + zs, pt.cast(logp, "float64"), on_unused_input="ignore")

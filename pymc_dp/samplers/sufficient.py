@@ -332,12 +332,26 @@ class SufficientTheta(DPStep):
         self.width = np.full(self.size, self.init_width)
         self._tuned = 0
 
-    def step(self, point):
+    def flat(self, point) -> np.ndarray:
+        """θ of ``point`` (value space) as the flat float64 coordinates the slice sampler moves."""
+        return np.concatenate([np.ravel(np.asarray(point[v.name], dtype=np.float64)) for v in self.vars])
+
+    def conditional_logp(self, point):
+        """``q -> log p(θ = q | rest of point)`` up to a constant: the density :meth:`step` slices.
+
+        ``q`` is θ's flat value-space coordinates (:meth:`flat`); the density includes the
+        transforms' log-Jacobians, so it differs from the model's joint ``logp`` (PyMC's value
+        space) by a constant in θ. The records enter through their sufficient statistics,
+        computed once here from ``point``.
+        """
         args = [point[n] for n in self.input_names]
         stats = list(self._stats(*args)) if self._stats is not None else []
         fixed = [point[v.name] for v in self.others] + stats
-        q = np.concatenate([np.ravel(np.asarray(point[v.name], dtype=float)) for v in self.vars])
-        fn = lambda x: self._logp(x, *fixed)
+        return lambda x: self._logp(x, *fixed)
+
+    def step(self, point):
+        q = self.flat(point)
+        fn = self.conditional_logp(point)
         state = SliceState(q, float(fn(q)), self.width)
         state, info = slice_kernel(self.rng, state, fn, self.max_steps)
         if self.tune:  # running mean of the final brackets (tuning only: the chain stays exact after)

@@ -1,0 +1,224 @@
+"""Every self-computed conditional update agrees with PyMC's own joint log density (STYLE 15).
+
+For a step that draws θ (or records) from a conditional q it computes itself, on random model
+variants (``tests/support/variants.py``) and random states: log q(θ′ | rest) − log q(θ | rest) must
+equal logp(θ′, rest) − logp(θ, rest) of ``model.compile_logp()`` — Geweke (2004)'s "getting it
+right" applied to one update. The accessors used (``ConjugateTheta.conditional``,
+``SufficientTheta.conditional_logp``, ``InterweaveTarget.logp``, ``Collapsed.record_logq``) are the
+code paths the steps draw with. Graphs compile in FAST_COMPILE mode (the same dtypes and arithmetic,
+far faster to build) to keep the file fast.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+import pytensor
+import pytensor.tensor as pt
+import pytest
+from pymc.logprob.utils import replace_rvs_by_values
+from pytensor.compile.mode import Mode
+
+import pymc_dp as pdp
+from pymc_dp._compat import ancestors
+from tests.support import variants as V
+
+TOL = 1e-8
+N_FAST = 8  # variants per step in the default tier (each builds and compiles a model: ~0.5 s)
+N_SLOW = 40  # variants per step in the slow tier
+
+
+@pytest.fixture(autouse=True)
+def _fast_compile():
+    """Python linker, no graph rewrites: same dtypes and arithmetic, a fraction of the build time."""
+    with pytensor.config.change_flags(mode=Mode(linker="py", optimizer=None)):
+        yield
+
+
+def _natural_fn(model, names):
+    rvs = [model[n] for n in names]
+    outs = replace_rvs_by_values(rvs, rvs_to_values=model.rvs_to_values, rvs_to_transforms=model.rvs_to_transforms)
+    fn = pm.compile(model.value_vars, outs, on_unused_input="ignore")
+    order = [v.name for v in model.value_vars]
+    return lambda point: dict(zip(names, fn(*[point[n] for n in order])))
+
+
+def _tolerance(model):
+    """1e-8, or 1e-6 where PyMC itself evaluates part of the model's logp in float32.
+
+    PyTensor upcasts int8/int16 inputs of ``log``, ``/`` … to float32 (``pm.Poisson("x", 100)``:
+    ``log(mu)`` in float32), so the reference carries float32 rounding there; our updates are in
+    float64 throughout, and the errors this file exists to catch are orders of magnitude larger.
+    """
+    graph = model.logp()
+    low = any(getattr(v.type, "dtype", None) == "float32" for v in ancestors([graph]))
+    return 1e-6 if low else TOL
+
+
+def _close(lhs, rhs, label, tol=TOL):
+    assert np.isfinite(lhs) and np.isfinite(rhs), f"{label}: {lhs} vs {rhs}"
+    assert abs(lhs - rhs) <= tol * max(1.0, abs(rhs)), f"{label}: conditional {lhs!r} vs model {rhs!r}"
+
+
+# ------------------------------------------------------------------------------- ConjugateTheta
+def _check_conjugate(variant, rng, k=2):
+    model = variant.model
+    with model:
+        step = pdp.ConjugateTheta([model[n] for n in variant.vars])
+    logp = model.compile_logp(jacobian=False)  # θ in natural space: no Jacobian on either side
+    natural = _natural_fn(model, variant.vars)
+    for point in V.points(model, rng, k):
+        cond = step.conditional(point)
+        new, _ = step.step(point)
+        before, after = natural(point), natural(new)
+        for name in variant.vars:
+            lhs = cond[name].logpdf(after[name]) - cond[name].logpdf(before[name])
+            moved = {**point, model.rvs_to_values[model[name]].name: new[model.rvs_to_values[model[name]].name]}
+            _close(lhs, float(logp(moved) - logp(point)), f"{variant.label} [{name}]", _tolerance(model))
+
+
+@pytest.mark.parametrize("sd", [100, 16, 20])
+def test_conjugate_int8_prior_sd(sd):
+    """Issue 17: int8 constants of pm.Normal("mu", 0, sd); 100² and 16² overflowed in int8."""
+    rng = np.random.default_rng(sd)
+    variant = V.int8_normal(sd)
+    assert variant.model["mu"].owner.inputs[-1].dtype == "int8"
+    _check_conjugate(variant, rng, k=3)
+    with variant.model:
+        step = pdp.ConjugateTheta([variant.model["mu"]])
+    point = {**variant.model.initial_point(0), "x": np.ones(20)}
+    mean, sd_post = step.conditional(point)["mu"].params
+    prec = 20 + 1 / sd**2
+    np.testing.assert_allclose([mean, sd_post], [20 / prec, prec**-0.5], rtol=1e-12)
+
+
+
+# ------------------------------------------------------------------------------ SufficientTheta
+def _value_names(model, names):
+    return [model.rvs_to_values[model[n]].name for n in names]
+
+
+def _check_sufficient(variant, rng, k=2):
+    model = variant.model
+    with model:
+        step = pdp.SufficientTheta([model[n] for n in variant.vars])
+    logp = model.compile_logp()  # value space, Jacobians included on both sides
+    for point in V.points(model, rng, k):
+        target = step.conditional_logp(point)
+        q = step.flat(point)
+        q_new = q + rng.normal(0, 0.5, size=q.size)
+        moved, pos = dict(point), 0
+        for v, shape in zip(step.vars, step.shapes):
+            size = int(np.prod(shape, dtype=int))
+            moved[v.name] = q_new[pos:pos + size].reshape(shape)
+            pos += size
+        _close(float(target(q_new) - target(q)), float(logp(moved) - logp(point)), variant.label,
+               _tolerance(model))
+
+
+# ----------------------------------------------------------------------------------- Interweave
+def _check_interweave(variant, rng, k=2):
+    """log π(θ′|z) − log π(θ|z) = Δ[logp(θ, T_θ(z)) + Σ log|∂T_θ(z)/∂z|] (records in value space)."""
+    model = variant.model
+    with model:
+        step = pdp.Interweave([model[n] for n in variant.vars])
+    target = step.target
+    logp = model.compile_logp()
+    terms = [pt.log(pt.abs(pytensor.grad(x.sum(), z))).sum()  # T_θ acts elementwise on z
+             for x, z in zip(target.x_graphs, target.z_inputs)]
+    log_jac = pm.compile(list(model.value_vars) + target.z_inputs, pt.add(*terms), on_unused_input="ignore")
+    order = [v.name for v in model.value_vars]
+
+    def joint(point, zs):
+        return float(logp(point)) + float(log_jac(*[point[n] for n in order], *zs))
+
+    for point in V.points(model, rng, k):
+        zs = target.z_of(point)
+        density = target.conditional(point, zs)  # what the step slices on
+        theta = target.theta_flat(point)
+        theta_new = theta + rng.normal(0, 0.3, size=theta.size)
+        before, after = target.update(point, theta, zs), target.update(point, theta_new, zs)
+        _close(float(density(theta_new) - density(theta)), joint(after, zs) - joint(before, zs), variant.label,
+               _tolerance(model))
+
+
+# ------------------------------------------------------------------------ Collapsed and recovery
+def _check_records(logq, draw, logp, point, name, label, tol):
+    """q(x′)/q(x) of the records' exact conditional equals the model's joint ratio (θ, release fixed)."""
+    x1, x2 = draw(), draw()
+    if np.array_equal(x1, x2):
+        x2 = draw()
+    lhs = logq(x2) - logq(x1)
+    _close(float(lhs), float(logp({**point, name: x2}) - logp({**point, name: x1})), label, tol)
+
+
+def _check_collapsed(variant, rng, k=2):
+    model = variant.model
+    with model:
+        step = pdp.Collapsed([model[n] for n in variant.vars])
+    logp = model.compile_logp()
+    for point in V.points(model, rng, k):
+        for name, cond in step.record_conditionals(point).items():
+            for _ in range(2):
+                _check_records(cond.logq, lambda cond=cond: cond.draw(rng), logp, point, name, variant.label,
+                               _tolerance(model))
+
+
+def _check_recover(variant, rng, k=2):
+    """The same check through recover_records' path: natural-space θ of the original model."""
+    from pymc_dp.distributions.registry import get_extra
+    from pymc_dp.marginal.recover import RecordConditional, _compile
+
+    model = variant.model
+    marginal = pdp.marginalize(model)
+    info = get_extra(marginal, "collapsed")
+    logp = model.compile_logp()
+    names = [rv.name for rv in model.free_RVs]
+    natural = _natural_fn(model, names)
+    for point in V.points(model, rng, k):
+        values = natural(point)
+        for name, plan in info["plans"].items():
+            fn, inputs, has_logf = _compile(plan, info["original"])
+            cond = RecordConditional(plan, fn(*[values[v] for v in inputs]), has_logf)
+            _check_records(cond.logq, lambda cond=cond: cond.draw(rng), logp, point, name, variant.label,
+                           _tolerance(model))
+
+
+CHECKS = {
+    "conjugate": (V.conjugate_variant, _check_conjugate,
+                  {"normal", "linear", "beta", "gamma", "inverse_gamma", "dirichlet"}),
+    "sufficient": (V.sufficient_variant, _check_sufficient, set()),
+    "interweave": (V.interweave_variant, _check_interweave, set()),
+    "collapsed": (V.collapsed_variant, _check_collapsed, set()),
+    "recover": (V.collapsed_variant, _check_recover, set()),
+}
+
+
+def _run(which, seed, count):
+    make, check, kinds_needed = CHECKS[which]
+    rng = np.random.default_rng(seed)
+    kinds = set()
+    for _ in range(count):
+        variant = make(rng)
+        kinds.add(variant.label.split()[0])
+        check(variant, rng)
+    assert kinds_needed <= kinds or count < 20, f"{which}: only {sorted(kinds)}"
+    return kinds
+
+
+@pytest.mark.parametrize("which", list(CHECKS))
+def test_random_variants(which):
+    _run(which, 1701, N_FAST)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("which", list(CHECKS))
+def test_random_variants_many(which):
+    _run(which, 1702, N_SLOW)
+
+
+@pytest.mark.parametrize("kind", ["bernoulli", "binomial", "poisson_tail", "poisson_closed", "poisson_local",
+                                  "poisson_const", "geometric", "categorical_counts", "categorical_local"])
+def test_collapsed_every_record_law(kind):
+    rng = np.random.default_rng(abs(hash(kind)) % 1000)
+    _check_collapsed(V.collapsed_variant(rng, kind), rng, k=1)
