@@ -17,7 +17,9 @@ the total (ε, δ) computed by `dp_accounting` through `pdp.privacy_spent`.
 writes a PyMC model of the confidential records — smoker ~ Bernoulli(p), age ~ Normal(μ, 15)
 (the spread of ages is taken from a public survey: a released mean says next to nothing about it),
 clinic ~ Categorical(π) — adds one `pdp.DPObserved` per release, and samples: `pdp.DataAugmentation`
-updates the latent records (Ju et al. 2022, seed 003), NUTS the parameters. The posterior is exact
+updates the latent records (Ju et al. 2022, seed 003) and, for the parameters, `pm.sample` adds
+the steps it assigns by itself (`pdp.ConjugateTheta` here: each prior is conjugate to its records,
+so θ | records is an exact draw from sufficient statistics). The posterior is exact
 given the releases. Look at the ESS column: `mu_age` mixes slowest, because given the latent ages
 μ is known to within 15/√n while the release leaves it uncertain by several times that, so each
 Gibbs round moves it a little (the usual price of data augmentation); run longer chains when the
@@ -113,7 +115,7 @@ def main(argv=None):
     print("  (pure-DP parts alone: 0.5 + 0.3 = 0.8 by basic composition; the Gaussian adds the rest)\n")
 
     summary(idata, ["p_smoke", "mu_age", "pi_clinic"],
-            title="Posterior (DataAugmentation for the records + NUTS, 2 chains):")
+            title="Posterior (DataAugmentation for the records + ConjugateTheta, 2 chains):")
 
     # --- posterior predictive check: new records from the posterior, then new noise -------------------
     with model:
