@@ -18,6 +18,7 @@ instead of 2); ``Mean`` needs ``n`` public and has no add/remove sensitivity wit
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable
 
 import numpy as np
@@ -53,11 +54,17 @@ class Statistic:
         return total if c == 1.0 else total * c
 
     def evaluate(self, *data):
-        """The statistic of NumPy records (for ``release``)."""
+        """The statistic of NumPy records (for ``release``), computed in float64 for float records
+        and int64 for integer records whatever their dtype (a float32 sum of many records rounds
+        by more than the sensitivity)."""
         import pytensor.tensor as pt
 
-        tensors = [pt.as_tensor_variable(np.asarray(d)) for d in data]
+        tensors = [pt.as_tensor_variable(_exact_dtype(np.asarray(d))) for d in data]
         return np.asarray(self(*tensors).eval())
+
+    def magnitude_bound(self, n: int) -> float | None:
+        """A public bound on ``|S(x)|`` for ``n`` records (from the declared bounds), or None."""
+        return None
 
     def sensitivity(self, norm: int, *, n: int, dim: int) -> float | None:
         """L``norm`` sensitivity for ``n`` records and ``dim`` entries per contribution."""
@@ -80,6 +87,25 @@ class Statistic:
             return False
         a, b = self.params(), other.params()
         return a.keys() == b.keys() and all(_same_param(a[k], b[k]) for k in a)
+
+
+def _exact_dtype(d: np.ndarray) -> np.ndarray:
+    if d.dtype.kind == "f":
+        return d.astype(np.float64, copy=False)
+    if d.dtype.kind in "iu":
+        return d.astype(np.int64, copy=False)
+    return d
+
+
+def _check_bound_type(value, name: str, owner: str):
+    """A declared bound is a real number: refuse bools (``float(True)`` is 1.0) and strings."""
+    if value is None:
+        return
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"{owner} bound {name} must be a real number or None, got {name}={value!r} (type "
+            f"{type(value).__name__}). Pass the number itself, e.g. {owner}(lower=0, upper=1)."
+        )
 
 
 def _same_param(a, b) -> bool:
@@ -128,6 +154,8 @@ def _apply_fn(fn, data, owner):
 
 class _Bounded(Statistic):
     def __init__(self, lower=None, upper=None, fn: Callable | None = None):
+        _check_bound_type(lower, "lower", type(self).__name__)
+        _check_bound_type(upper, "upper", type(self).__name__)
         self.lower, self.upper = check_bounds(lower, upper, owner=type(self).__name__)
         if fn is not None and not callable(fn):
             raise TypeError(f"fn must be callable on PyTensor tensors, got fn={fn!r}.")
@@ -144,6 +172,15 @@ class _Bounded(Statistic):
 
     def params(self):
         return {"lower": self.lower, "upper": self.upper, "fn": self.fn}
+
+    def _entry_bound(self):
+        return None if self.lower is None else max(abs(self.lower), abs(self.upper))
+
+    def magnitude_bound(self, n):
+        b = self._entry_bound()
+        if b is None:
+            return None
+        return b if self.local else b * n * self.factor(n)
 
     def _range_sensitivity(self, norm, dim):
         if self.lower is None:
@@ -205,7 +242,9 @@ class Counts(Statistic):
     """
 
     def __init__(self, n_categories: int):
-        if not (isinstance(n_categories, (int, np.integer)) and n_categories >= 2):
+        if isinstance(n_categories, bool | np.bool_) or not (
+            isinstance(n_categories, (int, np.integer)) and n_categories >= 2
+        ):
             raise ValueError(
                 f"n_categories must be an integer >= 2, got n_categories={n_categories!r}. "
                 "Give the number of categories the records take."
@@ -232,6 +271,31 @@ class Counts(Statistic):
             )
         return pt.cast(pt.eq(x[:, None], pt.arange(self.n_categories)[None, :]), "int64")
 
+    def __call__(self, *data):
+        """The histogram as a PyTensor graph: ``bincount``-style, O(n + K) memory (the per-record
+        one-hot rows of :meth:`contributions` are never formed). Codes outside ``0..K-1`` count
+        nowhere, as in the one-hot sum."""
+        import pytensor.tensor as pt
+
+        self.contributions(*data)  # the checks only; the graph is not used
+        x = pt.as_tensor_variable(data[0])
+        k = self.n_categories
+        inside = pt.cast(pt.and_(pt.ge(x, 0), pt.lt(x, k)), "int64")
+        zeros = pt.zeros((k,), dtype="int64")
+        return pt.inc_subtensor(zeros[pt.clip(pt.cast(x, "int64"), 0, k - 1)], inside)
+
+    def evaluate(self, *data):
+        """The histogram of NumPy records by ``np.bincount`` (O(n + K))."""
+        x = np.asarray(data[0])
+        if x.ndim != 1 or x.dtype.kind not in "biu":
+            import pytensor.tensor as pt
+
+            self.contributions(pt.as_tensor_variable(x))  # raises the graph's message
+        return np.bincount(x.astype(np.int64), minlength=self.n_categories).astype(np.int64)
+
+    def magnitude_bound(self, n):
+        return float(n)
+
     def sensitivity(self, norm, *, n, dim):
         return 2.0 if norm == 1 else math.sqrt(2.0)
 
@@ -246,13 +310,12 @@ class Counts(Statistic):
                 f"Counts needs integer category codes 0..{k - 1}, got records of dtype {x.dtype}. "
                 "Cast the data with .astype(int)."
             )
-        bad = (x < 0) | (x >= k)
-        if np.any(bad):
+        if np.any((x < 0) | (x >= k)):
             raise ValueError(
-                f"Counts(n_categories={k}) needs category codes in 0..{k - 1}, got "
-                f"{np.unique(x[bad])[:5].tolist()} in data ({int(bad.sum())} record(s)); they would "
-                f"be dropped from the histogram silently. Recode them, or use Counts(n_categories="
-                f"{int(x.max()) + 1}) if those categories exist."
+                f"Counts(n_categories={k}) needs every record's category code in 0..{k - 1}, and "
+                "some records are outside it; they would be dropped from the histogram silently. "
+                "Recode them, or declare the number of categories that exist (from the codebook, "
+                "not from the data) as n_categories."
             )
 
     def __repr__(self):
