@@ -88,6 +88,14 @@ def _smooth_rows(sorted_rows, m, width, decay):
     return out
 
 
+#: ``S*_β ≥ Λ e^{-nβ} > 0`` for bounded data (the pair of padding values at distance n), but
+#: ``e^{-nβ}`` underflows to 0 in float64 once ``nβ > 745``; the computed value is floored at
+#: ``Λ · 2^-1022``, above every term lost to underflow. A constant is β-smooth and the maximum of
+#: β-smooth bounds is β-smooth, so the floored value is still a β-smooth upper bound on the
+#: local sensitivity (Nissim, Raskhodnikova and Smith 2007, Definition 2.1): never 0.
+FLOOR = 2.0**-1022
+
+
 def _decay(n: int, beta: float) -> np.ndarray:
     return np.exp(-beta * np.arange(n + 1))
 
@@ -96,7 +104,7 @@ def order_smooth_sensitivity(values, m: int, width: float, beta: float, xp=np):
     r"""β-smooth sensitivity of the rank-``m`` order statistic (module docstring formula).
 
     Memory is linear in ``n`` (sorted values, their padding and the decay factors ``e^{-kβ}``);
-    time O(n log n) (:func:`_smooth_sorted`).
+    time O(n log n) (`_smooth_sorted`). The result is at least ``width · FLOOR`` (see `FLOOR`).
 
     Parameters
     ----------
@@ -117,6 +125,7 @@ def order_smooth_sensitivity(values, m: int, width: float, beta: float, xp=np):
         batch = values.reshape(-1, values.shape[-1])
         n = batch.shape[1]
         out = _smooth_rows(np.sort(batch, axis=1), int(m), float(width), _decay(n, float(beta)))
+        out = np.maximum(out, float(width) * FLOOR)
         return out.reshape(values.shape[:-1]) if values.ndim > 1 else out[0]
     return SmoothSensitivity(int(m), float(width), float(beta))(xp.cast(values, "float64"))
 
@@ -174,6 +183,8 @@ class SmoothSensitivityGrad(Op):
                 grad[order[i - 1]] += decay[i - j - 1]
             if 1 <= j <= n:
                 grad[order[j - 1]] -= decay[i - j - 1]
+        if decay.size and _ <= self.width * FLOOR:  # the floor is a constant
+            grad[:] = 0.0
         outputs[0][0] = grad
 
     def grad(self, inputs, output_grads):
