@@ -342,10 +342,7 @@ def _check_integer(statistic, mech, data, value):
             f"{name} adds integer noise, so the statistic must be integer-valued, but {statistic!r} "
             f"of data is not an integer; it would be rounded silently. {fix}"
         )
-    import pytensor.tensor as pt
-
-    tensors = [pt.as_tensor_variable(d) for d in data]
-    t = np.asarray(statistic.contributions(*tensors).eval(), dtype=float)
+    t = np.asarray(statistic.contributions_np(*data), dtype=float)
     if np.any(t != np.rint(t)):
         raise ValueError(
             f"{name} adds integer noise, so every record's contribution must be an integer, but "

@@ -96,11 +96,8 @@ class SmoothLaplace(Mechanism):
 
     def sample_records(self, statistic, data, rng: np.random.Generator):
         """Release from the confidential records themselves (``release`` hook)."""
-        import pytensor.tensor as pt
-
-        tensors = [pt.as_tensor_variable(np.asarray(d)) for d in data]
-        value = float(statistic(*tensors).eval())
-        values = np.asarray(statistic.contributions(*tensors).eval())
+        value = float(statistic.evaluate(*data))
+        values = np.asarray(statistic.contributions_np(*data))
         scale = statistic.smooth_sensitivity_np(values, self.beta) / self.alpha
         return self.sample(value, rng, scale=scale)
 

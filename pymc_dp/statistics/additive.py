@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import weakref
 from collections.abc import Callable
 
 import numpy as np
@@ -57,10 +58,11 @@ class Statistic:
         """The statistic of NumPy records (for ``release``), computed in float64 for float records
         and int64 for integer records whatever their dtype (a float32 sum of many records rounds
         by more than the sensitivity)."""
-        import pytensor.tensor as pt
+        return evaluate_graph(self, *data, owner=(self, "statistic"))
 
-        tensors = [pt.as_tensor_variable(_exact_dtype(np.asarray(d))) for d in data]
-        return np.asarray(self(*tensors).eval())
+    def contributions_np(self, *data):
+        """Per-record contributions of NumPy records (float64 / int64), shape ``(n, *shape)``."""
+        return evaluate_graph(self.contributions, *data, owner=(self, "contributions"))
 
     def magnitude_bound(self, n: int) -> float | None:
         """A public bound on ``|S(x)|`` for ``n`` records (from the declared bounds), or None."""
@@ -89,6 +91,33 @@ class Statistic:
         return a.keys() == b.keys() and all(_same_param(a[k], b[k]) for k in a)
 
 
+#: compiled evaluations per statistic (weak keys: the cache dies with the statistic)
+_COMPILED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def evaluate_graph(build, *data, owner=None) -> np.ndarray:
+    """``build(*tensors)`` evaluated on NumPy records, passed as inputs of a compiled function
+    (never as graph constants: constant-folding a 10^7-record constant takes minutes). Records
+    are cast to float64 (floats) or int64 (integers) first. With ``owner=(statistic, tag)`` the
+    compiled function is reused for records of the same dtypes and shapes."""
+    import pytensor
+    import pytensor.tensor as pt
+
+    arrays = [_exact_dtype(np.asarray(d)) for d in data]
+    key = tuple((a.dtype.str, a.shape) for a in arrays)
+    cache = None
+    if owner is not None:
+        cache = _COMPILED.setdefault(owner[0], {})
+        key = (owner[1], key)
+        if key in cache:
+            return np.asarray(cache[key](*arrays))
+    tensors = [pt.tensor(dtype=a.dtype, shape=a.shape[:1] + (None,) * (a.ndim - 1)) for a in arrays]
+    fn = pytensor.function(tensors, build(*tensors), on_unused_input="ignore")
+    if cache is not None:
+        cache[key] = fn
+    return np.asarray(fn(*arrays))
+
+
 def _exact_dtype(d: np.ndarray) -> np.ndarray:
     if d.dtype.kind == "f":
         return d.astype(np.float64, copy=False)
@@ -105,6 +134,16 @@ def _check_bound_type(value, name: str, owner: str):
         raise TypeError(
             f"{owner} bound {name} must be a real number or None, got {name}={value!r} (type "
             f"{type(value).__name__}). Pass the number itself, e.g. {owner}(lower=0, upper=1)."
+        )
+
+
+def _check_width(lower, upper, owner: str):
+    """``upper - lower`` (the sensitivity's unit) must be a finite float64."""
+    if lower is not None and not math.isfinite(upper - lower):
+        raise ValueError(
+            f"{owner} bounds are too far apart: upper - lower overflows float64 for "
+            f"lower={lower!r}, upper={upper!r}, so the sensitivity would be inf. Declare narrower "
+            "bounds (or rescale the records, e.g. to other units)."
         )
 
 
@@ -157,6 +196,7 @@ class _Bounded(Statistic):
         _check_bound_type(lower, "lower", type(self).__name__)
         _check_bound_type(upper, "upper", type(self).__name__)
         self.lower, self.upper = check_bounds(lower, upper, owner=type(self).__name__)
+        _check_width(self.lower, self.upper, type(self).__name__)
         if fn is not None and not callable(fn):
             raise TypeError(f"fn must be callable on PyTensor tensors, got fn={fn!r}.")
         self.fn = fn

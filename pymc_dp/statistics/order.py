@@ -29,7 +29,13 @@ from pytensor.graph.basic import Apply
 from pytensor.graph.op import Op
 
 from pymc_dp._checks import check_bounds
-from pymc_dp.statistics.additive import Statistic, _apply_fn, _check_bound_type, _n_records
+from pymc_dp.statistics.additive import (
+    Statistic,
+    _apply_fn,
+    _check_bound_type,
+    _check_width,
+    _n_records,
+)
 
 __all__ = ["Median", "Max", "order_smooth_sensitivity", "SmoothSensitivity"]
 
@@ -208,6 +214,7 @@ class _Order(Statistic):
         _check_bound_type(lower, "lower", name)
         _check_bound_type(upper, "upper", name)
         self.lower, self.upper = check_bounds(lower, upper, owner=name)
+        _check_width(self.lower, self.upper, name)
         if fn is not None and not callable(fn):
             raise TypeError(f"fn must be callable on PyTensor tensors, got fn={fn!r}.")
         self.fn = fn
