@@ -342,8 +342,7 @@ def _check_integer(statistic, mech, data, value):
             f"{name} adds integer noise, so the statistic must be integer-valued, but {statistic!r} "
             f"of data is not an integer; it would be rounded silently. {fix}"
         )
-    t = np.asarray(statistic.contributions_np(*data), dtype=float)
-    if np.any(t != np.rint(t)):
+    if not statistic.contributions_are_integers(*data):
         raise ValueError(
             f"{name} adds integer noise, so every record's contribution must be an integer, but "
             f"{statistic!r} gives non-integer contributions for some records; a non-integer "

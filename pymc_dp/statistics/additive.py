@@ -68,6 +68,11 @@ class Statistic:
         """A public bound on ``|S(x)|`` for ``n`` records (from the declared bounds), or None."""
         return None
 
+    def contributions_are_integers(self, *data) -> bool:
+        """Whether every record's contribution is an integer (integer mechanisms need it)."""
+        t = np.asarray(self.contributions_np(*data), dtype=float)
+        return bool(np.all(t == np.rint(t)))
+
     def sensitivity(self, norm: int, *, n: int, dim: int) -> float | None:
         """L``norm`` sensitivity for ``n`` records and ``dim`` entries per contribution."""
         return None
@@ -213,6 +218,12 @@ class _Bounded(Statistic):
     def params(self):
         return {"lower": self.lower, "upper": self.upper, "fn": self.fn}
 
+    def contributions_are_integers(self, *data):
+        integral_bounds = self.lower is None or (self.lower == round(self.lower) and self.upper == round(self.upper))
+        if self.fn is None and integral_bounds and all(np.asarray(d).dtype.kind in "biu" for d in data):
+            return True  # clip of integer records to integer bounds, without evaluating
+        return super().contributions_are_integers(*data)
+
     def _entry_bound(self):
         return None if self.lower is None else max(abs(self.lower), abs(self.upper))
 
@@ -335,6 +346,9 @@ class Counts(Statistic):
 
     def magnitude_bound(self, n):
         return float(n)
+
+    def contributions_are_integers(self, *data):
+        return True  # one-hot rows of 0/1, never formed
 
     def sensitivity(self, norm, *, n, dim):
         return 2.0 if norm == 1 else math.sqrt(2.0)
