@@ -131,7 +131,7 @@ class Release(np.ndarray):
     indexing and slicing, ufuncs and arithmetic, NumPy functions (``np.sort``, ``np.roll``,
     ``np.take``, ...), and methods (``astype``, ``take``, ``byteswap``, ``copy``, ``reshape``, ...)
     — returns a plain ``ndarray``, which is no longer the release. Only the object returned by
-    :func:`release` (and its pickled copies) is a ``Release``; ``DPObserved`` checks it against the
+    `release` (and its pickled copies) is a ``Release``; ``DPObserved`` checks it against the
     model and ``privacy_spent`` accounts for it.
 
     Attributes

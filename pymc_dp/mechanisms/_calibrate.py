@@ -26,16 +26,16 @@ import dp_accounting
 from dp_accounting.rdp import RdpAccountant
 
 __all__ = [
-    "laplace_scale",
     "discrete_laplace_scale",
-    "randomized_response_parameter",
     "fit_to_accountant",
-    "rdp_epsilon",
     "gaussian_pld_epsilon",
+    "laplace_scale",
+    "randomized_response_parameter",
+    "rdp_epsilon",
 ]
 
 _REPLACE = dp_accounting.NeighboringRelation.REPLACE_ONE
-#: relative precision of the noise found by :func:`fit_to_accountant`
+#: relative precision of the noise found by `fit_to_accountant`
 RELATIVE_TOLERANCE = 1e-9
 
 
@@ -84,7 +84,7 @@ def gaussian_pld_epsilon(noise_multiplier: float, delta: float) -> float:
 
 
 def fit_to_accountant(scale: float, epsilon: float, spent) -> float:
-    """Smallest noise ``≥ scale`` (within :data:`RELATIVE_TOLERANCE`) with ``spent(noise) ≤ ε``.
+    """Smallest noise ``≥ scale`` (within `RELATIVE_TOLERANCE`) with ``spent(noise) ≤ ε``.
 
     ``spent`` is decreasing in the noise. ``scale`` itself is returned when it already complies.
     """

@@ -69,7 +69,7 @@ def _spec(measurement):
         return None
     try:
         spec = json.loads(dp.serialize(measurement))
-    except Exception:  # a measurement OpenDP cannot serialize (e.g. built from Python callbacks)
+    except Exception:  # noqa: BLE001 - any measurement OpenDP cannot serialize (Python callbacks)
         return "unserializable", {}
     return spec.get("__function__"), spec.get("__kwargs__", {})
 

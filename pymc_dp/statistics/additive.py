@@ -324,7 +324,7 @@ class Counts(Statistic):
 
     def __call__(self, *data):
         """The histogram as a PyTensor graph: ``bincount``-style, O(n + K) memory (the per-record
-        one-hot rows of :meth:`contributions` are never formed). Codes outside ``0..K-1`` count
+        one-hot rows of `contributions` are never formed). Codes outside ``0..K-1`` count
         nowhere, as in the one-hot sum."""
         import pytensor.tensor as pt
 

@@ -163,7 +163,7 @@ class SmoothSensitivity(Op):
 
 
 class SmoothSensitivityGrad(Op):
-    """Gradient of :class:`SmoothSensitivity` with respect to the values (see there)."""
+    """Gradient of `SmoothSensitivity` with respect to the values (see there)."""
 
     __props__ = ("m", "width", "beta")
 

@@ -142,10 +142,9 @@ def test_a_node_may_restate_the_release_noise_by_its_scale():
             x = pm.Normal("x", 0, 1, shape=50)
             pdp.DPObserved("s", x, statistic=pdp.Mean(lower=-2, upper=4), mechanism=mech, observed=rel)
     # a different noise is still refused
-    with pytest.raises(ValueError, match=re.escape("is a Release made with mechanism=")):
-        with pm.Model():
-            x = pm.Normal("x", 0, 1, shape=50)
-            pdp.DPObserved("s", x, statistic=pdp.Mean(lower=-2, upper=4),
-                           mechanism=pdp.Laplace(scale=1.01 * r.mechanism.noise_scale), observed=r)
+    with pytest.raises(ValueError, match=re.escape("is a Release made with mechanism=")), pm.Model():
+        x = pm.Normal("x", 0, 1, shape=50)
+        pdp.DPObserved("s", x, statistic=pdp.Mean(lower=-2, upper=4),
+                       mechanism=pdp.Laplace(scale=1.01 * r.mechanism.noise_scale), observed=r)
     assert pdp.Laplace(epsilon=1.0) != pdp.Laplace(scale=1.0)  # uncalibrated: compared by fields
     assert math.isclose(r.mechanism.noise_scale, 6.0 / 50)
