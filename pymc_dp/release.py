@@ -308,20 +308,6 @@ def _check_records(data, statistic):
         hook(*data)
 
 
-def _exact_dtype(d: np.ndarray) -> np.ndarray:
-    """Records in the dtype statistics are computed in: float64 for floats, int64 for integers.
-
-    A float32 sum of 2^24 + 2 records can move by 2.0 when one record moves by 1.0 (rounding),
-    beyond the sensitivity the noise is calibrated for; float64 keeps it within rounding of
-    ``n · 2^-53`` relative.
-    """
-    if d.dtype.kind == "f":
-        return d.astype(np.float64, copy=False)
-    if d.dtype.kind in "iu":
-        return d.astype(np.int64, copy=False)
-    return d
-
-
 def _check_integer(statistic, mech, data, value):
     """Integer mechanisms never round: the statistic and every contribution must be integers."""
     name = type(mech).__name__
@@ -413,6 +399,8 @@ def release(data, statistic, mechanism, rng=None) -> Release:
     data = tuple(np.asarray(d) for d in (data if isinstance(data, tuple) else (data,)))
     rng = check_rng(rng)
     _check_records(data, statistic)
+    from pymc_dp.statistics.additive import _exact_dtype
+
     data = tuple(_exact_dtype(d) for d in data)
     n = data[0].shape[0]
     for d in data[1:]:

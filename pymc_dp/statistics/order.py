@@ -162,6 +162,31 @@ class SmoothSensitivity(Op):
         return [output_grads[0] * SmoothSensitivityGrad(self.m, self.width, self.beta)(inputs[0])]
 
 
+def _register_numba():
+    """Compile `SmoothSensitivity` natively under PyTensor's numba linker (PyMC 6's default),
+    instead of running its Python ``perform`` in object mode."""
+    try:
+        from pytensor.link.numba.dispatch.basic import register_funcify_default_op_cache_key
+    except ImportError:  # PyTensor 2.x: the C linker is the default; perform is used
+        return
+
+    @register_funcify_default_op_cache_key(SmoothSensitivity)
+    def _funcify(op, node, **kwargs):
+        m, width, beta = op.m, op.width, op.beta
+        floor = width * FLOOR
+
+        @numba.njit
+        def smooth_sensitivity(values):
+            n = values.shape[0]
+            padded = np.empty(n + 2)
+            padded[0], padded[n + 1] = 0.0, width
+            padded[1 : n + 1] = np.sort(values)
+            decay = np.exp(-beta * np.arange(n + 1))
+            return np.asarray(max(_smooth_sorted(padded, m, decay)[0], floor))
+
+        return smooth_sensitivity
+
+
 class SmoothSensitivityGrad(Op):
     """Gradient of `SmoothSensitivity` with respect to the values (see there)."""
 
@@ -288,3 +313,6 @@ class Max(_Order):
 
     def rank(self, n):
         return n
+
+
+_register_numba()
