@@ -186,6 +186,30 @@ def _register_numba():
 
         return smooth_sensitivity
 
+    @register_funcify_default_op_cache_key(SmoothSensitivityGrad)
+    def _funcify_grad(op, node, **kwargs):
+        m, width, beta = op.m, op.width, op.beta
+        floor = width * FLOOR
+
+        @numba.njit
+        def smooth_sensitivity_grad(values):
+            n = values.shape[0]
+            order = np.argsort(values, kind="mergesort")
+            padded = np.empty(n + 2)
+            padded[0], padded[n + 1] = 0.0, width
+            padded[1 : n + 1] = values[order]
+            decay = np.exp(-beta * np.arange(n + 1))
+            best, i, j = _smooth_sorted(padded, m, decay)
+            grad = np.zeros(n)
+            if i - j - 1 >= 0 and best > floor:
+                if 1 <= i <= n:
+                    grad[order[i - 1]] += decay[i - j - 1]
+                if 1 <= j <= n:
+                    grad[order[j - 1]] -= decay[i - j - 1]
+            return grad
+
+        return smooth_sensitivity_grad
+
 
 class SmoothSensitivityGrad(Op):
     """Gradient of `SmoothSensitivity` with respect to the values (see there)."""
@@ -204,18 +228,16 @@ class SmoothSensitivityGrad(Op):
     def perform(self, node, inputs, outputs):
         values = np.asarray(inputs[0], dtype=float)
         n = values.shape[0]
-        order = np.argsort(values, kind="stable")
+        order = np.argsort(values, kind="mergesort")
         padded = np.concatenate([[0.0], values[order], [self.width]])
         decay = _decay(n, self.beta)
-        _, i, j = _smooth_sorted(padded, self.m, decay)
+        best, i, j = _smooth_sorted(padded, self.m, decay)
         grad = np.zeros(n)
-        if i - j - 1 >= 0:
+        if i - j - 1 >= 0 and best > self.width * FLOOR:  # the floor is a constant
             if 1 <= i <= n:
                 grad[order[i - 1]] += decay[i - j - 1]
             if 1 <= j <= n:
                 grad[order[j - 1]] -= decay[i - j - 1]
-        if decay.size and _ <= self.width * FLOOR:  # the floor is a constant
-            grad[:] = 0.0
         outputs[0][0] = grad
 
     def grad(self, inputs, output_grads):
