@@ -112,9 +112,12 @@ def evaluate_graph(build, *data, owner=None) -> np.ndarray:
     key = tuple((a.dtype.str, a.shape) for a in arrays)
     cache = None
     if owner is not None:
-        cache = _COMPILED.setdefault(owner[0], {})
+        try:
+            cache = _COMPILED.setdefault(owner[0], {})
+        except TypeError:  # an unhashable statistic: no cache
+            cache = None
         key = (owner[1], key)
-        if key in cache:
+        if cache is not None and key in cache:
             return np.asarray(cache[key](*arrays))
     tensors = [pt.tensor(dtype=a.dtype, shape=a.shape[:1] + (None,) * (a.ndim - 1)) for a in arrays]
     fn = pytensor.function(tensors, build(*tensors), on_unused_input="ignore")
@@ -348,7 +351,9 @@ class Counts(Statistic):
             import pytensor.tensor as pt
 
             self.contributions(pt.as_tensor_variable(x))  # raises the graph's message
-        return np.bincount(x.astype(np.int64), minlength=self.n_categories).astype(np.int64)
+        x = x.astype(np.int64)
+        x = x[(x >= 0) & (x < self.n_categories)]  # outside codes count nowhere, as in the graph
+        return np.bincount(x, minlength=self.n_categories).astype(np.int64)
 
     def magnitude_bound(self, n):
         return float(n)

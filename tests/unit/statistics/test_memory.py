@@ -109,5 +109,6 @@ def test_counts_is_bincount_and_linear_in_n_plus_k():
     f = pytensor.function([xt], small(xt))
     codes = np.array([0, 3, 3, 1, 5, -1, 2, 2, 2])
     np.testing.assert_array_equal(f(codes), [1, 1, 3, 2])
+    np.testing.assert_array_equal(small.evaluate(codes), [1, 1, 3, 2])
     graph_nodes = pytensor.graph.basic.ancestors([small(xt)])
     assert not any(getattr(v.type, "ndim", 0) == 2 for v in graph_nodes)  # no (n, K) one-hot
