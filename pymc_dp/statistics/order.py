@@ -166,7 +166,9 @@ def _register_numba():
     """Compile `SmoothSensitivity` natively under PyTensor's numba linker (PyMC 6's default),
     instead of running its Python ``perform`` in object mode."""
     try:
-        from pytensor.link.numba.dispatch.basic import register_funcify_default_op_cache_key
+        from pytensor.link.numba.dispatch.basic import (
+            register_funcify_default_op_cache_key,
+        )
     except ImportError:  # PyTensor 2.x: the C linker is the default; perform is used
         return
 
