@@ -72,12 +72,67 @@ def bind_mechanism(statistic, mechanism, n: int, dim: int):
     return mechanism.bind(statistic, n=n, dim=dim)
 
 
+#: ndarray methods that return a new array: on a Release they return a plain ndarray
+_PLAIN_METHODS = (
+    "astype", "take", "copy", "reshape", "ravel", "flatten", "squeeze", "transpose", "swapaxes",
+    "repeat", "view", "round", "compress", "diagonal", "choose", "conj", "conjugate", "clip",
+    "cumsum", "cumprod", "dot", "__copy__", "__deepcopy__", "__array__",
+)
+#: ndarray methods that change values in place: refused on a Release
+_INPLACE_METHODS = ("sort", "partition", "fill", "put", "itemset", "resize", "setfield")
+
+
+def _plain(x):
+    """``x`` with every Release (also inside lists, tuples and dicts) replaced by a plain ndarray."""
+    if isinstance(x, Release):
+        return np.ndarray.view(x, np.ndarray)
+    if isinstance(x, list | tuple):
+        return type(x)(_plain(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    return x
+
+
+def _read_only_error(what: str) -> ValueError:
+    return ValueError(
+        f"A Release is read-only ({what}): changed values would keep privacy metadata that no "
+        "longer describes them. Work on a plain copy, np.array(release), which is no longer the "
+        "release."
+    )
+
+
+def _plain_method(name):
+    def method(self, *args, **kwargs):
+        return getattr(np.ndarray.view(self, np.ndarray), name)(*_plain(args), **_plain(kwargs))
+
+    method.__name__ = name
+    method.__doc__ = f"``ndarray.{name}`` on the values; returns a plain ndarray (not a Release)."
+    return method
+
+
+def _inplace_method(name):
+    def method(self, *args, **kwargs):
+        raise _read_only_error(f"{name}() changes values in place")
+
+    method.__name__ = name
+    return method
+
+
 class Release(np.ndarray):
     """A privatized value together with how it was made.
 
-    It is a NumPy array (``np.asarray``, ``float``, indexing, arithmetic and ``observed=`` work as
-    for the bare value; results of arithmetic and indexing are plain arrays, since they are no
-    longer the release) carrying:
+    It is a read-only NumPy array (``np.asarray``, ``float``, indexing, arithmetic and
+    ``observed=`` work as for the bare value) carrying the metadata below.
+
+    Immutability
+    ------------
+    The values cannot change and the metadata cannot outlive them: writing (``r[0] = 1``,
+    ``r += 1``, ``r.sort()``, ``r.fill(0)``) raises, and every operation that makes a new array —
+    indexing and slicing, ufuncs and arithmetic, NumPy functions (``np.sort``, ``np.roll``,
+    ``np.take``, ...), and methods (``astype``, ``take``, ``byteswap``, ``copy``, ``reshape``, ...)
+    — returns a plain ``ndarray``, which is no longer the release. Only the object returned by
+    `release` (and its pickled copies) is a ``Release``; ``DPObserved`` checks it against the
+    model and ``privacy_spent`` accounts for it.
 
     Attributes
     ----------
@@ -93,26 +148,69 @@ class Release(np.ndarray):
         ``"replace-one"``: the relation under which :meth:`dp_event` holds.
     """
 
-    def __new__(cls, value, *, statistic, mechanism, n: int, dim: int):
-        obj = np.asarray(value).view(cls)
-        obj._info = (statistic, mechanism, int(n), int(dim))
+    def __new__(cls, value, *, statistic, mechanism, n: int, dim: int, **extra):
+        obj = np.array(value, copy=True).view(cls)
+        np.ndarray.setflags(obj, write=False)
+        obj._info = {"statistic": statistic, "mechanism": mechanism, "n": int(n), "dim": int(dim),
+                     **extra}
         return obj
 
     def __array_finalize__(self, obj):
-        self._info = getattr(obj, "_info", None)
+        # any array NumPy derives from a Release is not the release: no metadata
+        self._info = None
 
-    # ufuncs and indexing give plain arrays: ``2 * release`` is not the release any more
+    # NumPy entry points: plain arrays in, plain arrays out; writing into a Release is refused
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        inputs = tuple(np.asarray(x) if isinstance(x, Release) else x for x in inputs)
-        if "out" in kwargs:
-            kwargs["out"] = tuple(np.asarray(x) if isinstance(x, Release) else x for x in kwargs["out"])
-        return getattr(ufunc, method)(*inputs, **kwargs)
+        out = kwargs.get("out", ())
+        if any(isinstance(o, Release) for o in (out if isinstance(out, tuple) else (out,))):
+            raise _read_only_error(f"in-place {ufunc.__name__}")
+        return getattr(ufunc, method)(*_plain(inputs), **_plain(kwargs))
+
+    def __array_function__(self, func, types, args, kwargs):
+        out = kwargs.get("out")
+        if isinstance(out, Release):
+            raise _read_only_error(f"out= of {func.__name__}")
+        return func(*_plain(args), **_plain(kwargs))
 
     def __getitem__(self, key):
-        return np.asarray(self)[key]
+        return np.ndarray.view(self, np.ndarray)[_plain(key)]
+
+    def __setitem__(self, key, value):
+        raise _read_only_error("item assignment")
 
     def __iter__(self):
-        return iter(np.asarray(self))
+        return iter(np.ndarray.view(self, np.ndarray))
+
+    def setflags(self, write=None, align=None, uic=None):
+        if write:
+            raise _read_only_error("setflags(write=True)")
+        return np.ndarray.setflags(self, write=write, align=align, uic=uic)
+
+    def byteswap(self, inplace=False):
+        """Byte-swapped values as a plain ndarray; ``inplace=True`` is refused."""
+        if inplace:
+            raise _read_only_error("byteswap(inplace=True)")
+        return np.ndarray.view(self, np.ndarray).byteswap()
+
+    @property
+    def T(self):
+        return np.ndarray.view(self, np.ndarray).T
+
+    @property
+    def mT(self):
+        return np.ndarray.view(self, np.ndarray).mT
+
+    @property
+    def real(self):
+        return np.ndarray.view(self, np.ndarray).real
+
+    @property
+    def imag(self):
+        return np.ndarray.view(self, np.ndarray).imag
+
+    @property
+    def flat(self):
+        return np.ndarray.view(self, np.ndarray).flat
 
     def __reduce__(self):
         fn, args, state = super().__reduce__()
@@ -121,32 +219,35 @@ class Release(np.ndarray):
     def __setstate__(self, state):
         base, info = state
         super().__setstate__(base)
+        np.ndarray.setflags(self, write=False)
+        if isinstance(info, tuple):  # pickled by an older version
+            info = dict(zip(("statistic", "mechanism", "n", "dim"), info, strict=False))
         self._info = info
 
     def __repr__(self):
-        return (f"Release({np.asarray(self)!r}, statistic={self.statistic!r}, "
+        return (f"Release({np.ndarray.view(self, np.ndarray)!r}, statistic={self.statistic!r}, "
                 f"mechanism={self.mechanism!r}, n={self.n})")
 
-    def _get(self, i):
+    def _get(self, key):
         if self._info is None:
             raise AttributeError("this array lost its release metadata (it is a derived array).")
-        return self._info[i]
+        return self._info[key]
 
     @property
     def statistic(self):
-        return self._get(0)
+        return self._get("statistic")
 
     @property
     def mechanism(self):
-        return self._get(1)
+        return self._get("mechanism")
 
     @property
     def n(self) -> int:
-        return self._get(2)
+        return self._get("n")
 
     @property
     def dim(self) -> int:
-        return self._get(3)
+        return self._get("dim")
 
     @property
     def neighbouring(self) -> str:
@@ -154,16 +255,31 @@ class Release(np.ndarray):
 
     @property
     def value(self) -> np.ndarray:
-        """The released numbers as a plain array."""
-        return np.asarray(self)
+        """The released numbers as a plain (read-only) array."""
+        return np.ndarray.view(self, np.ndarray)
 
     def dp_event(self):
         """The release's privacy as a ``dp_accounting`` event (replace-one, sensitivity units)."""
         return self.mechanism.dp_event()
 
 
+for _name in _PLAIN_METHODS:
+    setattr(Release, _name, _plain_method(_name))
+for _name in _INPLACE_METHODS:
+    setattr(Release, _name, _inplace_method(_name))
+del _name
+
+
+#: a release, its statistic and its noise stay below this magnitude (float64 overflows at ~2^1024)
+MAX_MAGNITUDE = 2.0**1000
+
+
 def _check_records(data, statistic):
-    """Refuse records that would give a meaningless or non-private release."""
+    """Refuse records that would give a meaningless or non-private release.
+
+    Messages name the argument and the rule, never a value, an index or a count computed from the
+    records (they may be logged or shown to others).
+    """
     for i, d in enumerate(data):
         name = "data" if len(data) == 1 else f"data[{i}]"
         if d.dtype.kind not in "biuf":
@@ -177,11 +293,15 @@ def _check_records(data, statistic):
                 "of no records has nothing to release; pass the records as an array of shape (n, ...)."
             )
         if d.dtype.kind == "f" and not np.all(np.isfinite(d)):
-            bad = np.argwhere(~np.isfinite(d))[0]
             raise ValueError(
-                f"{name} must be finite, got {float(d[tuple(bad)])!r} at index {tuple(int(b) for b in bad)}. "
-                "NaN or inf records make the release NaN or unbounded: drop or impute them (with a "
-                "rule that does not look at other records) before releasing."
+                f"{name} must be finite, but it holds NaN or inf values. NaN or inf records make "
+                "the release NaN or unbounded: drop or impute them (with a rule that does not look "
+                "at other records) before releasing."
+            )
+        if d.dtype.kind == "u" and d.dtype.itemsize >= 8 and np.any(d > np.iinfo(np.int64).max):
+            raise ValueError(
+                f"{name} has dtype {d.dtype} with values beyond the int64 range, in which "
+                "statistics are computed exactly. Recode the records into a smaller range."
             )
     hook = getattr(statistic, "check_records", None)
     if hook is not None:
@@ -204,21 +324,42 @@ def _check_integer(statistic, mech, data, value):
         )
     v = np.asarray(value, dtype=float)
     if np.any(v != np.rint(v)):
-        bad = v[v != np.rint(v)].ravel()[:3].tolist()
         raise ValueError(
-            f"{name} adds integer noise, so the statistic must be integer-valued, but "
-            f"{statistic!r} of data is {bad} (not an integer); it would be rounded silently. {fix}"
+            f"{name} adds integer noise, so the statistic must be integer-valued, but {statistic!r} "
+            f"of data is not an integer; it would be rounded silently. {fix}"
         )
-    import pytensor.tensor as pt
-
-    tensors = [pt.as_tensor_variable(d) for d in data]
-    t = np.asarray(statistic.contributions(*tensors).eval(), dtype=float)
-    if np.any(t != np.rint(t)):
-        bad = t[t != np.rint(t)].ravel()[:3].tolist()
+    if not statistic.contributions_are_integers(*data):
         raise ValueError(
             f"{name} adds integer noise, so every record's contribution must be an integer, but "
-            f"{statistic!r} gives contributions {bad}; a non-integer contribution can move the "
-            f"statistic off the lattice the noise is calibrated for. {fix}"
+            f"{statistic!r} gives non-integer contributions for some records; a non-integer "
+            f"contribution can move the statistic off the lattice the noise is calibrated for. {fix}"
+        )
+
+
+def _check_guarantee(statistic, mech, n: int):
+    """Refuse a release whose mechanism has no privacy guarantee for this statistic."""
+    if mech.norm and getattr(mech, "sensitivity", None) is None:
+        raise ValueError(
+            f"{mech!r} on {statistic!r} has no sensitivity, so the release would have no privacy "
+            f"guarantee. Declare bounds, e.g. pdp.{type(statistic).__name__}(lower=..., "
+            "upper=...) (records are clamped to them; choose them without looking at the data), "
+            f"or pass the statistic's L{mech.norm} sensitivity to the mechanism, e.g. "
+            f"pdp.{type(mech).__name__}(..., sensitivity=...)."
+        )
+
+
+def _check_magnitude(statistic, mech, n: int):
+    """Refuse, from public quantities only, a release that could overflow float64."""
+    bound = statistic.magnitude_bound(n)
+    radius = mech.noise_radius(statistic)
+    if bound is None or radius is None:
+        return
+    if not bound + radius < MAX_MAGNITUDE:
+        raise ValueError(
+            f"{statistic!r} of n={n} records with {mech!r} can reach {bound + radius:.3g} in "
+            f"magnitude (statistic up to {bound:.3g}, noise up to {radius:.3g} with probability "
+            f"above 1 - e^-1000), beyond the {MAX_MAGNITUDE:.3g} float64 handles: the release "
+            "could be inf. Declare narrower bounds (or rescale the records, e.g. to other units)."
         )
 
 
@@ -229,12 +370,15 @@ def release(data, statistic, mechanism, rng=None) -> Release:
     ----------
     data : array_like or tuple of array_like
         Confidential records, record axis first (a tuple for statistics of several arrays). Must be
-        finite and non-empty.
+        finite and non-empty. Statistics are computed in float64 (float records) or int64
+        (integer records), whatever the records' dtype.
     statistic : pymc_dp statistic
     mechanism : pymc_dp mechanism
         Calibrated here from the statistic's sensitivity when given ``epsilon``. An explicit
-        ``sensitivity=`` below the statistic's declared one is refused. Integer mechanisms
-        (``mechanism.integer``) refuse a statistic or contributions that are not integers.
+        ``sensitivity=`` below the statistic's declared one is refused, and so is a mechanism
+        left without a sensitivity (a noise scale on a statistic without bounds: no guarantee).
+        Integer mechanisms (``mechanism.integer``) refuse a statistic or contributions that are
+        not integers.
     rng : numpy.random.Generator or int, optional
         Source of the noise for simulations, tests and reproducible examples. Only ``rng=None``
         (noise from the mechanism's secure sampler, seeded by the operating system) is fit for a
@@ -243,12 +387,21 @@ def release(data, statistic, mechanism, rng=None) -> Release:
     Returns
     -------
     Release
-        The privatized value (integer for integer mechanisms), an array that also carries the
-        statistic, the calibrated mechanism, ``n`` and ``dp_event()``.
+        The privatized value (integer for integer mechanisms), a read-only array that also carries
+        the statistic, the calibrated mechanism, ``n`` and ``dp_event()``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        For bad records, statistics or mechanisms. Messages name the argument and the rule, never
+        a value computed from the records.
     """
     data = tuple(np.asarray(d) for d in (data if isinstance(data, tuple) else (data,)))
     rng = check_rng(rng)
     _check_records(data, statistic)
+    from pymc_dp.statistics.additive import _exact_dtype
+
+    data = tuple(_exact_dtype(d) for d in data)
     n = data[0].shape[0]
     for d in data[1:]:
         if d.shape[0] != n:
@@ -259,12 +412,20 @@ def release(data, statistic, mechanism, rng=None) -> Release:
     value = statistic.evaluate(*data)
     dim = _per_record_dim(statistic, value, n)
     mech = bind_mechanism(statistic, mechanism, n, dim)
+    _check_guarantee(statistic, mech, n)
+    _check_magnitude(statistic, mech, n)
+    if not np.all(np.isfinite(np.asarray(value, dtype=float))):
+        raise ValueError(
+            f"{statistic!r} of data is not finite (a record's contribution overflowed). Clamp "
+            "inside fn, or declare bounds that keep every contribution finite."
+        )
     if mech.integer and mech.local_only:
         k = getattr(mech, "n_categories", None)
         if k is not None and (np.any(value < 0) or np.any(value >= k) or np.any(value != np.rint(value))):
             raise ValueError(
-                f"{type(mech).__name__}(n_categories={k}) needs records in 0..{k - 1}, got values "
-                f"from {value.min()} to {value.max()}. Recode the categories."
+                f"{type(mech).__name__}(n_categories={k}) needs every record's category in "
+                f"0..{k - 1}, and some records are outside it. Recode the categories (or raise "
+                "n_categories to the number of categories that exist)."
             )
     elif mech.integer:
         _check_integer(statistic, mech, data, value)

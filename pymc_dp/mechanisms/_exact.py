@@ -215,10 +215,20 @@ def lattice_index(values, k: int) -> np.ndarray:
 
 
 def lattice_value(index, k: int) -> np.ndarray:
-    """``index · 2^k`` as float64 (exact while ``|index| < 2^53``; else rounded, a post-processing)."""
+    """``index · 2^k`` as float64 (exact while ``|index| < 2^53``; else rounded, a post-processing;
+    beyond the float64 range ±the largest float, never ``inf`` or an ``OverflowError``)."""
     flat = np.asarray(index, dtype=object).ravel()
-    out = np.array([float(Fraction(int(i)) * Fraction(2) ** k) for i in flat], dtype=float)
+    step = Fraction(2) ** k
+    out = np.array([_to_float(Fraction(int(i)) * step) for i in flat], dtype=float)
     return out.reshape(np.shape(index))
+
+
+def _to_float(x: Fraction) -> float:
+    try:
+        return float(x)
+    except OverflowError:
+        big = float(np.finfo(np.float64).max)
+        return big if x > 0 else -big
 
 
 def check_rng(rng, owner: str = "sample"):

@@ -13,6 +13,7 @@ See ``docs/mechanisms.md`` for why the analyst's continuous density models this 
 from __future__ import annotations
 
 import math
+import numbers
 from fractions import Fraction
 
 import numpy as np
@@ -28,11 +29,22 @@ class CalibrationError(AttributeError, ValueError):
 
 
 def reject_bool(value, name: str):
-    """Refuse ``True``/``False`` where a number is expected (``float(True)`` would be 1.0)."""
+    """Refuse anything but a real number (or None) where a number is expected: bools
+    (``float(True)`` would be 1.0), strings (``float('1')`` would be 1.0) and other objects."""
+    if value is None:
+        return value
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(
             f"{name} must be a number, got {name}={bool(value)!r} (a bool). Pass the number itself, "
             f"e.g. {name}=1.0."
+        )
+    is_real = isinstance(value, numbers.Real) or (
+        isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf"
+    )
+    if not is_real:
+        raise TypeError(
+            f"{name} must be a real number, got {name}={value!r} (type {type(value).__name__}). "
+            f"Pass the number itself, e.g. {name}=1.0, not a string."
         )
     return value
 
@@ -46,13 +58,16 @@ def require_integer(statistic, mech_name: str) -> np.ndarray:
     bad = ~np.isfinite(f) | (f != np.floor(f))
     if np.any(bad):
         raise ValueError(
-            f"{mech_name} adds integer noise to an integer statistic, got statistic value(s) "
-            f"{f[bad][:5].tolist()} that are not integers. Use an integer statistic (e.g. "
-            f"pdp.Sum of integer records with integer bounds, or pdp.Counts), or the continuous "
-            f"mechanism ({mech_name.replace('Discrete', '')}). Rounding would break the guarantee."
+            f"{mech_name} adds integer noise to an integer statistic, but some statistic values "
+            f"are not integers. Use an integer statistic (e.g. pdp.Sum of integer records with "
+            f"integer bounds, or pdp.Counts), or the continuous mechanism "
+            f"({mech_name.replace('Discrete', '')}). Rounding would break the guarantee."
         )
     if np.any(np.abs(f) >= 2.0**62):
-        raise ValueError(f"{mech_name}: statistic values must be below 2^62 in magnitude, got {f.max()}.")
+        raise ValueError(
+            f"{mech_name}: statistic values must be below 2^62 in magnitude. Declare bounds "
+            "that keep the statistic in that range."
+        )
     return f.astype(np.int64)
 
 
@@ -60,8 +75,8 @@ def _float_input(statistic, mech_name: str) -> np.ndarray:
     s = np.asarray(statistic, dtype=float)
     if not np.all(np.isfinite(s)):
         raise ValueError(
-            f"{mech_name}: the statistic must be finite, got {s[~np.isfinite(s)][:5].tolist()}. "
-            "Check the records for NaN/inf and declare clamping bounds."
+            f"{mech_name}: the statistic must be finite, and some values are NaN or inf. Check "
+            "the records for NaN/inf and declare clamping bounds."
         )
     return s
 
@@ -87,7 +102,16 @@ def _run_opendp(kind: str, values: np.ndarray, scale: float, integer: bool, k):
     make = dp.m.make_laplace if kind == "laplace" else dp.m.make_gaussian
     meas = make(domain, metric, scale=float(scale), k=None if integer else k)
     out = np.asarray(meas(data), dtype=np.int64 if integer else float)
-    return out.reshape(values.shape)
+    return _no_inf(out.reshape(values.shape))
+
+
+def _no_inf(out: np.ndarray) -> np.ndarray:
+    """Map a float overflow (probability below e^-1000 once ``release`` checked the public
+    magnitudes) to ±the largest float64: a post-processing, never ``inf``."""
+    if out.dtype.kind == "f" and not np.all(np.isfinite(out)):
+        big = np.finfo(np.float64).max
+        out = np.clip(np.nan_to_num(out, nan=0.0, posinf=big, neginf=-big), -big, big)
+    return out
 
 
 def laplace_release(statistic, scale: float, rng, *, integer: bool, name: str, k=None):
@@ -103,7 +127,7 @@ def laplace_release(statistic, scale: float, rng, *, integer: bool, name: str, k
     if rng is None:
         return _run_opendp("laplace", s, scale, False, k)
     noise = _exact.discrete_laplace_array(rng, Fraction(scale) / Fraction(2) ** k, s.shape)
-    return _exact.lattice_value(_exact.lattice_index(s, k) + noise, k)
+    return _no_inf(_exact.lattice_value(_exact.lattice_index(s, k) + noise, k))
 
 
 def gaussian_release(statistic, sigma: float, rng, *, integer: bool, name: str, k=None):
@@ -119,7 +143,7 @@ def gaussian_release(statistic, sigma: float, rng, *, integer: bool, name: str, 
     if rng is None:
         return _run_opendp("gaussian", s, sigma, False, k)
     noise = _exact.discrete_gaussian_array(rng, (Fraction(sigma) / Fraction(2) ** k) ** 2, s.shape)
-    return _exact.lattice_value(_exact.lattice_index(s, k) + noise, k)
+    return _no_inf(_exact.lattice_value(_exact.lattice_index(s, k) + noise, k))
 
 
 def log_lattice_error(granularity: float, scale: float) -> float:

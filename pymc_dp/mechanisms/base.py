@@ -52,6 +52,34 @@ class Mechanism:
     #: the mechanism randomizes one record at a time (needs a ``Local`` statistic)
     local_only = False
 
+    # -- identity ------------------------------------------------------------------------------
+    def noise_key(self) -> tuple:
+        """What defines the mechanism's output distribution and guarantee once calibrated
+        (e.g. ``("scale", b)``); equality and hashing use it with the type and the sensitivity.
+
+        ``Laplace(epsilon=1.0)`` bound to sensitivity 0.12 and ``Laplace(scale=0.12)`` bound to
+        the same sensitivity are the same mechanism: same noise, same guarantee.
+        """
+        return ("fields", *(getattr(self, f.name) for f in dataclasses.fields(self)))
+
+    def _identity(self) -> tuple:
+        calibrated = self.calibrated
+        key = self.noise_key() if calibrated else Mechanism.noise_key(self)
+        return (type(self), calibrated, key, getattr(self, "sensitivity", None))
+
+    def __eq__(self, other):
+        if not isinstance(other, Mechanism):
+            return NotImplemented
+        return self._identity() == other._identity()
+
+    def __hash__(self):
+        return hash(self._identity())
+
+    def noise_radius(self, statistic=None) -> float | None:
+        """A public bound on ``|noise|`` exceeded with probability below ``e^-1000`` (used by
+        ``release`` to refuse releases that could overflow float64); None if not applicable."""
+        return None
+
     # -- calibration ---------------------------------------------------------------------------
     @property
     def calibrated(self) -> bool:

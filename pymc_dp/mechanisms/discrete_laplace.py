@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from pymc_dp.mechanisms import _exact
+from pymc_dp.mechanisms import _calibrate, _exact
 from pymc_dp.mechanisms._noise import laplace_release, reject_bool, scale_or_epsilon
 from pymc_dp.mechanisms.base import LAPLACE_KERNEL
 from pymc_dp.mechanisms.laplace import Laplace
@@ -13,7 +13,7 @@ from pymc_dp.mechanisms.laplace import Laplace
 __all__ = ["DiscreteLaplace"]
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class DiscreteLaplace(Laplace):
     r"""Integer noise with :math:`P(Z = k) = \tanh\!\left(\tfrac{1}{2b}\right) e^{-|k|/b}`, ``k ∈ ℤ``.
 
@@ -57,6 +57,15 @@ class DiscreteLaplace(Laplace):
                 f"sensitivity={sens!r}. Use integer bounds (e.g. Sum(lower=0, upper=5)) and not Mean."
             )
         return dataclasses.replace(self, sensitivity=sens)
+
+    @property
+    def noise_scale(self) -> float:
+        """The noise scale ``b`` in use (``scale``, or ``sensitivity / epsilon`` rounded up to the
+        float whose event reports at most ``epsilon``)."""
+        self._require_calibrated()
+        if self.scale is not None:
+            return self.scale
+        return _calibrate.discrete_laplace_scale(self.sensitivity, self.epsilon)
 
     def kernel_params(self):
         b = self.noise_scale

@@ -30,7 +30,7 @@ import warnings
 from scipy import optimize, special
 
 from pymc_dp._checks import check_delta, check_epsilon, check_positive
-from pymc_dp.mechanisms import _exact
+from pymc_dp.mechanisms import _calibrate, _exact
 from pymc_dp.mechanisms._noise import gaussian_release, reject_bool
 from pymc_dp.mechanisms.base import GAUSSIAN_KERNEL, Mechanism
 
@@ -71,7 +71,7 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
     return sigma
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class Gaussian(Mechanism):
     r"""Gaussian noise on each coordinate of the statistic.
 
@@ -82,7 +82,9 @@ class Gaussian(Mechanism):
     sigma : float, optional
         Noise standard deviation directly. Exclusive with ``epsilon``.
     epsilon, delta : float, optional
-        (ε, δ)-DP target; σ from ``calibration`` and the L2 sensitivity.
+        (ε, δ)-DP target; σ from ``calibration`` and the L2 sensitivity, raised (by about
+        1e-8 relative) where the accountant's discretised privacy loss distribution would report
+        more than ``epsilon`` at ``delta``.
     sensitivity : float, optional
         L2 sensitivity Δ₂. Defaults to the statistic's, from its declared bounds.
     calibration : {"analytic", "classic"}
@@ -103,6 +105,11 @@ class Gaussian(Mechanism):
         from pymc_dp.mechanisms._noise import scale_or_epsilon
 
         scale_or_epsilon(self, "sigma")
+        if not isinstance(self.calibration, str):
+            raise TypeError(
+                f"calibration must be a string, got calibration={self.calibration!r}. Use "
+                "'analytic' or 'classic'."
+            )
         reject_bool(self.delta, "delta")
         reject_bool(self.sensitivity, "sensitivity")
         if self.calibration not in _CALIBRATIONS:
@@ -148,8 +155,18 @@ class Gaussian(Mechanism):
         if self.sigma is not None:
             return self.sigma
         if self.calibration == "classic":
-            return self.sensitivity * math.sqrt(2.0 * math.log(1.25 / self.delta)) / self.epsilon
-        return analytic_gaussian_sigma(self.epsilon, self.delta, self.sensitivity)
+            sigma = self.sensitivity * math.sqrt(2.0 * math.log(1.25 / self.delta)) / self.epsilon
+        else:
+            sigma = analytic_gaussian_sigma(self.epsilon, self.delta, self.sensitivity)
+        # the accountant's (discretised) privacy loss distribution must not report more than ε
+        return _calibrate.fitted_gaussian_sigma(sigma, self.epsilon, self.delta, self.sensitivity)
+
+    def noise_key(self):
+        return ("sd", self.noise_sd)
+
+    def noise_radius(self, statistic=None):
+        """``45 σ``: ``P(|Z| > 45 σ) < e^-1000``."""
+        return 45.0 * self.noise_sd
 
     @property
     def lattice_k(self) -> int:

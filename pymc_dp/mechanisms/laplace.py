@@ -13,14 +13,14 @@ import math
 import warnings
 
 from pymc_dp._checks import check_positive
-from pymc_dp.mechanisms import _exact
+from pymc_dp.mechanisms import _calibrate, _exact
 from pymc_dp.mechanisms._noise import laplace_release, reject_bool, scale_or_epsilon
 from pymc_dp.mechanisms.base import LAPLACE_KERNEL, Mechanism
 
 __all__ = ["Laplace"]
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class Laplace(Mechanism):
     r"""Laplace noise on each coordinate of the statistic.
 
@@ -32,7 +32,8 @@ class Laplace(Mechanism):
     scale : float, optional
         The noise scale ``b`` directly. Exclusive with ``epsilon``.
     epsilon : float, optional
-        Budget of this release; ``b = sensitivity / epsilon`` (pure ε-DP).
+        Budget of this release; ``b = sensitivity / epsilon`` (pure ε-DP), rounded up to the
+        float whose accounting event reports at most ``epsilon``.
     sensitivity : float, optional
         L1 sensitivity Δ₁. Defaults to the statistic's, from its declared bounds.
     """
@@ -62,7 +63,9 @@ class Laplace(Mechanism):
     def noise_scale(self) -> float:
         """The noise scale ``b`` in use (``scale``, or ``sensitivity / epsilon``)."""
         self._require_calibrated()
-        return self.scale if self.scale is not None else self.sensitivity / self.epsilon
+        if self.scale is not None:
+            return self.scale
+        return _calibrate.laplace_scale(self.sensitivity, self.epsilon)
 
     @property
     def b(self) -> float:
@@ -74,6 +77,13 @@ class Laplace(Mechanism):
     def lattice_k(self) -> int:
         """Releases lie on ``2^lattice_k ℤ`` (depends on the public noise scale only)."""
         return _exact.lattice_exponent(self.noise_scale)
+
+    def noise_key(self):
+        return ("scale", self.noise_scale)
+
+    def noise_radius(self, statistic=None):
+        """``1000 b``: ``P(|Z| > 1000 b) = e^-1000``."""
+        return 1000.0 * self.noise_scale
 
     def kernel_params(self):
         b = self.noise_scale

@@ -9,14 +9,14 @@ from fractions import Fraction
 import numpy as np
 
 from pymc_dp._checks import check_epsilon
-from pymc_dp.mechanisms import _exact
+from pymc_dp.mechanisms import _calibrate, _exact
 from pymc_dp.mechanisms._noise import reject_bool
 from pymc_dp.mechanisms.base import CATEGORICAL_KERNEL, Mechanism
 
 __all__ = ["RandomizedResponse"]
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class RandomizedResponse(Mechanism):
     r"""Each record's category is kept with probability ``e^ε / (e^ε + k - 1)`` and otherwise
     replaced by one of the other ``k - 1`` categories uniformly.
@@ -42,7 +42,7 @@ class RandomizedResponse(Mechanism):
     def __post_init__(self):
         object.__setattr__(self, "epsilon", check_epsilon(reject_bool(self.epsilon, "epsilon")))
         k = self.n_categories
-        if isinstance(k, bool) or not (isinstance(k, (int, np.integer)) and k >= 2):
+        if isinstance(k, bool | np.bool_) or not (isinstance(k, (int, np.integer)) and k >= 2):
             raise ValueError(
                 f"n_categories must be an integer >= 2, got n_categories={k!r}. "
                 "Use 2 for yes/no questions."
@@ -81,8 +81,8 @@ class RandomizedResponse(Mechanism):
         x = np.asarray(statistic)
         if x.dtype.kind not in "iu" and np.any(x != np.floor(x)) or np.any((x < 0) | (x >= k)):
             raise ValueError(
-                f"RandomizedResponse(n_categories={k}) needs integer categories in 0..{k - 1}, got "
-                f"values from {x.min()} to {x.max()}. Recode the categories."
+                f"RandomizedResponse(n_categories={k}) needs integer categories in 0..{k - 1}, and "
+                "some records are outside it. Recode the categories."
             )
         x = x.astype(np.int64)
         if rng is None:
@@ -129,8 +129,11 @@ class RandomizedResponse(Mechanism):
         from dp_accounting import dp_event
 
         k = self.n_categories
-        p = k / (math.exp(self.epsilon) + k - 1)
+        p = _calibrate.randomized_response_parameter(self.epsilon, k)
         return dp_event.RandomizedResponseDpEvent(noise_parameter=p, num_buckets=k)
+
+    def noise_key(self):
+        return ("keep", self.epsilon, self.n_categories)
 
 
 def _bernoulli_exp_vec(rng, num: int, den: int, size: int) -> np.ndarray:

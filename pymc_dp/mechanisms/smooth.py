@@ -37,7 +37,7 @@ from pymc_dp.mechanisms.base import Mechanism
 __all__ = ["SmoothLaplace"]
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class SmoothLaplace(Mechanism):
     """Laplace noise with scale ``S*_β(x) / α`` (see module docstring).
 
@@ -72,6 +72,14 @@ class SmoothLaplace(Mechanism):
         """β = ε / (2 ln(2/δ))."""
         return self.epsilon / (2.0 * math.log(2.0 / self.delta))
 
+    def noise_key(self):
+        return ("smooth", self.epsilon, self.delta)
+
+    def noise_radius(self, statistic=None):
+        """``1000 Λ / α``: the smooth sensitivity is at most the width Λ of the bounds."""
+        width = getattr(statistic, "width", None)
+        return None if width is None else 1000.0 * width / self.alpha
+
     def bind(self, statistic, n: int, dim: int) -> SmoothLaplace:
         if not hasattr(statistic, "smooth_sensitivity"):
             raise ValueError(
@@ -88,11 +96,8 @@ class SmoothLaplace(Mechanism):
 
     def sample_records(self, statistic, data, rng: np.random.Generator):
         """Release from the confidential records themselves (``release`` hook)."""
-        import pytensor.tensor as pt
-
-        tensors = [pt.as_tensor_variable(np.asarray(d)) for d in data]
-        value = float(statistic(*tensors).eval())
-        values = np.asarray(statistic.contributions(*tensors).eval())
+        value = float(statistic.evaluate(*data))
+        values = np.asarray(statistic.contributions_np(*data))
         scale = statistic.smooth_sensitivity_np(values, self.beta) / self.alpha
         return self.sample(value, rng, scale=scale)
 
@@ -131,7 +136,15 @@ class SmoothLaplace(Mechanism):
                 "SmoothLaplace.sample needs scale=S*_β(x)/α, which depends on the records. Use "
                 "pdp.release(records, statistic=pdp.Median(...), mechanism=SmoothLaplace(...))."
             )
-        return laplace_release(statistic, float(scale), rng, integer=False, name="SmoothLaplace",
+        scale = float(scale)
+        if not (math.isfinite(scale) and scale > 0):
+            raise ValueError(
+                "SmoothLaplace needs a positive, finite noise scale S*_β(x)/α; a zero scale would "
+                "release the statistic exactly. The smooth sensitivity of bounded records is "
+                "never 0 (pymc_dp floors it at (upper - lower)·2^-1022): compute the scale with "
+                "statistic.smooth_sensitivity_np, or release through pdp.release."
+            )
+        return laplace_release(statistic, scale, rng, integer=False, name="SmoothLaplace",
                                k=self.lattice_k)
 
     def random_graph(self, statistic, scale, size=None):

@@ -261,8 +261,8 @@ def _check_data(X, y, x_bound, y_bound, clip):
     for name, arr in (("X", X), ("y", y)):
         if not np.all(np.isfinite(arr)):
             raise ValueError(
-                f"{name} must be finite, got {int(np.sum(~np.isfinite(arr)))} non-finite entries. "
-                "Drop or impute them before releasing."
+                f"{name} must be finite, but it holds NaN or inf entries. Drop or impute them "
+                "before releasing."
             )
     norms = np.linalg.norm(X, axis=1)
     tol = 1e-12 * max(1.0, x_bound)
@@ -272,17 +272,16 @@ def _check_data(X, y, x_bound, y_bound, clip):
         y = np.clip(y, -y_bound, y_bound)
     else:
         if norms.max(initial=0.0) > x_bound + tol:
-            i = int(np.argmax(norms))
             raise ValueError(
-                f"every row of X must have Euclidean norm <= x_bound={x_bound!r}, got ‖X[{i}]‖ = "
-                f"{norms[i]!r}. Declare a larger x_bound (chosen without looking at the data) or pass "
+                f"every row of X must have Euclidean norm <= x_bound={x_bound!r}, and some rows are "
+                "longer. Declare a larger x_bound (chosen without looking at the data) or pass "
                 "clip=True to scale such rows onto the ball."
             )
         if np.abs(y).max(initial=0.0) > y_bound + 1e-12 * max(1.0, y_bound):
-            i = int(np.argmax(np.abs(y)))
             raise ValueError(
-                f"every |y| must be <= y_bound={y_bound!r}, got |y[{i}]| = {abs(y[i])!r}. Declare a "
-                "larger y_bound or pass clip=True to clip y to [-y_bound, y_bound]."
+                f"every |y| must be <= y_bound={y_bound!r}, and some responses are larger. Declare a "
+                "larger y_bound (chosen without looking at the data) or pass clip=True to clip y to "
+                "[-y_bound, y_bound]."
             )
     return X, y
 

@@ -18,6 +18,8 @@ instead of 2); ``Mean`` needs ``n`` public and has no add/remove sensitivity wit
 from __future__ import annotations
 
 import math
+import numbers
+import weakref
 from collections.abc import Callable
 
 import numpy as np
@@ -53,11 +55,23 @@ class Statistic:
         return total if c == 1.0 else total * c
 
     def evaluate(self, *data):
-        """The statistic of NumPy records (for ``release``)."""
-        import pytensor.tensor as pt
+        """The statistic of NumPy records (for ``release``), computed in float64 for float records
+        and int64 for integer records whatever their dtype (a float32 sum of many records rounds
+        by more than the sensitivity)."""
+        return evaluate_graph(self, *data, owner=(self, "statistic"))
 
-        tensors = [pt.as_tensor_variable(np.asarray(d)) for d in data]
-        return np.asarray(self(*tensors).eval())
+    def contributions_np(self, *data):
+        """Per-record contributions of NumPy records (float64 / int64), shape ``(n, *shape)``."""
+        return evaluate_graph(self.contributions, *data, owner=(self, "contributions"))
+
+    def magnitude_bound(self, n: int) -> float | None:
+        """A public bound on ``|S(x)|`` for ``n`` records (from the declared bounds), or None."""
+        return None
+
+    def contributions_are_integers(self, *data) -> bool:
+        """Whether every record's contribution is an integer (integer mechanisms need it)."""
+        t = np.asarray(self.contributions_np(*data), dtype=float)
+        return bool(np.all(t == np.rint(t)))
 
     def sensitivity(self, norm: int, *, n: int, dim: int) -> float | None:
         """L``norm`` sensitivity for ``n`` records and ``dim`` entries per contribution."""
@@ -80,6 +94,71 @@ class Statistic:
             return False
         a, b = self.params(), other.params()
         return a.keys() == b.keys() and all(_same_param(a[k], b[k]) for k in a)
+
+
+#: compiled evaluations per statistic (weak keys: the cache dies with the statistic)
+_COMPILED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def evaluate_graph(build, *data, owner=None) -> np.ndarray:
+    """``build(*tensors)`` evaluated on NumPy records, passed as inputs of a compiled function
+    (never as graph constants: constant-folding a 10^7-record constant takes minutes). Records
+    are cast to float64 (floats) or int64 (integers) first. With ``owner=(statistic, tag)`` the
+    compiled function is reused for records of the same dtypes and shapes."""
+    import pytensor
+    import pytensor.tensor as pt
+
+    arrays = [_exact_dtype(np.asarray(d)) for d in data]
+    key = tuple((a.dtype.str, a.shape) for a in arrays)
+    cache = None
+    if owner is not None:
+        try:
+            cache = _COMPILED.setdefault(owner[0], {})
+        except TypeError:  # an unhashable statistic: no cache
+            cache = None
+        key = (owner[1], key)
+        if cache is not None and key in cache:
+            return np.asarray(cache[key](*arrays))
+    tensors = [pt.tensor(dtype=a.dtype, shape=a.shape[:1] + (None,) * (a.ndim - 1)) for a in arrays]
+    fn = pytensor.function(tensors, build(*tensors), on_unused_input="ignore")
+    if cache is not None:
+        cache[key] = fn
+    return np.asarray(fn(*arrays))
+
+
+def _exact_dtype(d: np.ndarray) -> np.ndarray:
+    """Records in the dtype statistics are computed in: float64 for floats, int64 for integers.
+
+    A float32 sum of 2^24 + 2 records can move by 2.0 when one record moves by 1.0 (rounding),
+    beyond the sensitivity the noise is calibrated for; float64 keeps it within rounding of
+    ``n · 2^-53`` relative.
+    """
+    if d.dtype.kind == "f":
+        return d.astype(np.float64, copy=False)
+    if d.dtype.kind in "iu":
+        return d.astype(np.int64, copy=False)
+    return d
+
+
+def _check_bound_type(value, name: str, owner: str):
+    """A declared bound is a real number: refuse bools (``float(True)`` is 1.0) and strings."""
+    if value is None:
+        return
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"{owner} bound {name} must be a real number or None, got {name}={value!r} (type "
+            f"{type(value).__name__}). Pass the number itself, e.g. {owner}(lower=0, upper=1)."
+        )
+
+
+def _check_width(lower, upper, owner: str):
+    """``upper - lower`` (the sensitivity's unit) must be a finite float64."""
+    if lower is not None and not math.isfinite(upper - lower):
+        raise ValueError(
+            f"{owner} bounds are too far apart: upper - lower overflows float64 for "
+            f"lower={lower!r}, upper={upper!r}, so the sensitivity would be inf. Declare narrower "
+            "bounds (or rescale the records, e.g. to other units)."
+        )
 
 
 def _same_param(a, b) -> bool:
@@ -128,7 +207,10 @@ def _apply_fn(fn, data, owner):
 
 class _Bounded(Statistic):
     def __init__(self, lower=None, upper=None, fn: Callable | None = None):
+        _check_bound_type(lower, "lower", type(self).__name__)
+        _check_bound_type(upper, "upper", type(self).__name__)
         self.lower, self.upper = check_bounds(lower, upper, owner=type(self).__name__)
+        _check_width(self.lower, self.upper, type(self).__name__)
         if fn is not None and not callable(fn):
             raise TypeError(f"fn must be callable on PyTensor tensors, got fn={fn!r}.")
         self.fn = fn
@@ -144,6 +226,21 @@ class _Bounded(Statistic):
 
     def params(self):
         return {"lower": self.lower, "upper": self.upper, "fn": self.fn}
+
+    def contributions_are_integers(self, *data):
+        integral_bounds = self.lower is None or (self.lower == round(self.lower) and self.upper == round(self.upper))
+        if self.fn is None and integral_bounds and all(np.asarray(d).dtype.kind in "biu" for d in data):
+            return True  # clip of integer records to integer bounds, without evaluating
+        return super().contributions_are_integers(*data)
+
+    def _entry_bound(self):
+        return None if self.lower is None else max(abs(self.lower), abs(self.upper))
+
+    def magnitude_bound(self, n):
+        b = self._entry_bound()
+        if b is None:
+            return None
+        return b if self.local else b * n * self.factor(n)
 
     def _range_sensitivity(self, norm, dim):
         if self.lower is None:
@@ -205,7 +302,9 @@ class Counts(Statistic):
     """
 
     def __init__(self, n_categories: int):
-        if not (isinstance(n_categories, (int, np.integer)) and n_categories >= 2):
+        if isinstance(n_categories, bool | np.bool_) or not (
+            isinstance(n_categories, (int, np.integer)) and n_categories >= 2
+        ):
             raise ValueError(
                 f"n_categories must be an integer >= 2, got n_categories={n_categories!r}. "
                 "Give the number of categories the records take."
@@ -232,6 +331,36 @@ class Counts(Statistic):
             )
         return pt.cast(pt.eq(x[:, None], pt.arange(self.n_categories)[None, :]), "int64")
 
+    def __call__(self, *data):
+        """The histogram as a PyTensor graph: ``bincount``-style, O(n + K) memory (the per-record
+        one-hot rows of `contributions` are never formed). Codes outside ``0..K-1`` count
+        nowhere, as in the one-hot sum."""
+        import pytensor.tensor as pt
+
+        self.contributions(*data)  # the checks only; the graph is not used
+        x = pt.as_tensor_variable(data[0])
+        k = self.n_categories
+        inside = pt.cast(pt.and_(pt.ge(x, 0), pt.lt(x, k)), "int64")
+        zeros = pt.zeros((k,), dtype="int64")
+        return pt.inc_subtensor(zeros[pt.clip(pt.cast(x, "int64"), 0, k - 1)], inside)
+
+    def evaluate(self, *data):
+        """The histogram of NumPy records by ``np.bincount`` (O(n + K))."""
+        x = np.asarray(data[0])
+        if x.ndim != 1 or x.dtype.kind not in "biu":
+            import pytensor.tensor as pt
+
+            self.contributions(pt.as_tensor_variable(x))  # raises the graph's message
+        x = x.astype(np.int64)
+        x = x[(x >= 0) & (x < self.n_categories)]  # outside codes count nowhere, as in the graph
+        return np.bincount(x, minlength=self.n_categories).astype(np.int64)
+
+    def magnitude_bound(self, n):
+        return float(n)
+
+    def contributions_are_integers(self, *data):
+        return True  # one-hot rows of 0/1, never formed
+
     def sensitivity(self, norm, *, n, dim):
         return 2.0 if norm == 1 else math.sqrt(2.0)
 
@@ -246,13 +375,12 @@ class Counts(Statistic):
                 f"Counts needs integer category codes 0..{k - 1}, got records of dtype {x.dtype}. "
                 "Cast the data with .astype(int)."
             )
-        bad = (x < 0) | (x >= k)
-        if np.any(bad):
+        if np.any((x < 0) | (x >= k)):
             raise ValueError(
-                f"Counts(n_categories={k}) needs category codes in 0..{k - 1}, got "
-                f"{np.unique(x[bad])[:5].tolist()} in data ({int(bad.sum())} record(s)); they would "
-                f"be dropped from the histogram silently. Recode them, or use Counts(n_categories="
-                f"{int(x.max()) + 1}) if those categories exist."
+                f"Counts(n_categories={k}) needs every record's category code in 0..{k - 1}, and "
+                "some records are outside it; they would be dropped from the histogram silently. "
+                "Recode them, or declare the number of categories that exist (from the codebook, "
+                "not from the data) as n_categories."
             )
 
     def __repr__(self):

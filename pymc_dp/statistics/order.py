@@ -23,28 +23,94 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numba
 import numpy as np
+from pytensor.graph.basic import Apply
+from pytensor.graph.op import Op
 
 from pymc_dp._checks import check_bounds
-from pymc_dp.statistics.additive import Statistic, _apply_fn, _n_records
+from pymc_dp.statistics.additive import (
+    Statistic,
+    _apply_fn,
+    _check_bound_type,
+    _check_width,
+    _n_records,
+)
 
-__all__ = ["Median", "Max", "order_smooth_sensitivity"]
+__all__ = ["Median", "Max", "order_smooth_sensitivity", "SmoothSensitivity"]
 
 
-def _index_tables(n: int, m: int):
-    """Index matrices ``(hi, lo)`` of shape ``(n+1, n+2)`` into the padded sorted values."""
-    k = np.arange(n + 1)[:, None]
-    t = np.arange(n + 2)[None, :]
-    pad = n + 2
-    hi = m + t - 1 + pad  # 1-indexed rank m+t -> position in the padded array
-    lo = m + t - k - 2 + pad
-    masked = t > k + 1
-    lo = np.where(masked, hi, lo)  # difference 0 where t > k+1 (b_k >= 0 anyway)
-    return hi.astype(np.int64), lo.astype(np.int64)
+@numba.njit(cache=True)
+def _smooth_sorted(padded, m, decay):
+    """``(S*, i*, j*)`` over the padded sorted values ``padded[0] = 0``, ``padded[1..n]``,
+    ``padded[n+1] = Λ`` (module docstring): the max of ``(s_i - s_j) e^{-β(i-j-1)}`` over
+    ``0 <= j <= m <= i <= n+1``, with the maximising pair (0, 0 when the max is 0).
+
+    Divide and conquer on the rows ``i``: the rightmost maximising ``j`` is non-decreasing in
+    ``i`` (``log(s_i - s_j)`` is a Monge array for sorted ``s``, the β-terms are linear), so each
+    row is scanned only between its neighbours' maximisers: O(n log n) time, O(log n) extra memory.
+    """
+    n2 = padded.shape[0]  # n + 2
+    best, bi, bj = 0.0, 0, 0
+    # explicit stack of (row_lo, row_hi, col_lo, col_hi)
+    stack = np.empty((64, 4), dtype=np.int64)
+    top = 0
+    stack[0, 0], stack[0, 1], stack[0, 2], stack[0, 3] = m, n2 - 1, 0, m
+    top = 1
+    while top > 0:
+        top -= 1
+        ilo, ihi, jlo, jhi = stack[top, 0], stack[top, 1], stack[top, 2], stack[top, 3]
+        if ilo > ihi:
+            continue
+        i = (ilo + ihi) // 2
+        arg, val = jlo, -1.0
+        for j in range(jlo, jhi + 1):
+            k = i - j - 1
+            v = (padded[i] - padded[j]) * decay[k] if k >= 0 else 0.0
+            if v >= val:
+                val, arg = v, j
+        if val > best:
+            best, bi, bj = val, i, arg
+        if top + 2 > stack.shape[0]:  # pragma: no cover - depth is log2(n) + 1
+            bigger = np.empty((2 * stack.shape[0], 4), dtype=np.int64)
+            bigger[:top] = stack[:top]
+            stack = bigger
+        stack[top, 0], stack[top, 1], stack[top, 2], stack[top, 3] = ilo, i - 1, jlo, arg
+        stack[top + 1, 0], stack[top + 1, 1], stack[top + 1, 2], stack[top + 1, 3] = i + 1, ihi, arg, jhi
+        top += 2
+    return best, bi, bj
+
+
+@numba.njit(cache=True)
+def _smooth_rows(sorted_rows, m, width, decay):
+    """S* of each row of already sorted values (B, n)."""
+    B, n = sorted_rows.shape
+    out = np.empty(B)
+    padded = np.empty(n + 2)
+    padded[0], padded[n + 1] = 0.0, width
+    for b in range(B):
+        padded[1 : n + 1] = sorted_rows[b]
+        out[b] = _smooth_sorted(padded, m, decay)[0]
+    return out
+
+
+#: ``S*_β ≥ Λ e^{-nβ} > 0`` for bounded data (the pair of padding values at distance n), but
+#: ``e^{-nβ}`` underflows to 0 in float64 once ``nβ > 745``; the computed value is floored at
+#: ``Λ · 2^-1022``, above every term lost to underflow. A constant is β-smooth and the maximum of
+#: β-smooth bounds is β-smooth, so the floored value is still a β-smooth upper bound on the
+#: local sensitivity (Nissim, Raskhodnikova and Smith 2007, Definition 2.1): never 0.
+FLOOR = 2.0**-1022
+
+
+def _decay(n: int, beta: float) -> np.ndarray:
+    return np.exp(-beta * np.arange(n + 1))
 
 
 def order_smooth_sensitivity(values, m: int, width: float, beta: float, xp=np):
     r"""β-smooth sensitivity of the rank-``m`` order statistic (module docstring formula).
+
+    Memory is linear in ``n`` (sorted values, their padding and the decay factors ``e^{-kβ}``);
+    time O(n log n) (`_smooth_sorted`). The result is at least ``width · FLOOR`` (see `FLOOR`).
 
     Parameters
     ----------
@@ -61,44 +127,125 @@ def order_smooth_sensitivity(values, m: int, width: float, beta: float, xp=np):
         ``numpy`` or ``pytensor.tensor``.
     """
     if xp is np:
-        return _order_smooth_sensitivity_np(np.asarray(values, dtype=float), m, width, beta)
-    n = _static_len(values)
-    hi, lo = _index_tables(n, m)
-    dtype = "float64"
-    zeros = xp.zeros(n + 2, dtype=dtype)
-    tops = xp.zeros(n + 2, dtype=dtype) + width
-    padded = xp.concatenate([zeros, xp.cast(xp.sort(values), dtype), tops])
-    b = (padded[hi] - padded[lo]).max(axis=1)
-    return (b * np.exp(-beta * np.arange(n + 1))).max()
+        values = np.asarray(values, dtype=float)
+        batch = values.reshape(-1, values.shape[-1])
+        n = batch.shape[1]
+        out = _smooth_rows(np.sort(batch, axis=1), int(m), float(width), _decay(n, float(beta)))
+        out = np.maximum(out, float(width) * FLOOR)
+        return out.reshape(values.shape[:-1]) if values.ndim > 1 else out[0]
+    return SmoothSensitivity(int(m), float(width), float(beta))(xp.cast(values, "float64"))
 
 
-def _order_smooth_sensitivity_np(values, m, width, beta, max_entries=2_000_000):
-    """NumPy form of :func:`order_smooth_sensitivity`, batched over leading rows in memory-bounded
-    blocks (each block indexes ``(rows, n+1, n+2)`` entries)."""
-    batch = values.reshape(-1, values.shape[-1])
-    B, n = batch.shape
-    hi, lo = _index_tables(n, m)
-    decay = np.exp(-beta * np.arange(n + 1))
-    out = np.empty(B)
-    step = max(1, max_entries // ((n + 1) * (n + 2)))
-    for a in range(0, B, step):
-        blk = np.sort(batch[a : a + step], axis=1)
-        pad = np.concatenate(
-            [np.zeros((len(blk), n + 2)), blk, np.full((len(blk), n + 2), float(width))], axis=1
+class SmoothSensitivity(Op):
+    """PyTensor Op: ``values (n,) -> S*_β`` of the rank-``m`` order statistic (O(n) memory).
+
+    Its gradient is the subgradient of the maximising pair: ``e^{-kβ}`` at the record ranked
+    ``i*`` and ``-e^{-kβ}`` at the record ranked ``j*`` (padding positions carry none).
+    """
+
+    __props__ = ("m", "width", "beta")
+
+    def __init__(self, m: int, width: float, beta: float):
+        self.m, self.width, self.beta = int(m), float(width), float(beta)
+
+    def make_node(self, values):
+        import pytensor.tensor as pt
+
+        values = pt.as_tensor_variable(values)
+        return Apply(self, [values], [pt.dscalar()])
+
+    def perform(self, node, inputs, outputs):
+        (values,) = inputs
+        outputs[0][0] = np.asarray(order_smooth_sensitivity(values, self.m, self.width, self.beta))
+
+    def grad(self, inputs, output_grads):
+        return [output_grads[0] * SmoothSensitivityGrad(self.m, self.width, self.beta)(inputs[0])]
+
+
+def _register_numba():
+    """Compile `SmoothSensitivity` natively under PyTensor's numba linker (PyMC 6's default),
+    instead of running its Python ``perform`` in object mode."""
+    try:
+        from pytensor.link.numba.dispatch.basic import (
+            register_funcify_default_op_cache_key,
         )
-        b = (pad[:, hi] - pad[:, lo]).max(axis=2)
-        out[a : a + step] = (b * decay).max(axis=1)
-    return out.reshape(values.shape[:-1]) if values.ndim > 1 else out[0]
+    except ImportError:  # PyTensor 2.x: the C linker is the default; perform is used
+        return
+
+    @register_funcify_default_op_cache_key(SmoothSensitivity)
+    def _funcify(op, node, **kwargs):
+        m, width, beta = op.m, op.width, op.beta
+        floor = width * FLOOR
+
+        @numba.njit
+        def smooth_sensitivity(values):
+            n = values.shape[0]
+            padded = np.empty(n + 2)
+            padded[0], padded[n + 1] = 0.0, width
+            padded[1 : n + 1] = np.sort(values)
+            decay = np.exp(-beta * np.arange(n + 1))
+            return np.asarray(max(_smooth_sorted(padded, m, decay)[0], floor))
+
+        return smooth_sensitivity
+
+    @register_funcify_default_op_cache_key(SmoothSensitivityGrad)
+    def _funcify_grad(op, node, **kwargs):
+        m, width, beta = op.m, op.width, op.beta
+        floor = width * FLOOR
+
+        @numba.njit
+        def smooth_sensitivity_grad(values):
+            n = values.shape[0]
+            order = np.argsort(values, kind="mergesort")
+            padded = np.empty(n + 2)
+            padded[0], padded[n + 1] = 0.0, width
+            padded[1 : n + 1] = values[order]
+            decay = np.exp(-beta * np.arange(n + 1))
+            best, i, j = _smooth_sorted(padded, m, decay)
+            grad = np.zeros(n)
+            if i - j - 1 >= 0 and best > floor:
+                if 1 <= i <= n:
+                    grad[order[i - 1]] += decay[i - j - 1]
+                if 1 <= j <= n:
+                    grad[order[j - 1]] -= decay[i - j - 1]
+            return grad
+
+        return smooth_sensitivity_grad
 
 
-def _static_len(values):
-    n = values.type.shape[0]
-    if n is None:
-        raise ValueError(
-            "Median/Max need a fixed number of records to compute the smooth sensitivity. Give "
-            "the record variable an explicit shape=(n,)."
-        )
-    return int(n)
+class SmoothSensitivityGrad(Op):
+    """Gradient of `SmoothSensitivity` with respect to the values (see there)."""
+
+    __props__ = ("m", "width", "beta")
+
+    def __init__(self, m: int, width: float, beta: float):
+        self.m, self.width, self.beta = int(m), float(width), float(beta)
+
+    def make_node(self, values):
+        import pytensor.tensor as pt
+
+        values = pt.as_tensor_variable(values)
+        return Apply(self, [values], [pt.dvector()])
+
+    def perform(self, node, inputs, outputs):
+        values = np.asarray(inputs[0], dtype=float)
+        n = values.shape[0]
+        order = np.argsort(values, kind="mergesort")
+        padded = np.concatenate([[0.0], values[order], [self.width]])
+        decay = _decay(n, self.beta)
+        best, i, j = _smooth_sorted(padded, self.m, decay)
+        grad = np.zeros(n)
+        if i - j - 1 >= 0 and best > self.width * FLOOR:  # the floor is a constant
+            if 1 <= i <= n:
+                grad[order[i - 1]] += decay[i - j - 1]
+            if 1 <= j <= n:
+                grad[order[j - 1]] -= decay[i - j - 1]
+        outputs[0][0] = grad
+
+    def grad(self, inputs, output_grads):
+        from pytensor.gradient import grad_not_implemented
+
+        return [grad_not_implemented(self, 0, inputs[0])]
 
 
 class _Order(Statistic):
@@ -113,13 +260,19 @@ class _Order(Statistic):
                 f"upper={upper!r}. Its smooth sensitivity is computed on records clamped to "
                 f"[lower, upper]; declare them, e.g. pdp.{name}(lower=0, upper=10)."
             )
+        _check_bound_type(lower, "lower", name)
+        _check_bound_type(upper, "upper", name)
         self.lower, self.upper = check_bounds(lower, upper, owner=name)
+        _check_width(self.lower, self.upper, name)
         if fn is not None and not callable(fn):
             raise TypeError(f"fn must be callable on PyTensor tensors, got fn={fn!r}.")
         self.fn = fn
 
     def params(self):
         return {"lower": self.lower, "upper": self.upper, "fn": self.fn}
+
+    def magnitude_bound(self, n):
+        return max(abs(self.lower), abs(self.upper))
 
     @property
     def width(self) -> float:
@@ -184,3 +337,6 @@ class Max(_Order):
 
     def rank(self, n):
         return n
+
+
+_register_numba()

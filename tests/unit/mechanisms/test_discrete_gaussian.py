@@ -91,21 +91,26 @@ def test_rho_calibration_and_event():
 
 @pytest.mark.parametrize("eps, delta, sens", [(1.0, 1e-6, 1.0), (0.5, 1e-5, 2.0), (3.0, 1e-8, 1.0)])
 def test_epsilon_delta_calibration_attains_delta(eps, delta, sens):
+    """sigma starts from CKS Corollary 13 and is raised only as far as the accountant needs."""
     import opendp.prelude as dp
 
     dp.enable_features("contrib")
     mech = pdp.DiscreteGaussian(epsilon=eps, delta=delta, sensitivity=sens)
     sigma = mech.noise_sd
-    assert sigma == pytest.approx(discrete_gaussian_sigma(eps, delta, sens))
-    # the zCDP conversion is met, and tight (a 0.1% smaller sigma breaks it)
+    cks = discrete_gaussian_sigma(eps, delta, sens)
+    assert cks <= sigma <= 1.1 * cks
+    # the zCDP conversion is met; the accountant reports at most eps, and a 1e-6 smaller sigma
+    # (or the CKS one, when it differs) would be reported above eps
     assert zcdp_delta(mech.rho_spent, eps) <= delta
-    assert zcdp_delta(sens**2 / (2 * (0.999 * sigma) ** 2), eps) > delta
+    assert pdp.privacy_spent(mech.dp_event(), delta=delta) <= eps
+    smaller = pdp.DiscreteGaussian(sigma=sigma * (1 - 1e-6), sensitivity=sens)
+    assert pdp.privacy_spent(smaller.dp_event(), delta=delta) > eps or sigma == cks
     # the exact one-coordinate privacy profile (CKS Theorem 7) is below the target
     assert discrete_gaussian_delta_exact(sigma, eps, int(sens)) <= delta
-    # OpenDP's own profile of its discrete Gaussian at this sigma agrees
+    # OpenDP's own profile of its discrete Gaussian at this sigma is below the target too
     meas = dp.m.make_gaussian(dp.atom_domain(T="i64"), dp.absolute_distance(T="i64"), scale=sigma)
     profile = dp.c.make_zCDP_to_approxDP(meas).map(int(sens))
-    assert profile.delta(eps) == pytest.approx(delta, rel=1e-6)
+    assert profile.delta(eps) <= delta * (1 + 1e-9)
 
 
 def test_exact_profile_matches_continuous_for_large_sigma():
@@ -147,7 +152,7 @@ def test_predictive_draws_are_integers_and_logp_is_the_pmf():
         (lambda: pdp.DiscreteGaussian(sigma=True), TypeError, "sigma must be a number, got sigma=True (a bool)."),
         (lambda: pdp.DiscreteGaussian(sigma=-2.0), ValueError, "sigma must be finite and > 0, got sigma=-2.0."),
         (lambda: pdp.DiscreteGaussian(sigma=1.0).sample(np.array([1.0, 2.5]), 0), ValueError,
-         "DiscreteGaussian adds integer noise to an integer statistic, got statistic value(s) [2.5]"),
+         "DiscreteGaussian adds integer noise to an integer statistic, but some statistic values are not integers."),
         (lambda: pdp.DiscreteGaussian(sigma=1.0).sample(3, rng=1.5), TypeError,
          "DiscreteGaussian.sample: rng must be None (secure noise from OpenDP"),
         (lambda: pdp.DiscreteGaussian(rho=1.0).noise_sd, AttributeError, "is not calibrated yet"),

@@ -223,8 +223,8 @@ def test_discrete_laplace_never_rounds_a_non_integer_statistic():
     """Issue 9 item 2: Sum(0, 1) on [0.5, 0] vs [0.5, 1] must not become rint(0.5) vs rint(1.5)."""
     mech = pdp.DiscreteLaplace(epsilon=1.0).bind(pdp.Sum(lower=0, upper=1), n=2, dim=1)
     with pytest.raises(ValueError, match=re.escape(
-        "DiscreteLaplace adds integer noise to an integer statistic, got statistic value(s) [0.5] that are "
-        "not integers. Use an integer statistic (e.g. pdp.Sum of integer records with integer bounds, or "
+        "DiscreteLaplace adds integer noise to an integer statistic, but some statistic values are not "
+        "integers. Use an integer statistic (e.g. pdp.Sum of integer records with integer bounds, or "
         "pdp.Counts), or the continuous mechanism (Laplace)."
     )):
         mech.sample(0.5, np.random.default_rng(0))

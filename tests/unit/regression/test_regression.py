@@ -201,7 +201,7 @@ def _release(**kw):
     (dict(x_bound=-1.0), ValueError, "x_bound must be finite and > 0, got x_bound=-1.0"),
     (dict(y=np.zeros(19)), ValueError, "y must be 1-D with one entry per row of X"),
     (dict(X=np.zeros((20, 2, 1))), ValueError, "X must be a 2-D array (n records × d features)"),
-    (dict(X=np.full((20, 2), np.nan)), ValueError, "X must be finite, got 40 non-finite entries"),
+    (dict(X=np.full((20, 2), np.nan)), ValueError, "X must be finite, but it holds NaN or inf entries"),
     (dict(scheme="szz"), ValueError, "scheme must be one of ('sz', 'szu', 'adassp'), got scheme='szz'"),
 ])
 def test_release_rejects_bad_input(kw, exc, msg):

@@ -86,7 +86,7 @@ def test_release_integer_and_local_mechanisms():
     assert rr.shape == (5,) and set(np.unique(rr)) <= {0, 1}
     with pytest.raises(ValueError, match=re.escape("RandomizedResponse randomizes one record at a time")):
         pdp.release(x, pdp.Sum(lower=0, upper=1), pdp.RandomizedResponse(epsilon=2.0))
-    with pytest.raises(ValueError, match=re.escape("RandomizedResponse(n_categories=2) needs records in 0..1")):
+    with pytest.raises(ValueError, match=re.escape("RandomizedResponse(n_categories=2) needs every record's category in 0..1")):
         pdp.release(np.array([0, 3]), pdp.Local(), pdp.RandomizedResponse(epsilon=2.0))
     with pytest.raises(ValueError, match=re.escape("DiscreteLaplace needs an integer-valued statistic")):
         pdp.release(x, pdp.Mean(lower=0, upper=1), pdp.DiscreteLaplace(epsilon=1.0))
