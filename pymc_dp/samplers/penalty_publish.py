@@ -50,7 +50,7 @@ from pymc_dp._checks import check_delta
 from pymc_dp.accounting.spent import epsilon_of_event, privacy_spent
 from pymc_dp.samplers.penalty import PenaltyMH
 
-__all__ = ["publishable", "mixing_diagnostics", "PUBLIC_STATS", "MIXING"]
+__all__ = ["MIXING", "PUBLIC_STATS", "mixing_diagnostics", "non_private_variables", "publishable"]
 
 #: The sampler stats a data holder may publish: functions of the noisy released ratios λ*, of
 #: data-free randomness and of public constants only. ``dp_accept_prob`` is *not* here: it is

@@ -99,7 +99,7 @@ def _worst_case(seed=5, n=40):
 
 
 def test_no_confidential_value_survives_anywhere():
-    model, step, idata, secrets_num, secrets_str = _worst_case()
+    _model, step, idata, secrets_num, secrets_str = _worst_case()
     # the input does hold them (the check can fail)
     with pytest.raises(AssertionError):
         _assert_nothing_confidential(idata, secrets_num, secrets_str)
