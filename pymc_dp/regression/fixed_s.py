@@ -24,6 +24,7 @@ from pymc_dp.regression._common import (
     resolve_prior,
     sigma2_init,
 )
+from pymc_dp.regression._kwargs import explain_kwargs
 from pymc_dp.regression.linalg import nearest_psd
 from pymc_dp.regression.model import (
     NodeEig,
@@ -35,6 +36,7 @@ from pymc_dp.regression.model import (
     z_loglik,
 )
 from pymc_dp.regression.result import RegressionFit
+from pymc_dp.regression.trust import check_noisy_s
 
 __all__ = ["bayes_fixed_s_fast", "mcmc_fixed_s", "fixed_s_eig", "theta_posterior_fixed"]
 
@@ -53,6 +55,7 @@ def theta_posterior_fixed(stats, sigma2_y: float, prior=None):
     return cov @ h, 0.5 * (cov + cov.T)
 
 
+@explain_kwargs
 def bayes_fixed_s_fast(stats, *, prior=None, sigma2_y=None, draws: int = 1000, chains: int = 2,
                        rng=None) -> RegressionFit:
     r"""Bayes-fixedS-fast (seed 000, Algorithm 18): θ | ẑ with ``S = S̃`` and ``σ_y² = σ̃_y²`` fixed.
@@ -72,6 +75,7 @@ def bayes_fixed_s_fast(stats, *, prior=None, sigma2_y=None, draws: int = 1000, c
     """
     t0 = time.perf_counter()
     stats = check_release(stats, method="bayes_fixedS_fast")
+    check_noisy_s(stats, "bayes_fixedS_fast")
     rng = as_rng(rng)
     draws = check_count(draws, name="draws", minimum=0)
     chains = check_count(chains, name="chains")
@@ -118,6 +122,7 @@ def _fixed_s_chain(rng, eig, sigma_z, prior, draws, tune, step0, substeps):
     return out_th, out_s2, acc, float(np.exp(log_step))
 
 
+@explain_kwargs
 def mcmc_fixed_s(stats, *, prior=None, draws: int = 1000, tune: int = 500, chains: int = 2,
                  rng=None, backend: str = "numpy", sigma2_step=None,
                  sigma2_substeps: int = 10) -> RegressionFit:
@@ -155,6 +160,7 @@ def mcmc_fixed_s(stats, *, prior=None, draws: int = 1000, tune: int = 500, chain
         stats, method="mcmc_fixedS", rng=rng, draws=draws, tune=tune, chains=chains, prior=prior
     )
     sigma2_substeps = check_count(sigma2_substeps, name="sigma2_substeps")
+    check_noisy_s(stats, "mcmc_fixedS")
     eig = fixed_s_eig(stats)
     if backend == "pymc":
         fit = _fixed_s_pymc(eig, stats.sigma_z, prior, draws, tune, chains, rng)
