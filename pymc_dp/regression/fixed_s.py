@@ -75,7 +75,6 @@ def bayes_fixed_s_fast(stats, *, prior=None, sigma2_y=None, draws: int = 1000, c
     """
     t0 = time.perf_counter()
     stats = check_release(stats, method="bayes_fixedS_fast")
-    check_noisy_s(stats, "bayes_fixedS_fast")
     rng = as_rng(rng)
     draws = check_count(draws, name="draws", minimum=0)
     chains = check_count(chains, name="chains")
@@ -84,6 +83,7 @@ def bayes_fixed_s_fast(stats, *, prior=None, sigma2_y=None, draws: int = 1000, c
     if not (np.isfinite(sigma2_y) and sigma2_y > 0):
         raise ValueError(f"sigma2_y must be finite and > 0, got sigma2_y={sigma2_y!r}.")
     mean, cov = theta_posterior_fixed(stats, sigma2_y, prior)
+    check_noisy_s(stats, "bayes_fixedS_fast", mean, cov)
     out = None
     if draws:
         th = rng.multivariate_normal(mean, cov, size=(chains, draws), method="cholesky")
@@ -160,11 +160,11 @@ def mcmc_fixed_s(stats, *, prior=None, draws: int = 1000, tune: int = 500, chain
         stats, method="mcmc_fixedS", rng=rng, draws=draws, tune=tune, chains=chains, prior=prior
     )
     sigma2_substeps = check_count(sigma2_substeps, name="sigma2_substeps")
-    check_noisy_s(stats, "mcmc_fixedS")
     eig = fixed_s_eig(stats)
     if backend == "pymc":
         fit = _fixed_s_pymc(eig, stats.sigma_z, prior, draws, tune, chains, rng)
         fit.seconds = time.perf_counter() - t0
+        check_noisy_s(stats, "mcmc_fixedS", *_draw_moments(fit.theta_draws()))
         return fit
     if backend != "numpy":
         raise ValueError(f"backend must be 'numpy' or 'pymc', got backend={backend!r}.")
@@ -173,8 +173,14 @@ def mcmc_fixed_s(stats, *, prior=None, draws: int = 1000, tune: int = 500, chain
     th = np.stack([r[0] for r in res])
     post = {"theta": th, "sigma2_y": np.stack([r[1] for r in res])}
     st = {"accept_sigma2": np.stack([r[2] for r in res]), "sigma2_step": [r[3] for r in res]}
+    check_noisy_s(stats, "mcmc_fixedS", *_draw_moments(th.reshape(-1, stats.d)))
     return RegressionFit("mcmc_fixedS", th.reshape(-1, stats.d).mean(0), post, st,
                          time.perf_counter() - t0)
+
+
+def _draw_moments(th):
+    """Mean and covariance of θ draws ``(S, d)``."""
+    return th.mean(axis=0), np.atleast_2d(np.cov(th, rowvar=False))
 
 
 def _fixed_s_pymc(eig, sigma_z, prior, draws, tune, chains, rng):

@@ -125,21 +125,21 @@ def _default_accountant(stats) -> str:
 
 
 def _model_of(penalty, model):
+    """The model sampled: ``model=``, else the PenaltyMH step's own model, else the one in context."""
     if model is not None:
         return model
+    spec = getattr(getattr(penalty[0], "target", None), "_spec", None)
+    if spec is not None:
+        return spec[0]
     import pymc as pm
 
     try:
         return pm.modelcontext(None)
     except TypeError:
-        pass
-    spec = getattr(getattr(penalty[0], "target", None), "_spec", None)
-    if spec is None:
         raise ValueError(
             "publishable needs the model to check which variables other steps drew: pass model=, "
             "or call it inside the model's context."
-        )
-    return spec[0]
+        ) from None
 
 
 def non_private_variables(model, private_names) -> list[str]:
@@ -246,7 +246,7 @@ def publishable(idata, steps, *, delta, accountant=None, keep=(), public_coords=
         Dimensions of kept variables whose coordinate labels are public (not built from the data);
         the labels of every other dimension are replaced by positions ``0, 1, …``.
     model : pm.Model, optional
-        The model sampled; default the model in context, else the PenaltyMH step's model.
+        The model sampled; default the PenaltyMH step's own model (else the model in context).
     allow_non_private : bool
         Publish even though free variables were drawn by steps that read the data (named in
         ``dp_non_private_variables``; ``dp_epsilon`` then does not cover the published draws).

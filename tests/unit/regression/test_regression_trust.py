@@ -107,3 +107,36 @@ def test_budget_and_cores_misuse_get_clear_messages():
     assert "epsilon=... and delta=... to release_suff_stats" in str(e.value)
     with pytest.raises(TypeError, match=re.escape("adassp() does not take cores=")):
         R.adassp(st, cores=2)
+
+
+def test_s_noise_error_matches_a_simulation_of_the_noise():
+    rng = np.random.default_rng(4)
+    d, J, sigma = 3, 2, 5.0
+    S_j = np.stack([np.eye(d) * 200 + 20, np.eye(d) * 150 + 10])
+    st = R.SuffStatsRelease(S_hat=S_j, z_hat=np.zeros((J, d)), n=[400, 300], sigma_s=sigma, sigma_z=sigma,
+                            x_bound=3.0, y_bound=6.0, epsilon=1.0, delta=1e-5)
+    theta = np.array([1.0, -2.0, 0.5])
+    want = R.trust.s_noise_error(st, theta, np.eye(d))    # with unit posterior sd: the error sd itself
+    iu = np.triu_indices(d)
+    E = np.zeros((20000, d, d))
+    for _ in range(J):
+        up = rng.normal(0.0, sigma, size=(20000, len(iu[0])))
+        M = np.zeros((20000, d, d))
+        M[:, iu[0], iu[1]] = up
+        M[:, iu[1], iu[0]] = up
+        E += M
+    shift = np.linalg.solve(S_j.sum(0), (E @ theta).T).T
+    np.testing.assert_allclose(shift.std(axis=0), want, rtol=4 / np.sqrt(2 * 20000))
+
+
+def test_warns_after_the_fit_when_s_noise_moves_theta_by_half_a_posterior_sd():
+    rng = np.random.default_rng(0)
+    X, y, theta = simulate_regression(2000, 2, rng)
+    st = R.release_suff_stats(X, y, epsilon=5.0, n_nodes=3, rng=rng, **KW)
+    assert R.noise_report(st)["ratio"].min() > TRUST_FACTOR          # the λ_min rule is silent here
+    mean, cov = R.theta_posterior_fixed(st, st.y_bound / 3)
+    assert R.trust.s_noise_error(st, mean, cov).max() > R.trust.MAX_S_ERROR
+    with pytest.warns(R.NoisyStatsWarning, match=re.escape("the noise in Ŝ (σ_s = ")):
+        R.fit(st, "bayes_fixedS_fast", draws=10, rng=rng)
+    with pytest.warns(R.NoisyStatsWarning, match=re.escape("posterior sd (rule: at most 0.5")):
+        R.fit(st, "mcmc_fixedS", draws=200, tune=100, chains=1, rng=rng)
