@@ -131,7 +131,7 @@ def test_s_noise_error_matches_a_simulation_of_the_noise():
 
 def test_warns_after_the_fit_when_s_noise_moves_theta_by_half_a_posterior_sd():
     rng = np.random.default_rng(0)
-    X, y, theta = simulate_regression(2000, 2, rng)
+    X, y, _ = simulate_regression(2000, 2, rng)
     st = R.release_suff_stats(X, y, epsilon=5.0, n_nodes=3, rng=rng, **KW)
     assert R.noise_report(st)["ratio"].min() > TRUST_FACTOR          # the λ_min rule is silent here
     mean, cov = R.theta_posterior_fixed(st, st.y_bound / 3)
