@@ -28,7 +28,7 @@ class Fixed(Candidate):
 
     def fisher(self, theta, *, n=None, rng=None, **overrides):
         time.sleep(self.delay)
-        i = int(round(float(theta)))
+        i = round(float(theta))
         v, se = self.values[i], self.ses[i]
         return FisherEstimate(v, se, "marginal_mc", stability(v, se))
 
