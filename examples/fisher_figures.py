@@ -164,13 +164,14 @@ def example2_checks(rng, lines):
             m = normal_variance_example(a)
             closed = clt_gaussian_fisher(m, 2.0, n=N, mechanism=mech) if isinstance(mech, pdp.Gaussian) else None
             is_ = fisher_information(2.0, n=N, moments=m, mechanism=mech, method="normal_approx_mc",
-                                     n_outer=_k(3000), n_inner=_k(400), rng=rng)
+                                     n_outer=_k(3000), n_inner=_k(400), estimator="plain", rng=rng)
             mc = fisher_information(2.0, n=N, moments=m, mechanism=mech, method="normal_approx_mc",
-                                    n_outer=_k(3000), n_inner=_k(200), inner="mcmc", rng=rng)
+                                    n_outer=_k(3000), n_inner=_k(200), inner="mcmc", estimator="plain",
+                                    rng=rng)
             pl = fisher_information(2.0, n=N, moments=m, mechanism=mech, method="normal_approx_mc",
                                     n_outer=_k(3000), n_inner=_k(400), estimator="split", rng=rng)
             a2 = fisher_information(2.0, n=N, population=pop, statistic=stat, mechanism=mech,
-                                    n_outer=_k(500), n_inner=_k(100), rng=rng)
+                                    n_outer=_k(500), n_inner=_k(100), estimator="plain", rng=rng)
             name = type(mech).__name__ + f"(scale {A**a / N:g})"
             cl = "—" if closed is None else f"{closed:.4f}"
             lines.append(f"| \\|x\\|^{a} | {name} | {cl} | {is_.value:.4f} ± {is_.stderr:.4f} | "

@@ -6,7 +6,7 @@ import numpy as np
 
 from pymc_dp._checks import check_count, check_rng
 
-__all__ = ["check_n", "check_mc_size", "check_rng", "require_density", "theta_array", "check_theta_bounds"]
+__all__ = ["check_mc_size", "check_n", "check_rng", "check_theta_bounds", "require_density", "theta_array"]
 
 
 def check_n(n, *, name: str = "n") -> int:

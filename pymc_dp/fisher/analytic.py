@@ -45,12 +45,12 @@ from pymc_dp.fisher._validate import check_n
 
 __all__ = [
     "clt_gaussian_fisher",
-    "gaussian_fisher_from_moments",
-    "noise_scale",
-    "fisher_randomized_response",
-    "fisher_noisy_values",
     "fisher_noisy_mean",
     "fisher_noisy_mean_exact",
+    "fisher_noisy_values",
+    "fisher_randomized_response",
+    "gaussian_fisher_from_moments",
+    "noise_scale",
 ]
 
 

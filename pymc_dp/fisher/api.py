@@ -21,9 +21,10 @@ from pymc_dp.fisher.monte_carlo import (
     marginal_mc,
     normal_approx_mc,
     sequential_mc,
+    stability,
 )
 
-__all__ = ["fisher_information", "Candidate", "METHODS"]
+__all__ = ["METHODS", "Candidate", "default_n_outer", "fisher_information"]
 
 METHODS = ("auto", "clt", "normal_approx_mc", "marginal_mc", "sequential_mc")
 _DEFAULT_SIZES = {
@@ -31,6 +32,13 @@ _DEFAULT_SIZES = {
     "marginal_mc": (500, 1000),
     "sequential_mc": (2000, 1000),
 }
+
+
+def default_n_outer(method: str, options: dict) -> int:
+    """The number of simulated releases ``method`` runs with these options (1 for closed forms)."""
+    if method not in _DEFAULT_SIZES:
+        return 1
+    return int(options.get("n_outer") or _DEFAULT_SIZES[method][0])
 
 
 def _resolve_method(method, mechanism, moments, population, statistic):
@@ -55,7 +63,7 @@ def _resolve_method(method, mechanism, moments, population, statistic):
 
 def fisher_information(theta, *, n, mechanism=None, moments=None, population=None, statistic=None,
                        method="auto", n_outer=None, n_inner=None, rng=None, inner="is",
-                       release_logpdf=None, release_sample=None, estimator="plain") -> FisherEstimate:
+                       release_logpdf=None, release_sample=None, estimator="corrected") -> FisherEstimate:
     r"""Fisher information :math:`F(\theta) = \mathbb E[\gamma\gamma^T]` of a privatized release.
 
     Parameters
@@ -82,16 +90,17 @@ def fisher_information(theta, *, n, mechanism=None, moments=None, population=Non
         Inner loop of Algorithm 1.
     release_logpdf, release_sample : callable, optional
         Custom release density / sampler (see :func:`~pymc_dp.fisher.monte_carlo.marginal_mc`).
-    estimator : {"plain", "split"}
-        Monte Carlo estimator of E[γγᵀ]: the seed's γ̂γ̂ᵀ (default, biased up at small ``n_inner``)
-        or the product of two half-sample scores (biased down); both are in ``result.info``
-        (see :func:`~pymc_dp.fisher.monte_carlo.normal_approx_mc`).
+    estimator : {"corrected", "plain", "split"}
+        Monte Carlo estimator of E[γγᵀ]: bias-corrected (default), the seed's γ̂γ̂ᵀ (biased up by
+        (complete − observed information)/ESS) or the product of two half-sample scores (biased
+        down); all three are in ``result.info`` (see `pymc_dp.fisher.monte_carlo.normal_approx_mc`).
 
     Returns
     -------
     FisherEstimate
-        ``.value`` (float, or matrix), ``.stderr`` (0 for ``"clt"``), ``.method``, ``.info``;
-        ``float(result)`` gives the scalar value.
+        ``.value`` (float, or matrix), ``.stderr`` (0 for ``"clt"``), ``.method``, ``.info``
+        (Monte Carlo: ``unstable`` is True for a non-positive estimate or a relative standard
+        error above ``UNSTABLE_RSE``); ``float(result)`` gives the scalar value.
 
     Examples
     --------
@@ -106,7 +115,7 @@ def fisher_information(theta, *, n, mechanism=None, moments=None, population=Non
             raise ValueError("method='clt' needs moments=Moments(mean, cov) of s(X).")
         value = clt_gaussian_fisher(moments, theta, n=n, mechanism=mechanism, statistic=statistic)
         stderr = 0.0 if moments.n_params is None else 0.0 * value
-        return FisherEstimate(value, stderr, "clt", {})
+        return FisherEstimate(value, stderr, "clt", stability(value, stderr))
     N, M = _DEFAULT_SIZES[method]
     N = N if n_outer is None else n_outer
     M = M if n_inner is None else n_inner
@@ -156,8 +165,8 @@ class Candidate:
     n: int | None = None
     options: dict = dataclasses.field(default_factory=dict)
 
-    def fisher(self, theta, *, n=None, rng=None) -> FisherEstimate:
-        """F(θ) of this candidate (``n`` overrides the candidate's own)."""
+    def fisher(self, theta, *, n=None, rng=None, **overrides) -> FisherEstimate:
+        """F(θ) of this candidate (``n`` and ``overrides`` replace the candidate's own)."""
         n = self.n if n is None else n
         if n is None:
             raise ValueError(
@@ -166,7 +175,8 @@ class Candidate:
             )
         return fisher_information(
             theta, n=n, mechanism=self.mechanism, moments=self.moments,
-            population=self.population, statistic=self.statistic, rng=rng, **self.options,
+            population=self.population, statistic=self.statistic, rng=rng,
+            **{**self.options, **overrides},
         )
 
     @property

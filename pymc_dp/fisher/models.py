@@ -38,12 +38,12 @@ from pymc_dp.fisher._validate import check_theta_bounds, theta_array
 
 __all__ = [
     "Moments",
-    "QuadratureMoments",
     "Population",
+    "QuadratureMoments",
+    "bernoulli_example",
     "normal_mean_example",
     "normal_variance_example",
     "uniform_width_example",
-    "bernoulli_example",
 ]
 
 _MODE = "FAST_COMPILE"  # small elementwise graphs: the Python linker compiles in well under a second

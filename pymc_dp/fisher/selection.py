@@ -11,18 +11,34 @@ A candidate is better at θ when its release carries more Fisher information. Th
   :math:`\int_0^1 g(F_p^{-1}(q))\,dq`; otherwise a Monte Carlo average over prior draws;
 * **posterior samples** of θ (e.g. from a first release of ``n0`` records, seed 000 §6.5):
   :math:`\frac1M\sum_m \operatorname{tr} F(\theta^{(m)})^{-1}`.
+
+Monte Carlo candidates carry standard errors: the criterion :math:`\operatorname{tr}F^{-1}` gets
+one by the delta method (:math:`\mathrm{se}(1/F) = \mathrm{se}(F)/F^2`), the result reports by how
+many standard errors the winner beats the runner-up (``margin_at``, ``margin``), and an estimate
+flagged ``unstable`` (non-positive, or relative standard error above
+`pymc_dp.fisher.monte_carlo.UNSTABLE_RSE`) is never ranked best. Before the run, one small pilot
+evaluation per Monte Carlo candidate is timed and extrapolated (``cost``); a
+`PlanningCostWarning` is raised when the estimate exceeds ``max_seconds``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import time
+import warnings
 
 import numpy as np
 from scipy.special import roots_legendre
 
 from pymc_dp.fisher._validate import check_mc_size, check_rng
 
-__all__ = ["select_statistic", "Selection", "inverse_trace"]
+__all__ = ["PlanningCostWarning", "Selection", "inverse_trace", "select_statistic"]
+
+_PILOT = 20  # simulated releases of the timed pilot evaluation
+
+
+class PlanningCostWarning(UserWarning):
+    """`select_statistic` expects to run longer than ``max_seconds``."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,7 +60,22 @@ class Selection:
     scores : dict
         name → weighted average of :math:`\\operatorname{tr} F^{-1}` (lower is better).
     best_at : list
-        Winner at each θ point.
+        Winner at each θ point (``None`` where every candidate is unstable).
+    stderr : dict
+        name → standard error of F at each point (0 for closed forms).
+    unstable : dict
+        name → ``(G,)`` bool: the estimate is non-positive or too noisy (never ranked best).
+    score_se : dict
+        name → standard error of its score (delta method; ``inf`` if any point is unstable).
+    margin_at : list
+        At each point, (runner-up − winner) of :math:`\\operatorname{tr}F^{-1}` in standard errors
+        of that difference (``inf`` for closed forms, ``nan`` with a single ranked candidate).
+    margin : float
+        The same for ``scores`` (prior / samples criteria; the smallest ``margin_at`` for a
+        pointwise ``best``; ``nan`` without a winner).
+    cost : dict
+        name → estimated seconds, from the timed pilot, before the run; ``"total"`` the sum and
+        ``"elapsed"`` the measured time of the run.
     """
 
     best: str | None
@@ -54,6 +85,12 @@ class Selection:
     fisher: dict
     scores: dict
     best_at: list
+    stderr: dict = dataclasses.field(default_factory=dict)
+    unstable: dict = dataclasses.field(default_factory=dict)
+    score_se: dict = dataclasses.field(default_factory=dict)
+    margin_at: list = dataclasses.field(default_factory=list)
+    margin: float = float("nan")
+    cost: dict = dataclasses.field(default_factory=dict)
 
 
 def inverse_trace(F) -> float:
@@ -63,6 +100,18 @@ def inverse_trace(F) -> float:
         return float(np.trace(np.linalg.inv(F)))
     except np.linalg.LinAlgError:
         return float("inf")
+
+
+def inverse_trace_se(F, se) -> float:
+    r"""Delta-method standard error of :math:`\operatorname{tr}F^{-1}` (entries' errors independent)."""
+    F = np.atleast_2d(np.asarray(F, dtype=float))
+    se = np.atleast_2d(np.asarray(se, dtype=float))
+    try:
+        inv = np.linalg.inv(F)
+    except np.linalg.LinAlgError:
+        return float("inf")
+    grad = inv @ inv  # d tr F^{-1} / dF_ij = -(F^{-2})_ji
+    return float(np.sqrt(np.sum((grad.T * se) ** 2)))
 
 
 def _as_candidates(candidates):
@@ -84,7 +133,7 @@ def _as_candidates(candidates):
 
 
 def select_statistic(candidates, *, theta=None, prior=None, theta_samples=None, n=None,
-                     n_nodes=24, max_samples=200, rng=None) -> Selection:
+                     n_nodes=24, max_samples=200, rng=None, max_seconds=60.0) -> Selection:
     r"""Choose the candidate statistic whose release is most informative about θ.
 
     Give exactly one of ``theta`` (pointwise over a grid), ``prior`` (prior-averaged
@@ -105,6 +154,9 @@ def select_statistic(candidates, *, theta=None, prior=None, theta_samples=None, 
     n_nodes, max_samples : int
     rng : numpy.random.Generator, optional
         For Monte Carlo candidates and prior draws.
+    max_seconds : float or None
+        Warn (`PlanningCostWarning`) before the run when the timed pilot predicts more than this;
+        ``None`` never warns.
 
     Returns
     -------
@@ -147,20 +199,77 @@ def select_statistic(candidates, *, theta=None, prior=None, theta_samples=None, 
                 f"prior must be a scipy.stats frozen distribution (with ppf or rvs), got "
                 f"prior={prior!r}. For example prior=scipy.stats.uniform(0.1, 1.9)."
             )
-    fisher, inv = {}, {}
+    cost = _estimate_cost(items, points, n_params, n, rng, max_seconds)
+    start = time.perf_counter()
+    fisher, inv, ses, inv_se, unstable = {}, {}, {}, {}, {}
     for c in items:
-        vals = [c.fisher(p if n_params is not None else float(p), n=n, rng=rng).value for p in points]
-        fisher[c.name] = np.asarray(vals, dtype=float)
-        inv[c.name] = np.array([inverse_trace(v) for v in vals])
+        ests = [c.fisher(p if n_params is not None else float(p), n=n, rng=rng) for p in points]
+        fisher[c.name] = np.asarray([e.value for e in ests], dtype=float)
+        ses[c.name] = np.asarray([e.stderr for e in ests], dtype=float)
+        unstable[c.name] = np.array([bool(e.info.get("unstable", False)) for e in ests])
+        inv[c.name] = np.array([inverse_trace(e.value) for e in ests])
+        inv_se[c.name] = np.array([inverse_trace_se(e.value, e.stderr) for e in ests])
+    cost["elapsed"] = time.perf_counter() - start
     names = [c.name for c in items]
-    table = np.stack([inv[k] for k in names])  # (C, G)
-    best_at = [names[i] for i in np.argmin(table, axis=0)]
+    table = np.stack([np.where(unstable[k], np.inf, inv[k]) for k in names])  # (C, G)
+    table_se = np.stack([inv_se[k] for k in names])
+    best_at, margin_at = [], []
+    for g in range(table.shape[1]):
+        order = np.argsort(table[:, g], kind="stable")
+        win = order[0]
+        best_at.append(names[win] if np.isfinite(table[win, g]) else None)
+        margin_at.append(_margin(table[:, g], table_se[:, g], order))
     scores = {k: float(np.sum(weights * inv[k])) for k in names}
+    score_se = {k: (float(np.sqrt(np.sum((weights * inv_se[k]) ** 2))) if not unstable[k].any()
+                    else float("inf")) for k in names}
     if criterion == "pointwise":
-        best = best_at[0] if all(b == best_at[0] for b in best_at) else None
+        uniform = best_at[0] is not None and all(b == best_at[0] for b in best_at)
+        best = best_at[0] if uniform else None
+        margin = float(np.min(margin_at)) if best is not None else float("nan")
     else:
-        best = min(scores, key=scores.get)
-    return Selection(best, criterion, points, weights, fisher, scores, best_at)
+        ranked = {k: v for k, v in scores.items() if not unstable[k].any()}
+        best = min(ranked, key=ranked.get) if ranked else None
+        sc = np.array([ranked.get(k, np.inf) for k in names])
+        margin = _margin(sc, np.array([score_se[k] for k in names]), np.argsort(sc, kind="stable"))
+        margin = margin if best is not None else float("nan")
+    return Selection(best, criterion, points, weights, fisher, scores, best_at, ses, unstable,
+                     score_se, margin_at, margin, cost)
+
+
+def _margin(values, ses, order) -> float:
+    """(runner-up − winner) over the standard error of the difference; nan without a runner-up."""
+    if len(order) < 2 or not np.isfinite(values[order[1]]) or not np.isfinite(values[order[0]]):
+        return float("nan")
+    diff = values[order[1]] - values[order[0]]
+    se = float(np.hypot(ses[order[0]], ses[order[1]]))
+    return float(diff / se) if se > 0 else float("inf")
+
+
+def _estimate_cost(items, points, n_params, n, rng, max_seconds) -> dict:
+    """Seconds each candidate will take: a pilot with few releases, timed and extrapolated."""
+    from pymc_dp.fisher.api import default_n_outer
+
+    cost = {}
+    p0 = points[0] if n_params is not None else float(points[0])
+    for c in items:
+        small = min(_PILOT, int(c.options.get("n_outer") or _PILOT))
+        for _ in range(2):  # the second run is timed: the first pays one-off compilation
+            pilot_rng = rng.spawn(1)[0]
+            t0 = time.perf_counter()
+            est = c.fisher(p0, n=n, rng=pilot_rng, n_outer=small)
+            dt = time.perf_counter() - t0
+        full = default_n_outer(est.method, c.options)
+        cost[c.name] = dt * max(1.0, full / small) * len(points)
+    cost["total"] = float(sum(cost.values()))
+    if max_seconds is not None and cost["total"] > max_seconds:
+        detail = ", ".join(f"{k!r} ≈ {v:.0f} s" for k, v in cost.items() if k != "total")
+        warnings.warn(
+            f"select_statistic will take about {cost['total']:.0f} s ({detail}; {len(points)} θ "
+            f"points), above max_seconds={max_seconds}. Use fewer θ points, smaller n_outer / "
+            "n_inner in the candidates' options, or raise max_seconds.",
+            PlanningCostWarning, stacklevel=3,
+        )
+    return cost
 
 
 def _points(values, n_params, name):

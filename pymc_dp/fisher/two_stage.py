@@ -19,7 +19,7 @@ import numpy as np
 
 from pymc_dp.fisher._validate import check_n, check_rng
 
-__all__ = ["two_stage_release", "TwoStageResult", "two_release_model"]
+__all__ = ["TwoStageResult", "two_release_model", "two_stage_release"]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -24,6 +24,7 @@ from pymc_dp.regression.fixed_s import (
 )
 from pymc_dp.regression.linalg import nearest_psd
 from pymc_dp.regression.model import RegressionPrior
+from pymc_dp.regression.nodes import merge_releases, random_split
 from pymc_dp.regression.normal_x import mcmc_normal_x
 from pymc_dp.regression.release import (
     SuffStatsRelease,
@@ -31,6 +32,13 @@ from pymc_dp.regression.release import (
     suff_stat_sensitivity,
 )
 from pymc_dp.regression.result import RegressionFit
+from pymc_dp.regression.trust import (
+    NodeSplitWarning,
+    NoisyStatsWarning,
+    check_node_split,
+    check_noisy_s,
+    noise_report,
+)
 
 __all__ = [
     "release_suff_stats",
@@ -48,4 +56,11 @@ __all__ = [
     "adassp",
     "ss_moments",
     "nearest_psd",
+    "merge_releases",
+    "random_split",
+    "noise_report",
+    "check_noisy_s",
+    "check_node_split",
+    "NoisyStatsWarning",
+    "NodeSplitWarning",
 ]

@@ -32,12 +32,14 @@ from pymc_dp.regression._common import (
     check_release,
     sigma2_init,
 )
+from pymc_dp.regression._kwargs import explain_kwargs
 from pymc_dp.regression.linalg import invwishart_rvs, nearest_psd
 from pymc_dp.regression.result import RegressionFit
 
 __all__ = ["adassp", "mcmc_bs", "ss_moments"]
 
 
+@explain_kwargs
 def adassp(stats, *, rho: float = 0.05) -> RegressionFit:
     """Distributed adaSSP (seed 000 eq. 7.2) from a release with ``scheme="adassp"``."""
     t0 = time.perf_counter()
@@ -147,6 +149,7 @@ def _bs_chain(rng, stats, prior, draws, tune, max_tries):
     return out, tries
 
 
+@explain_kwargs
 def mcmc_bs(stats, *, prior=None, draws: int = 1000, tune: int = 500, chains: int = 2, rng=None,
             max_tries: int = 100) -> RegressionFit:
     r"""MCMC-B&S, distributed and multidimensional (seed 000 §7.1.2), from a ``scheme="szu"`` release.

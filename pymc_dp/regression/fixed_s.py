@@ -24,6 +24,7 @@ from pymc_dp.regression._common import (
     resolve_prior,
     sigma2_init,
 )
+from pymc_dp.regression._kwargs import explain_kwargs
 from pymc_dp.regression.linalg import nearest_psd
 from pymc_dp.regression.model import (
     NodeEig,
@@ -35,6 +36,7 @@ from pymc_dp.regression.model import (
     z_loglik,
 )
 from pymc_dp.regression.result import RegressionFit
+from pymc_dp.regression.trust import check_noisy_s
 
 __all__ = ["bayes_fixed_s_fast", "mcmc_fixed_s", "fixed_s_eig", "theta_posterior_fixed"]
 
@@ -53,6 +55,7 @@ def theta_posterior_fixed(stats, sigma2_y: float, prior=None):
     return cov @ h, 0.5 * (cov + cov.T)
 
 
+@explain_kwargs
 def bayes_fixed_s_fast(stats, *, prior=None, sigma2_y=None, draws: int = 1000, chains: int = 2,
                        rng=None) -> RegressionFit:
     r"""Bayes-fixedS-fast (seed 000, Algorithm 18): θ | ẑ with ``S = S̃`` and ``σ_y² = σ̃_y²`` fixed.
@@ -80,6 +83,7 @@ def bayes_fixed_s_fast(stats, *, prior=None, sigma2_y=None, draws: int = 1000, c
     if not (np.isfinite(sigma2_y) and sigma2_y > 0):
         raise ValueError(f"sigma2_y must be finite and > 0, got sigma2_y={sigma2_y!r}.")
     mean, cov = theta_posterior_fixed(stats, sigma2_y, prior)
+    check_noisy_s(stats, "bayes_fixedS_fast", mean, cov)
     out = None
     if draws:
         th = rng.multivariate_normal(mean, cov, size=(chains, draws), method="cholesky")
@@ -118,6 +122,7 @@ def _fixed_s_chain(rng, eig, sigma_z, prior, draws, tune, step0, substeps):
     return out_th, out_s2, acc, float(np.exp(log_step))
 
 
+@explain_kwargs
 def mcmc_fixed_s(stats, *, prior=None, draws: int = 1000, tune: int = 500, chains: int = 2,
                  rng=None, backend: str = "numpy", sigma2_step=None,
                  sigma2_substeps: int = 10) -> RegressionFit:
@@ -159,6 +164,7 @@ def mcmc_fixed_s(stats, *, prior=None, draws: int = 1000, tune: int = 500, chain
     if backend == "pymc":
         fit = _fixed_s_pymc(eig, stats.sigma_z, prior, draws, tune, chains, rng)
         fit.seconds = time.perf_counter() - t0
+        check_noisy_s(stats, "mcmc_fixedS", *_draw_moments(fit.theta_draws()))
         return fit
     if backend != "numpy":
         raise ValueError(f"backend must be 'numpy' or 'pymc', got backend={backend!r}.")
@@ -167,8 +173,14 @@ def mcmc_fixed_s(stats, *, prior=None, draws: int = 1000, tune: int = 500, chain
     th = np.stack([r[0] for r in res])
     post = {"theta": th, "sigma2_y": np.stack([r[1] for r in res])}
     st = {"accept_sigma2": np.stack([r[2] for r in res]), "sigma2_step": [r[3] for r in res]}
+    check_noisy_s(stats, "mcmc_fixedS", *_draw_moments(th.reshape(-1, stats.d)))
     return RegressionFit("mcmc_fixedS", th.reshape(-1, stats.d).mean(0), post, st,
                          time.perf_counter() - t0)
+
+
+def _draw_moments(th):
+    """Mean and covariance of θ draws ``(S, d)``."""
+    return th.mean(axis=0), np.atleast_2d(np.cov(th, rowvar=False))
 
 
 def _fixed_s_pymc(eig, sigma_z, prior, draws, tune, chains, rng):

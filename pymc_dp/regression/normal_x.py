@@ -24,6 +24,7 @@ from pymc_dp.regression._common import (
     check_mcmc_run,
     sigma2_init,
 )
+from pymc_dp.regression._kwargs import explain_kwargs
 from pymc_dp.regression.linalg import invwishart_rvs, nearest_psd, wishart_rvs
 from pymc_dp.regression.model import (
     draw_theta,
@@ -128,6 +129,7 @@ def _normal_x_chain(rng, stats, prior, draws, tune, s_target, s2_target):
     return out, acc_s, acc_s2, np.exp(log_alpha)
 
 
+@explain_kwargs
 def mcmc_normal_x(stats, *, prior=None, draws: int = 1000, tune: int = 1000, chains: int = 2,
                   rng=None, accept_target_s: float = 0.25,
                   accept_target_sigma2: float = 0.44) -> RegressionFit:

@@ -49,6 +49,8 @@ import numpy as np
 
 from pymc_dp._checks import check_delta, check_epsilon, check_positive, check_rng
 from pymc_dp.mechanisms.gaussian import Gaussian, analytic_gaussian_sigma
+from pymc_dp.regression._kwargs import explain_kwargs
+from pymc_dp.regression.trust import check_node_split
 
 __all__ = [
     "SuffStatsRelease",
@@ -304,6 +306,7 @@ def _noisy_symmetric(S, sigma, rng):
     return out
 
 
+@explain_kwargs
 def release_suff_stats(X, y, *, x_bound, y_bound, epsilon, delta, n_nodes: int = 1,
                        scheme: str = "sz", clip: bool = False, rng=None,
                        neighbouring: str = "replace-one") -> SuffStatsRelease:
@@ -368,6 +371,7 @@ def release_suff_stats(X, y, *, x_bound, y_bound, epsilon, delta, n_nodes: int =
     if rng is not None:  # None: OpenDP's secure sampler
         rng = check_rng(rng)
     parts = np.array_split(np.arange(n), n_nodes)
+    check_node_split(X, y, parts)  # warns when the contiguous split depends on y given X
     S = np.stack([X[p].T @ X[p] for p in parts])
     z = np.stack([X[p].T @ y[p] for p in parts])
     u = np.array([y[p] @ y[p] for p in parts])
