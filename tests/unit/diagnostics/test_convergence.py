@@ -15,6 +15,13 @@ from tests.support.models import normal_model
 from tests.support.sampling import sample
 
 
+def _idata(post):
+    """InferenceData (ArviZ 0.x) or DataTree (ArviZ 1.x) with this posterior."""
+    if int(az.__version__.split(".")[0]) >= 1:
+        return az.from_dict({"posterior": post})
+    return az.from_dict(posterior=post)
+
+
 def _ar1(rng, rho, chains=2, draws=400):
     out = np.empty((chains, draws))
     for c in range(chains):
@@ -40,8 +47,8 @@ def _bernoulli_weak(n=400, eps=0.05, seed=3):
 def test_check_convergence_table_names_the_stuck_parameter_and_its_step():
     model, _ = normal_model()
     rng = np.random.default_rng(0)
-    mixed = az.from_dict(posterior={"mu": rng.normal(size=(2, 400))})
-    stuck = az.from_dict(posterior={"mu": _ar1(rng, 0.995) + np.array([[0.0], [3.0]])})
+    mixed = _idata({"mu": rng.normal(size=(2, 400))})
+    stuck = _idata({"mu": _ar1(rng, 0.995) + np.array([[0.0], [3.0]])})
     with warnings.catch_warnings():
         warnings.simplefilter("error", pdp.ConvergenceWarning)
         table = pdp.check_convergence(mixed, model, step=[])
@@ -60,7 +67,7 @@ def test_check_convergence_table_names_the_stuck_parameter_and_its_step():
 
 def test_check_convergence_refuses_an_idata_of_another_model():
     model, _ = normal_model()
-    other = az.from_dict(posterior={"theta": np.zeros((2, 200))})
+    other = _idata({"theta": np.zeros((2, 200))})
     with pytest.raises(ValueError, match=re.escape("idata: the posterior has no variable 'mu' of the model")):
         pdp.check_convergence(other, model, step=[])
 
@@ -91,4 +98,4 @@ def test_no_guard_without_releases():
     with pm.Model() as model:
         pm.Normal("mu", 0, 1)
     with model:
-        assert pdp.check_convergence(az.from_dict(posterior={"mu": np.zeros((2, 200))}), warn=False).empty
+        assert pdp.check_convergence(_idata({"mu": np.zeros((2, 200))}), warn=False).empty
