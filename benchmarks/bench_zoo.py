@@ -28,13 +28,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import arviz as az  # noqa: E402
-import pymc as pm  # noqa: E402
-import xarray as xr  # noqa: E402
+import arviz as az
+import pymc as pm
+import xarray as xr
 
-import pymc_dp  # noqa: E402, F401
-from tests.support.sampling import sample  # noqa: E402
-from tests.support.zoo import CASES, _select, run_case  # noqa: E402
+import pymc_dp  # noqa: F401
+from tests.support.sampling import sample
+from tests.support.zoo import CASES, _select, run_case
 
 CACHE = ROOT / "benchmarks" / ".zoo_cache"
 OUT = ROOT / "benchmarks" / "ZOO_RESULTS.md"
@@ -86,14 +86,14 @@ def _run(c, args):
                             else None for kk, v in row.items() if kk in ("ess_per_draw", "r_hat", "ess_per_s", "z_mean", "z_sd")}
                         for k, row in r["rows"].items()},
                "error": None}
-    except Exception as err:  # a crash is a result: report it
+    except Exception as err:  # noqa: BLE001 (a crash is a result: report it)
         res = {"name": c.name, "description": c.build.__doc__.strip(), "route": {}, "seconds": float("nan"),
                "wall": time.perf_counter() - t0, "guard": 0, "rows": {}, "error": f"{type(err).__name__}: {err}"}
     res.update(statistic=c.statistic, mechanism=c.mechanism, records=c.records, fast=c.fast, xfail=c.xfail)
     if args.pymc and res["rows"]:
         try:
             res["pymc"] = _pymc_own(c, list(res["rows"]), args.draws, args.tune, args.seed)
-        except Exception as err:
+        except Exception as err:  # noqa: BLE001 (PyMC own may fail on a model)
             res["pymc"] = {"error": f"{type(err).__name__}: {str(err).splitlines()[0]}"}
     CACHE.mkdir(exist_ok=True)
     path.write_text(json.dumps(res, default=float, indent=1))
@@ -112,14 +112,14 @@ def write(results, args):
     lines = [
         "# Model zoo: `pm.sample()` without `step=`",
         "",
-        f"`python benchmarks/bench_zoo.py` — {len(results)} models of `tests/support/zoo.py`, 2 chains × "
+        (f"`python benchmarks/bench_zoo.py` — {len(results)} models of `tests/support/zoo.py`, 2 chains × "
         f"{args.draws} draws after {args.tune} tuning steps, `cores=1`, seed {args.seed}; PyMC "
         f"{pm.__version__}. ESS is ArviZ's bulk ESS of the worst entry; |z| is the distance of the "
         "posterior mean / sd from the exact value in Monte Carlo standard errors (tests fail at 4); "
         "ESS/s uses PyMC's `sampling_time` (compilation excluded). *guard*: the number of "
         "`pdp.ConvergenceWarning`s issued during sampling (one check per chain end). *PyMC own*: the "
         "same model with the steps PyMC assigns without pymc_dp (NUTS on the joint model for continuous "
-        "records, Metropolis-type samplers for discrete ones).",
+        "records, Metropolis-type samplers for discrete ones)."),
         "",
         "| model | statistic / mechanism / records | route picked | θ | ESS/draw | R-hat | \\|z\\| mean / sd | ESS/s | guard | PyMC own: ESS/draw, R-hat, ESS/s | speed-up (ESS/s) |",
         "|---|---|---|---|---|---|---|---|---|---|---|",

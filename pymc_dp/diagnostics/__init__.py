@@ -5,5 +5,13 @@ from pymc_dp.diagnostics.convergence import ConvergenceWarning, check_convergenc
 from pymc_dp.diagnostics.mmd import median_bandwidth, mmd, mmd2
 from pymc_dp.diagnostics.particles import iac, loglik_estimate_sd, particles_for_sd
 
-__all__ = ["median_bandwidth", "mmd", "mmd2", "loglik_estimate_sd", "particles_for_sd", "iac",
-           "ConvergenceWarning", "check_convergence"]
+__all__ = [
+           "ConvergenceWarning",
+           "check_convergence",
+           "iac",
+           "loglik_estimate_sd",
+           "median_bandwidth",
+           "mmd",
+           "mmd2",
+           "particles_for_sd",
+]

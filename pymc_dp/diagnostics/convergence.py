@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-__all__ = ["ConvergenceWarning", "check_convergence", "watch_chain", "RHAT_MAX", "ESS_PER_DRAW_MIN"]
+__all__ = ["ESS_PER_DRAW_MIN", "RHAT_MAX", "ConvergenceWarning", "check_convergence", "watch_chain"]
 
 RHAT_MAX = 1.01
 ESS_PER_DRAW_MIN = 0.05

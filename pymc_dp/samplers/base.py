@@ -32,7 +32,7 @@ from pymc.util import get_random_generator
 
 from pymc_dp.diagnostics.convergence import theta_value_names, watch_chain
 
-__all__ = ["DPStep", "Competence"]
+__all__ = ["Competence", "DPStep"]
 
 
 class DPStep(BlockedStep):

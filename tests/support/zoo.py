@@ -15,8 +15,8 @@ known bug, the strict-xfail reason. ``tests/statistical/test_zoo.py`` checks the
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import pymc as pm
@@ -675,7 +675,8 @@ def run_case(c: Case, *, draws=1000, tune=500, chains=2, seed=1):
     import arviz as az
     import xarray as xr
 
-    from tests.support.mc import mcse
+    from pymc_dp.diagnostics.convergence import theta_value_names
+    from tests.support.mc import _as_chains, mcse
     from tests.support.sampling import assigned, sample
 
     model, exact, description = c.build()
@@ -691,10 +692,7 @@ def run_case(c: Case, *, draws=1000, tune=500, chains=2, seed=1):
     others = [str(w.message).splitlines()[0] for w in caught
               if not issubclass(w.category, pdp.ConvergenceWarning) and issubclass(w.category, UserWarning)]
     rows = {}
-    from tests.support.mc import _as_chains  # noqa: PLC0415
-
-    keys = list(exact) if exact else list(__import__("pymc_dp.diagnostics.convergence", fromlist=["x"])
-                                           .theta_value_names(model).values())
+    keys = list(exact) if exact else list(theta_value_names(model).values())
     for key in keys:
         d = _as_chains(_select(post, key))
         dims = ("chain", "draw", *[f"e{i}" for i in range(d.ndim - 2)])
