@@ -19,6 +19,7 @@ from pymc_dp.distributions import (
     normal_variance_moments,
     uniform_width_moments,
 )
+from pymc_dp.diagnostics import ConvergenceWarning, check_convergence
 from pymc_dp.fisher import fisher_information, select_statistic
 from pymc_dp.marginal import Collapsed, marginalize, recover_records
 from pymc_dp.mechanisms import (
@@ -96,6 +97,8 @@ __all__ = [
     "PrivacySpent",
     "fisher_information",
     "select_statistic",
+    "check_convergence",
+    "ConvergenceWarning",
     # many posteriors at once (Dask)
     "sample_many",
     "ManyResult",

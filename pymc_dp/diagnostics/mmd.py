@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["median_bandwidth", "mmd2", "mmd"]
+__all__ = ["median_bandwidth", "mmd", "mmd2"]
 
 
 def _as_2d(x, name):

@@ -14,7 +14,7 @@ import numpy as np
 
 from pymc_dp._checks import check_positive
 
-__all__ = ["loglik_estimate_sd", "particles_for_sd", "iac"]
+__all__ = ["iac", "loglik_estimate_sd", "particles_for_sd"]
 
 
 def loglik_estimate_sd(step, point, *, repeats: int = 200, rng=None) -> float:

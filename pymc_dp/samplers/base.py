@@ -24,10 +24,15 @@ implements
 
 from __future__ import annotations
 
+import functools
+
+from pymc.model import modelcontext
 from pymc.step_methods.compound import BlockedStep, Competence, StepMethodState
 from pymc.util import get_random_generator
 
-__all__ = ["DPStep", "Competence"]
+from pymc_dp.diagnostics.convergence import theta_value_names, watch_chain
+
+__all__ = ["Competence", "DPStep"]
 
 
 class DPStep(BlockedStep):
@@ -37,9 +42,16 @@ class DPStep(BlockedStep):
     dp_stats: dict = {}
     _state_class = StepMethodState
 
+    def __new__(cls, *args, **kwargs):
+        step = super().__new__(cls, *args, **kwargs)
+        step._dp_theta = theta_value_names(modelcontext(kwargs.get("model")))  # for the guard
+        return step
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         cls.stats_dtypes_shapes = {**cls.dp_stats, "tune": (bool, [])}
+        if "step" in cls.__dict__:  # the convergence guard sees every iteration's point
+            cls.step = _watched(cls.__dict__["step"])
 
     # -- hooks -------------------------------------------------------------------------------
     def reseed(self, rng) -> None:
@@ -57,16 +69,21 @@ class DPStep(BlockedStep):
         self.tune = True
         self.set_rng(rng)
 
-    def set_rng(self, rng) -> None:  # PyMC <= 6.2: once per chain
+    def _start(self, rng) -> None:
         self.rng = get_random_generator(rng, copy=False)
         self.reseed(self.rng)
         self.tune = True
         self.start_chain()
 
+    def set_rng(self, rng) -> None:  # PyMC <= 6.2: once per chain
+        self._start(rng)
+        self._dp_watch = watch_chain(self)
+
     def setup_chain(self, rng, tune, draws) -> None:  # PyMC >= 6.3: once per chain
-        self.set_rng(rng)
+        self._start(rng)
         self.tune = tune > 0
         self.plan_chain(int(tune), int(draws))
+        self._dp_watch = watch_chain(self, int(tune), int(draws))
 
     def reset_tuning(self) -> None:
         """Forwarded by ``CompoundStep`` at the start of every chain: tune again from scratch."""
@@ -83,3 +100,17 @@ class DPStep(BlockedStep):
     @staticmethod
     def competence(var, has_grad):
         return Competence.INCOMPATIBLE
+
+
+def _watched(step_fn):
+    """``step`` that also hands its result to the chain's convergence guard (`watch_chain`)."""
+
+    @functools.wraps(step_fn)
+    def step(self, point):
+        new, stats = step_fn(self, point)
+        watch = getattr(self, "_dp_watch", None)
+        if watch is not None:
+            watch.observe(self, new)
+        return new, stats
+
+    return step

@@ -1,0 +1,295 @@
+"""A convergence guard: after ``pm.sample()`` with pymc-dp's steps, say which parameter is stuck.
+
+PyMC's own checks warn that "the rhat statistic is larger than 1.01 for some parameters"; they do
+not say which step moved the parameter nor what to change. This module does, for the parameters θ
+of a model with ``DPObserved`` nodes (the free variables that are not latent records):
+
+* `check_convergence` — the public check of a finished run: a table with, per θ variable,
+  the step that moves it, the bulk ESS per draw, the rank-normalised split R-hat and what to try;
+  it warns (`ConvergenceWarning`) when R-hat > 1.01 or ESS/draw < 0.05.
+* `watch_chain` — the same check inside ``pm.sample()``, with no call by the user: every
+  pymc-dp step joins the chain's watcher when PyMC starts the chain; the first one (the *leader*)
+  keeps the θ values of each draw and checks them when the chain's last draw is produced.
+  With ``cores=1`` a step object runs every chain in turn, so the check after chain ``k`` covers
+  chains ``0..k`` (R-hat across them); with one process per chain it covers that chain (split
+  R-hat and ESS of the chain). The chain length comes from ``setup_chain(rng, tune, draws)``
+  (PyMC ≥ 6.3); PyMC 5 does not pass it to the steps, so it is read from PyMC's sampling loop
+  that called ``set_rng`` (its ``tune``/``draws``); where neither is available there is no check
+  during sampling and `check_convergence` remains.
+
+R-hat is compared at the two decimals ``az.summary`` shows (1.0149 passes, 1.015 does not): with a
+few hundred draws its third decimal is noise, and a guard that cries wolf is ignored.
+Rank-normalised split R-hat and bulk ESS are invariant under monotone maps, so the guard reads θ
+in PyMC's transformed (value) space and reports the variable's own name.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+import weakref
+
+import arviz as az
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+__all__ = ["ESS_PER_DRAW_MIN", "RHAT_MAX", "ConvergenceWarning", "check_convergence", "watch_chain"]
+
+RHAT_MAX = 1.01
+ESS_PER_DRAW_MIN = 0.05
+MIN_DRAWS = 100  # fewer draws per chain: no verdict (as PyMC's own checks)
+
+
+class ConvergenceWarning(UserWarning):
+    """A parameter did not mix: R-hat > 1.01 or bulk ESS per draw < 0.05 (names the step and a fix)."""
+
+
+_ADVICE = {
+    "NUTS": ("its records are updated one at a time by DataAugmentation, so θ moves little per draw "
+             "when the release is weak: pass step=[pdp.MHAAR([θ])] or [pdp.PMMH([θ])] (they "
+             "integrate the records), pdp.DataAugmentation(interweave=True), or pdp.Collapsed / "
+             "pdp.marginalize(model) for discrete records"),
+    "ConjugateTheta": ("its exact draw given the records is only as fast as the records move: try "
+                       "step=[pdp.MHAAR([θ])] or pdp.DataAugmentation(interweave=True); for discrete "
+                       "records pdp.Collapsed"),
+    "SufficientTheta": ("its draw given the records is only as fast as the records move: try "
+                        "pdp.DataAugmentation(interweave=True) or step=[pdp.MHAAR([θ])]"),
+    "DataAugmentation": ("the records it moves one at a time pin θ when the release is weak: try "
+                         "pdp.DataAugmentation(interweave=True), step=[pdp.MHAAR([θ])], or "
+                         "pdp.Collapsed for discrete records"),
+    "Interweave": "try more record sweeps (pdp.DataAugmentation(sweeps=5)) or step=[pdp.MHAAR([θ])]",
+    "PMMH": ("its likelihood estimate is too noisy or the proposal too wide: raise n_particles "
+             "(log-likelihood estimate sd ≈ 1; pdp.diagnostics.particles_for_sd) and tune longer"),
+    "MHAAR": ("raise n_particles (log-likelihood estimate sd ≈ 1; pdp.diagnostics.particles_for_sd) "
+              "or tune longer"),
+    "Collapsed": ("NUTS on the exact collapsed likelihood: tune longer, raise target_accept, or "
+                  "reparameterise a hierarchical prior (non-centred)"),
+    "Metropolis": "a discrete θ left to PyMC's Metropolis: run longer or marginalise it",
+}
+_DEFAULT_ADVICE = "run more draws and tuning, or pass a θ-move from pymc_dp (MHAAR, PMMH, interweaving)"
+
+
+def advice(step_name: str, var: str) -> str:
+    """What to try when ``var`` (moved by the step named ``step_name``) does not mix."""
+    text = _ADVICE.get(step_name, _DEFAULT_ADVICE)
+    return text.replace("θ", var)
+
+
+# ---------------------------------------------------------------------------------------------
+# what the parameters are and who moves them
+# ---------------------------------------------------------------------------------------------
+def theta_value_names(model) -> dict:
+    """``{value-variable name: RV name}`` of the free variables that are not records of a release
+    (empty for a model without ``DPObserved`` nodes)."""
+    from pymc_dp.distributions.registry import dp_nodes
+
+    nodes = dp_nodes(model)
+    if not nodes:
+        return {}
+    records = {d for node in nodes.values() for d in node.data}
+    return {model.rvs_to_values[rv].name: rv.name for rv in model.free_RVs if rv not in records}
+
+
+def _movers(steps) -> dict:
+    """``{value-variable name: step class name}`` of the given step(s) (compound steps opened)."""
+    out = {}
+    pending = list(steps) if isinstance(steps, list | tuple) else [steps]
+    while pending:
+        step = pending.pop(0)
+        if hasattr(step, "methods"):
+            pending = list(step.methods) + pending
+            continue
+        for v in getattr(step, "vars", ()):
+            out.setdefault(v.name, type(step).__name__)
+    return out
+
+
+def _default_movers(model) -> dict:
+    """The step ``pm.sample()`` assigns by itself to each value variable of ``model``."""
+    import pymc as pm
+    from pymc.sampling.mcmc import assign_step_methods
+
+    _, selected = assign_step_methods(model, None, methods=pm.STEP_METHODS)
+    return {v.name: cls.__name__ for cls, vars_ in selected.items() for v in vars_}
+
+
+# ---------------------------------------------------------------------------------------------
+# the verdict
+# ---------------------------------------------------------------------------------------------
+def _diagnose(values: dict, labels: dict, movers: dict, rhat_max, ess_min) -> pd.DataFrame:
+    """``values``: value name -> (chain, draw, *event) array. One row per variable (worst entry)."""
+    rows = []
+    for name, d in values.items():
+        d = np.asarray(d, dtype=float)
+        n_chains, n_total = d.shape[0], d.shape[0] * d.shape[1]
+        if n_chains == 1:  # one chain: its two halves (split R-hat; ArviZ wants two chains)
+            half = d.shape[1] // 2
+            d = np.stack([d[0, :half], d[0, half:2 * half]])
+        dims = ("chain", "draw", *[f"e{i}" for i in range(d.ndim - 2)])
+        ds = xr.Dataset({"q": (dims, d)})
+        ess = np.atleast_1d(np.asarray(az.ess(ds, method="bulk")["q"], dtype=float))
+        rhat = np.atleast_1d(np.asarray(az.rhat(ds)["q"], dtype=float))
+        const = np.atleast_1d(np.ptp(d.reshape(n_total, -1), axis=0) == 0)
+        ess = np.where(const, 0.0, np.nan_to_num(ess, nan=0.0))
+        rhat = np.where(const | ~np.isfinite(rhat), np.inf, rhat)
+        step = movers.get(name, "NUTS")
+        var = labels.get(name, name)
+        worst_ess, worst_rhat = float(ess.min()) / n_total, float(rhat.max())
+        ok = round(worst_rhat, 2) <= rhat_max and worst_ess >= ess_min  # R-hat as az.summary shows it
+        rows.append({"variable": var, "step": step, "chains": n_chains, "draws": n_total // n_chains,
+                     "ess_bulk": float(ess.min()), "ess_per_draw": worst_ess, "r_hat": worst_rhat,
+                     "ok": ok, "advice": "" if ok else advice(step, var)})
+    return pd.DataFrame(rows, columns=["variable", "step", "chains", "draws", "ess_bulk",
+                                       "ess_per_draw", "r_hat", "ok", "advice"])
+
+
+def _warn(table: pd.DataFrame, *, rhat_max, ess_min, stacklevel: int) -> None:
+    bad = table[~table["ok"]]
+    if bad.empty:
+        return
+    lines = [f"{r.variable!r} (moved by {r.step}): R-hat {r.r_hat:.3g}, bulk ESS/draw "
+             f"{r.ess_per_draw:.3g} ({r.ess_bulk:.0f} over {r.chains} chain(s) × {r.draws} draws). "
+             f"To fix: {r.advice}." for r in bad.itertuples()]
+    warnings.warn(
+        f"pymc_dp: {len(bad)} parameter(s) did not mix (R-hat > {rhat_max} or bulk ESS/draw < "
+        f"{ess_min}); the posterior summaries of these are not reliable:\n  " + "\n  ".join(lines),
+        ConvergenceWarning, stacklevel=stacklevel)
+
+
+def _posterior(idata):
+    post = idata["posterior"] if not hasattr(idata, "posterior") else idata.posterior
+    return getattr(post, "ds", post)  # DataTree node (ArviZ 1.x) or Dataset
+
+
+def check_convergence(idata, model=None, *, step=None, warn: bool = True,
+                      rhat_max: float = RHAT_MAX, ess_per_draw_min: float = ESS_PER_DRAW_MIN):
+    """Per parameter θ: the step that moves it, bulk ESS per draw, R-hat, and what to try.
+
+    Parameters
+    ----------
+    idata : InferenceData or DataTree
+        What ``pm.sample()`` returned (at least 2 chains for a cross-chain R-hat; one chain gives
+        split R-hat).
+    model : pm.Model, optional
+        The model (default: the model context). θ are its free variables that are not records of a
+        ``DPObserved`` node.
+    step : step method or list, optional
+        The step(s) given to ``pm.sample(step=...)``; default: what ``pm.sample()`` assigns by itself.
+    warn : bool
+        Issue a `ConvergenceWarning` naming every θ with R-hat > `rhat_max` or bulk ESS per draw
+        < `ess_per_draw_min`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per θ variable (its worst entry): ``variable``, ``step``, ``chains``, ``draws``,
+        ``ess_bulk``, ``ess_per_draw``, ``r_hat``, ``ok``, ``advice``.
+    """
+    import pymc as pm
+
+    model = pm.modelcontext(model)
+    labels = theta_value_names(model)
+    movers = _movers(step) if step is not None else _default_movers(model)
+    post = _posterior(idata)
+    values = {}
+    for value_name, rv_name in labels.items():
+        if rv_name not in post:
+            raise ValueError(f"idata: the posterior has no variable {rv_name!r} of the model; pass "
+                             "the model that was sampled (model=...).")
+        values[value_name] = np.asarray(post[rv_name])
+    table = _diagnose(values, labels, movers, rhat_max, ess_per_draw_min)
+    if warn:
+        _warn(table, rhat_max=rhat_max, ess_min=ess_per_draw_min, stacklevel=2)
+    return table
+
+
+# ---------------------------------------------------------------------------------------------
+# the check inside pm.sample(): one watcher per chain, led by the first pymc-dp step
+# ---------------------------------------------------------------------------------------------
+class _ChainWatch:
+    """The θ draws of one chain, kept by its leader step; checked at the chain's last draw."""
+
+    def __init__(self, leader, labels: dict, tune: int, draws: int, history: list):
+        self.leader = weakref.ref(leader)
+        self.labels, self.tune, self.draws = labels, tune, draws
+        self.members = [weakref.ref(leader)]
+        self.history = history  # finished chains of this step object: list of {name: (draw, ...)}
+        self.i = 0
+        self.buffer = {name: [] for name in self.labels}
+
+    @property
+    def started(self) -> bool:
+        return self.i > 0
+
+    def observe(self, step, point) -> None:
+        if self.leader() is not step or self.i >= self.tune + self.draws:
+            return
+        self.i += 1
+        if self.i > self.tune:
+            for name, buf in self.buffer.items():
+                buf.append(np.array(point[name], dtype=float, copy=True))
+        if self.i == self.tune + self.draws:
+            self.history.append({name: np.stack(buf) for name, buf in self.buffer.items()})
+            self.buffer = {}
+            self._check()
+
+    def _check(self) -> None:
+        if self.draws < MIN_DRAWS or not self.labels:
+            return
+        chains = [h for h in self.history if all(len(v) == self.draws for v in h.values())]
+        values = {name: np.stack([h[name] for h in chains]) for name in self.labels}
+        movers = _movers([m() for m in self.members if m() is not None])
+        table = _diagnose(values, self.labels, movers, RHAT_MAX, ESS_PER_DRAW_MIN)
+        _warn(table, rhat_max=RHAT_MAX, ess_min=ESS_PER_DRAW_MIN, stacklevel=4)
+
+
+_OPEN: dict = {}  # "watch": the watcher of the chain being set up / sampled in this process
+
+
+def _lengths_from_pymc():
+    """(tune, draws) of the chain PyMC is starting, read from its sampling loop (PyMC < 6.3)."""
+    frame = sys._getframe(1)
+    for _ in range(12):
+        if frame is None:
+            return None
+        module, name = frame.f_globals.get("__name__", ""), frame.f_code.co_name
+        if module == "pymc.sampling.mcmc" and name == "_iter_sample":
+            tune, total = frame.f_locals.get("tune"), frame.f_locals.get("draws")
+            if tune is not None and total is not None:
+                return int(tune), int(total) - int(tune)
+        if module == "pymc.sampling.parallel" and name == "_start_loop":
+            proc = frame.f_locals.get("self")
+            if hasattr(proc, "_tune") and hasattr(proc, "_draws"):
+                return int(proc._tune), int(proc._draws)
+        frame = frame.f_back
+    return None
+
+
+def watch_chain(step, tune: int | None = None, draws: int | None = None):
+    """Join ``step`` to the watcher of the chain PyMC is starting; returns it (or None).
+
+    Called by every pymc-dp step when PyMC starts a chain. The first step to join a new chain
+    leads: it keeps θ's draws (`observe` from each ``step``) and checks them at the last
+    draw. ``tune``/``draws`` as ``setup_chain`` gives them; None reads them from PyMC's loop.
+    """
+    labels = getattr(step, "_dp_theta", None)
+    if not labels:
+        return None  # no release (e.g. PenaltyMH on confidential data) or no θ: nothing to watch
+    if tune is None or draws is None:
+        lengths = _lengths_from_pymc()
+        if lengths is None:
+            return None
+        tune, draws = lengths
+    current = _OPEN.get("watch")
+    if (current is not None and not current.started and (current.tune, current.draws) == (tune, draws)
+            and current.labels == labels and current.leader() is not None):
+        if all(m() is not step for m in current.members):
+            current.members.append(weakref.ref(step))
+        return current
+    previous = getattr(step, "_dp_watch", None)
+    history = (previous.history if previous is not None and previous.labels == labels
+               and (previous.tune, previous.draws) == (tune, draws) else [])
+    watch = _ChainWatch(step, labels, tune, draws, history)
+    _OPEN["watch"] = watch
+    return watch

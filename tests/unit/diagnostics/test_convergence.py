@@ -1,0 +1,101 @@
+"""The convergence guard: `pdp.check_convergence` and the warning `pm.sample()` gives by itself."""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import arviz as az
+import numpy as np
+import pymc as pm
+import pytest
+
+import pymc_dp as pdp
+from tests.support.models import normal_model
+from tests.support.sampling import sample
+
+
+def _idata(post):
+    """InferenceData (ArviZ 0.x) or DataTree (ArviZ 1.x) with this posterior."""
+    if int(az.__version__.split(".")[0]) >= 1:
+        return az.from_dict({"posterior": post})
+    return az.from_dict(posterior=post)
+
+
+def _ar1(rng, rho, chains=2, draws=400):
+    out = np.empty((chains, draws))
+    for c in range(chains):
+        v = rng.normal()
+        for i in range(draws):
+            v = rho * v + np.sqrt(1 - rho**2) * rng.normal()
+            out[c, i] = v
+    return out
+
+
+def _bernoulli_weak(n=400, eps=0.05, seed=3):
+    """Bernoulli records, a very weak Laplace-noised count: one-record-at-a-time moves stick."""
+    rng = np.random.default_rng(seed)
+    stat, mech = pdp.Sum(lower=0, upper=1), pdp.Laplace(epsilon=eps)
+    s = float(pdp.release(rng.binomial(1, 0.3, n), stat, mech, rng=rng))
+    with pm.Model() as model:
+        p = pm.Beta("p", 1, 1)
+        x = pm.Bernoulli("x", p, shape=n)
+        pdp.DPObserved("s", x, statistic=stat, mechanism=mech, observed=s)
+    return model
+
+
+def test_check_convergence_table_names_the_stuck_parameter_and_its_step():
+    model, _ = normal_model()
+    rng = np.random.default_rng(0)
+    mixed = _idata({"mu": rng.normal(size=(2, 400))})
+    stuck = _idata({"mu": _ar1(rng, 0.995) + np.array([[0.0], [3.0]])})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pdp.ConvergenceWarning)
+        table = pdp.check_convergence(mixed, model, step=[])
+    assert list(table["variable"]) == ["mu"] and bool(table["ok"].iloc[0])
+    assert table["ess_per_draw"].iloc[0] > 0.5
+    with model:
+        steps = [pdp.ConjugateTheta([model["mu"]])]
+    with pytest.warns(pdp.ConvergenceWarning) as record:
+        table = pdp.check_convergence(stuck, model, step=steps)
+    row = table.iloc[0]
+    assert not row["ok"] and row["r_hat"] > 1.01 and row["ess_per_draw"] < 0.05
+    text = str(record[0].message)
+    assert "'mu' (moved by ConjugateTheta): R-hat" in text
+    assert "To fix:" in text and "pdp.MHAAR([mu])" in text
+
+
+def test_check_convergence_refuses_an_idata_of_another_model():
+    model, _ = normal_model()
+    other = _idata({"theta": np.zeros((2, 200))})
+    with pytest.raises(ValueError, match=re.escape("idata: the posterior has no variable 'mu' of the model")):
+        pdp.check_convergence(other, model, step=[])
+
+
+def test_pm_sample_warns_on_a_stuck_chain_and_names_parameter_and_step():
+    """Weak count, records moved one at a time: ESS/draw of p ≪ 0.05 (measured 0.004–0.02)."""
+    model = _bernoulli_weak()
+    with pytest.warns(pdp.ConvergenceWarning) as record:
+        sample(model, lambda: [pdp.DataAugmentation([model["x"]])], draws=300, tune=200, seed=1)
+    texts = [str(w.message) for w in record if issubclass(w.category, pdp.ConvergenceWarning)]
+    assert texts, "no ConvergenceWarning"
+    assert all("'p' (moved by ConjugateTheta)" in t for t in texts)
+    assert re.search(r"bulk ESS/draw 0\.0[0-4]", texts[-1]), texts[-1]
+    assert "over 2 chain(s) × 300 draws" in texts[-1]  # cores=1: the last check covers both chains
+
+
+def test_pm_sample_does_not_warn_on_a_mixing_chain():
+    model, _ = normal_model()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pdp.ConvergenceWarning)
+        idata = sample(model, draws=300, tune=200, seed=2)
+    table = pdp.check_convergence(idata, model, warn=False)
+    assert bool(table["ok"].all())
+
+
+def test_no_guard_without_releases():
+    """PenaltyMH's models have no DPObserved node: nothing to watch, no table rows."""
+    with pm.Model() as model:
+        pm.Normal("mu", 0, 1)
+    with model:
+        assert pdp.check_convergence(_idata({"mu": np.zeros((2, 200))}), warn=False).empty
