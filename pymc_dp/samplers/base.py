@@ -30,7 +30,7 @@ from pymc.model import modelcontext
 from pymc.step_methods.compound import BlockedStep, Competence, StepMethodState
 from pymc.util import get_random_generator
 
-from pymc_dp.diagnostics.convergence import theta_value_names, watch_chain
+from pymc_dp.samplers.convergence import theta_value_names, watch_chain
 
 __all__ = ["Competence", "DPStep"]
 

@@ -675,7 +675,7 @@ def run_case(c: Case, *, draws=1000, tune=500, chains=2, seed=1):
     import arviz as az
     import xarray as xr
 
-    from pymc_dp.diagnostics.convergence import theta_value_names
+    from pymc_dp.samplers.convergence import theta_value_names
     from tests.support.mc import _as_chains, mcse
     from tests.support.sampling import assigned, sample
 
