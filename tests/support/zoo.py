@@ -96,6 +96,12 @@ def _normal_conjugate(n, s, prior_mean, prior_sd, noise_var, rec_sd=1.0, stat_sc
 
 
 def _rel(data, stat, mech, rng):
+    """A simulated release. An unbounded ``Sum`` (the exact conjugate cases) has no sensitivity, so
+    ``pdp.release`` refuses it; these draw the mechanism's exact noise on the plain sum instead."""
+    if isinstance(stat, pdp.Sum) and stat.lower is None and stat.upper is None:
+        value = np.asarray(data, dtype=float).sum(axis=0)
+        s = np.asarray(mech.sample(value, rng), dtype=float)
+        return s, s
     r = pdp.release(data, stat, mech, rng=rng)
     return r, np.asarray(r, dtype=float)
 
