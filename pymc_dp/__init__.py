@@ -14,6 +14,7 @@ from pymc_dp.distributions import (
     CLTStatistic,
     DPObserved,
     LatentValue,
+    ReleaseData,
     dp_nodes,
     normal_mean_moments,
     normal_variance_moments,
@@ -52,6 +53,7 @@ __all__ = [
     # releases and their density
     "DPObserved",
     "dp_nodes",
+    "ReleaseData",
     "release",
     "Release",
     # mechanisms

@@ -14,10 +14,30 @@ as a ``dp_accounting`` event whose sensitivity unit is the replace-one sensitivi
 from __future__ import annotations
 
 import numbers
+import uuid
 
 import numpy as np
 
-__all__ = ["release", "bind_mechanism", "Release", "check_rng"]
+__all__ = ["release", "bind_mechanism", "Release", "check_rng", "check_partition"]
+
+
+def check_partition(partition):
+    """Check ``partition``: ``None`` or a pair ``(key, cell)`` with a str key and a hashable cell."""
+    if partition is None:
+        return None
+    ok = isinstance(partition, tuple) and len(partition) == 2 and isinstance(partition[0], str)
+    if ok:
+        try:
+            hash(partition[1])
+        except TypeError:
+            ok = False
+    if not ok:
+        raise ValueError(
+            f"partition must be a pair (key, cell) with a str key and a hashable cell, got "
+            f"partition={partition!r}. Pass e.g. partition=(\"age_band\", \"30-39\"): releases with the "
+            "same key and different cells are computed from disjoint groups of people."
+        )
+    return partition
 
 
 def check_rng(rng):
@@ -91,11 +111,18 @@ class Release(np.ndarray):
         Entries of one record's contribution (what the sensitivity was computed for).
     neighbouring : str
         ``"replace-one"``: the relation under which :meth:`dp_event` holds.
+    partition : tuple (key, cell) or None
+        The disjoint group of people the release was computed from (e.g. ``("age_band",
+        "30-39")``); releases of different cells of one key compose in parallel (docs/privacy.md).
+    release_id : str
+        Identity of this release (kept by copies and pickles): accounting counts a release once.
     """
 
-    def __new__(cls, value, *, statistic, mechanism, n: int, dim: int):
+    def __new__(cls, value, *, statistic, mechanism, n: int, dim: int, partition=None,
+                release_id=None):
         obj = np.asarray(value).view(cls)
-        obj._info = (statistic, mechanism, int(n), int(dim))
+        rid = uuid.uuid4().hex if release_id is None else str(release_id)
+        obj._info = (statistic, mechanism, int(n), int(dim), check_partition(partition), rid)
         return obj
 
     def __array_finalize__(self, obj):
@@ -147,6 +174,14 @@ class Release(np.ndarray):
     @property
     def dim(self) -> int:
         return self._get(3)
+
+    @property
+    def partition(self):
+        return self._get(4) if len(self._info or ()) > 4 else None
+
+    @property
+    def release_id(self):
+        return self._get(5) if len(self._info or ()) > 5 else None
 
     @property
     def neighbouring(self) -> str:
@@ -222,7 +257,7 @@ def _check_integer(statistic, mech, data, value):
         )
 
 
-def release(data, statistic, mechanism, rng=None) -> Release:
+def release(data, statistic, mechanism, rng=None, *, partition=None) -> Release:
     """Release ``mechanism(statistic(data))``.
 
     Parameters
@@ -248,6 +283,7 @@ def release(data, statistic, mechanism, rng=None) -> Release:
     """
     data = tuple(np.asarray(d) for d in (data if isinstance(data, tuple) else (data,)))
     rng = check_rng(rng)
+    partition = check_partition(partition)
     _check_records(data, statistic)
     n = data[0].shape[0]
     for d in data[1:]:
@@ -273,7 +309,7 @@ def release(data, statistic, mechanism, rng=None) -> Release:
         out = hook(statistic, data, rng)
     else:
         out = mech.sample(value, rng)
-    return Release(out, statistic=statistic, mechanism=mech, n=n, dim=dim)
+    return Release(out, statistic=statistic, mechanism=mech, n=n, dim=dim, partition=partition)
 
 
 def _per_record_dim(statistic, value, n):

@@ -9,11 +9,13 @@ from pymc_dp.distributions.clt import (
     uniform_width_moments,
 )
 from pymc_dp.distributions.dp_observed import DPNode, DPObserved, dp_nodes
+from pymc_dp.distributions.release_data import ReleaseData
 
 __all__ = [
     "DPObserved",
     "DPNode",
     "dp_nodes",
+    "ReleaseData",
     "CLTStatistic",
     "CLTRelease",
     "LatentValue",
