@@ -27,7 +27,7 @@ import pytensor.tensor as pt
 
 __all__ = ["record_support", "check_domain"]
 
-_BOUNDED_ABOVE_BY_N = {"binomial": 0, "beta_binomial": 2}  # op name -> index of n in the params
+_BOUNDED_ABOVE_BY_N = {"binomial": 0, "beta_binomial": 0}  # op name -> index of n in the params
 _UNBOUNDED = {"poisson": 0, "negative_binomial": 0, "geometric": 1}  # op name -> lowest value
 
 
