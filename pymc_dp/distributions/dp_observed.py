@@ -358,7 +358,7 @@ class DPObserved:
             observed = value.astype(pieces["dtype"])
         rv = pm.CustomDist(name, *params, observed=observed, dims=dims, **pieces)
         is_container = release_info(observed) is not None
-        set_spec(rv, NodeSpec(statistic=statistic, mechanism=mech, n=n, dim=dim, shape=shape,
+        set_spec(model, rv, NodeSpec(statistic=statistic, mechanism=mech, n=n, dim=dim, shape=shape,
                               data=data_t, data_names=tuple(data_names),
                               release_id=None if is_container else release_id,
                               partition=partition))

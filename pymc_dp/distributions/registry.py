@@ -48,9 +48,13 @@ class NodeSpec:
     partition: tuple | None = None
 
 
-def set_spec(rv, spec: NodeSpec) -> None:
-    """Attach ``spec`` to the op class of the ``DPObserved`` variable ``rv`` (one class per node)."""
+def set_spec(model, rv, spec: NodeSpec) -> None:
+    """Attach ``spec`` to the op class of the ``DPObserved`` variable ``rv`` (one class per node)
+    and remember ``model`` and the models above it for :func:`model_of`."""
     type(rv.owner.op)._pdp_spec = spec
+    while model is not None:
+        _SEEN.add(model)
+        model = model.parent
 
 
 def node_spec(rv) -> NodeSpec | None:
