@@ -472,13 +472,10 @@ def privacy_spent(source, *, delta, accountant: str | None = None) -> PrivacySpe
     if accountant is None:
         every = [p.event for p in parts if p.event is not None]
         accountant = "rdp" if every and _needs_rdp(dp_accounting.ComposedDpEvent(every)) else "pld"
-    best = None
-    for chosen, cells in cell_choices(parts):
-        spent = _compose(chosen, delta, accountant, cells)
-        if best is None or float(spent) > float(best):
-            best = spent
-        if best.rho is not None:
-            best.rho = None if spent.rho is None else max(best.rho, spent.rho)
+    spents = [_compose(chosen, delta, accountant, cells) for chosen, cells in cell_choices(parts)]
+    best = max(spents, key=float)  # parallel composition: the worst choice of cells
+    rhos = [s.rho for s in spents]
+    best.rho = None if any(r is None for r in rhos) else max(rhos)
     return best
 
 

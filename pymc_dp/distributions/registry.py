@@ -132,7 +132,7 @@ def model_of(var):
     for candidate in list(_SEEN):
         if var in candidate.basic_RVs:
             return candidate
-    if getattr(var, "name", None) and any(var.name in s.data_names for s in _live_specs()):
+    if getattr(var, "name", None) and any(_same_records(var, s) for s in _live_specs()):
         warnings.warn(
             f"{var.name!r} has the name of the records of a DPObserved node, but its model is not "
             "known to pymc-dp (a copy made by clone_model, pm.do or pm.observe and sampled with "
@@ -143,6 +143,15 @@ def model_of(var):
             stacklevel=3,
         )
     return None
+
+
+def _same_records(var, spec):
+    """Whether ``var`` looks like a copy of one of the record variables of ``spec``."""
+    for data, name in zip(spec.data, spec.data_names):
+        if name == var.name and data.type == var.type and data.owner is not None \
+                and var.owner is not None and type(data.owner.op) is type(var.owner.op):
+            return True
+    return False
 
 
 def _live_specs():

@@ -156,3 +156,13 @@ def test_collapsed_releases_still_counted():
     collapsed = pdp.marginalize(model)
     assert not pdp.dp_nodes(collapsed)
     assert math.isclose(float(pdp.privacy_spent(collapsed, delta=DELTA)), 1.0, abs_tol=1e-4)
+
+
+def test_partition_rho_is_the_worst_cell():
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=20)
+    a = pdp.release(x, pdp.Sum(-1, 1), pdp.Gaussian(sigma=4.0), rng=rng, partition=("k", 1))
+    b = pdp.release(x, pdp.Sum(-1, 1), pdp.Gaussian(sigma=2.0), rng=rng, partition=("k", 2))
+    spent = pdp.privacy_spent([a, b], delta=DELTA)
+    assert spent.rho == pytest.approx(pdp.privacy_spent(b, delta=DELTA).rho)
+    assert spent.cells == {"k": 2}
