@@ -1,7 +1,7 @@
 r"""What ``privacy_spent`` composes: one part per release or run, each release counted once, and
 parallel composition over the cells of a partition.
 
-Each release, ``DPObserved`` node, data-holder run or ``dp_accounting`` event is a :class:`Part`.
+Each release, ``DPObserved`` node, data-holder run or ``dp_accounting`` event is a `Part`.
 
 **Once per release.** A Release carries an identity (``release.release_id``, kept by copies and
 pickles); the parts of one identity are counted once, however often it is passed (``[r, r]``, a
@@ -36,7 +36,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 
-__all__ = ["Part", "mechanism_part", "model_nodes", "unique_parts", "cell_choices", "MAX_CHOICES"]
+__all__ = ["MAX_CHOICES", "Part", "cell_choices", "mechanism_part", "model_nodes", "unique_parts"]
 
 MAX_CHOICES = 4096  # choices of one cell per key that privacy_spent composes one by one
 

@@ -7,7 +7,7 @@ mechanism applied to the records; its event is ``mechanism.dp_event()``: ``Lapla
 ``GaussianDpEvent(σ/Δ₂)``, ``DiscreteLaplaceDpEvent(1/b, Δ₁)``, ``RandomizedResponseDpEvent``, with
 Δ the replace-one sensitivity of the released statistic. Releases of one dataset compose
 sequentially (``ComposedDpEvent``), except releases that state a partition ``(key, cell)`` of the
-people: those of different cells of one key compose in parallel (:mod:`pymc_dp.accounting.parts`).
+people: those of different cells of one key compose in parallel (`pymc_dp.accounting.parts`).
 A release is counted once however often it is passed (its ``release_id``).
 ``SmoothLaplace`` is (ε, δ)-DP without a ``dp_accounting`` event; it is added by basic composition
 (ε adds up, its δ is taken out of the δ given to the accountant).
@@ -374,7 +374,7 @@ def _is_model(obj) -> bool:
 
 
 def _collect(source, parts):
-    """Append the :class:`~pymc_dp.accounting.parts.Part` s of ``source``."""
+    """Append the parts (`pymc_dp.accounting.parts.Part`) of ``source``."""
     from pymc_dp.release import Release
 
     if isinstance(source, dp_accounting.DpEvent):
@@ -444,7 +444,7 @@ def privacy_spent(source, *, delta, accountant: str | None = None) -> PrivacySpe
         * a list of any of these: composed sequentially (they touch the same records), a
           release counted once however often it appears (``[r, r]`` is ``r``), and releases that
           state a ``partition=(key, cell)`` composed in parallel across the cells of a key (the
-          worst cell; :mod:`pymc_dp.accounting.parts`).
+          worst cell; `pymc_dp.accounting.parts`).
     delta : float
         δ in (0, 1).
     accountant : {None, "pld", "rdp"}

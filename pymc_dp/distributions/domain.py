@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 import pytensor.tensor as pt
 
-__all__ = ["record_support", "check_domain"]
+__all__ = ["check_domain", "record_support"]
 
 _BOUNDED_ABOVE_BY_N = {"binomial": 0, "beta_binomial": 0}  # op name -> index of n in the params
 _UNBOUNDED = {"poisson": 0, "negative_binomial": 0, "geometric": 1}  # op name -> lowest value

@@ -6,19 +6,19 @@ where ``S`` is a :mod:`pymc_dp.statistics` statistic of the latent records ``x``
 variable, or a tuple of them sharing the record axis 0) and ``η`` the noise density of a
 :mod:`pymc_dp.mechanisms` mechanism. It is a ``pm.CustomDist`` whose parameter is the statistic
 graph, so prior and posterior predictive draws, ``dims`` and ``pm.Data`` releases work as for any
-PyMC observed variable. The samplers in :mod:`pymc_dp.samplers` find the nodes with
-:func:`pymc_dp.distributions.registry.dp_nodes`.
+PyMC observed variable. The samplers in `pymc_dp.samplers` find the nodes with
+`pymc_dp.distributions.registry.dp_nodes`.
 
 ``DPObserved`` follows the pymc-extras distribution style: ``DPObserved(name, data, ...)`` adds the
 observed node to the model, ``DPObserved.dist(data, ...)`` returns an unnamed variable for use
 without a model (``pm.logp``, ``pm.draw``, composition in ``pm.CustomDist``).
 
-When ``observed`` is a :class:`pymc_dp.release.Release` (or a `pdp.ReleaseData` container
+When ``observed`` is a `pymc_dp.release.Release` (or a `pdp.ReleaseData` container
 holding one), the node checks it was made the way the model says: the same number of records, the
 same statistic (type and parameters) and the same calibrated mechanism; a Release is observed by
 one node only. A bare array is accepted as is (a release made elsewhere). The records' support
-must lie in the statistic's domain (:mod:`pymc_dp.distributions.domain`). What the node knows is
-kept on its op (:mod:`pymc_dp.distributions.registry`), so copies of the model keep it.
+must lie in the statistic's domain (`pymc_dp.distributions.domain`). What the node knows is
+kept on its op (`pymc_dp.distributions.registry`), so copies of the model keep it.
 """
 
 from __future__ import annotations
@@ -151,8 +151,8 @@ def _release_meta(observed):
     if isinstance(observed, Release):
         if observed._info is None:
             return None
-        return dict(statistic=observed.statistic, mechanism=observed.mechanism, n=observed.n,
-                    release_id=observed.release_id, partition=observed.partition)
+        return {"statistic": observed.statistic, "mechanism": observed.mechanism, "n": observed.n,
+                "release_id": observed.release_id, "partition": observed.partition}
     return release_info(observed)
 
 

@@ -1,17 +1,17 @@
 """What pymc-dp knows about a PyMC model, read back from the model's own graph.
 
 ``DPObserved`` stores what it knows about a release node (statistic, calibrated mechanism, ``n``,
-the names of its record variables, the release's identity and partition) as a :class:`NodeSpec` on
+the names of its record variables, the release's identity and partition) as a `NodeSpec` on
 the class of the node's ``CustomDist`` op (a class PyMC creates for each node). Every copy of the
 model keeps that op — ``pm.model.fgraph.clone_model``, ``pm.do``, ``pm.observe``, ``marginalize``,
-cloudpickle — so :func:`dp_nodes` finds the nodes of any copy by walking its observed variables,
+cloudpickle — so `dp_nodes` finds the nodes of any copy by walking its observed variables,
 and the samplers, ``privacy_spent`` and ``pm.sample()``'s step assignment see the same releases on
 the copy as on the original. Nested models (``pm.Model("sub")`` inside another) are covered: a
 node belongs to its sub-model and to every model above it.
 
-``pm.sample()``'s step assignment asks :func:`model_of` which model a record variable belongs to
+``pm.sample()``'s step assignment asks `model_of` which model a record variable belongs to
 (PyMC hands a step's ``competence`` the variable only): the model context, else a model seen
-before by :func:`dp_nodes` (held weakly).
+before by `dp_nodes` (held weakly).
 """
 
 from __future__ import annotations
@@ -22,8 +22,17 @@ import weakref
 
 import pymc as pm
 
-__all__ = ["NodeSpec", "node_spec", "set_spec", "dp_nodes", "set_nodes", "model_of", "set_extra",
-           "get_extra", "release_info"]
+__all__ = [
+    "NodeSpec",
+    "dp_nodes",
+    "get_extra",
+    "model_of",
+    "node_spec",
+    "release_info",
+    "set_extra",
+    "set_nodes",
+    "set_spec",
+]
 
 _EXTRA: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> {key: value}
 _SEEN: weakref.WeakSet = weakref.WeakSet()  # models dp_nodes has read (found by model_of)
@@ -50,7 +59,7 @@ class NodeSpec:
 
 def set_spec(model, rv, spec: NodeSpec) -> None:
     """Attach ``spec`` to the op class of the ``DPObserved`` variable ``rv`` (one class per node)
-    and remember ``model`` and the models above it for :func:`model_of`."""
+    and remember ``model`` and the models above it for `model_of`."""
     type(rv.owner.op)._pdp_spec = spec
     while model is not None:
         _SEEN.add(model)
@@ -58,7 +67,7 @@ def set_spec(model, rv, spec: NodeSpec) -> None:
 
 
 def node_spec(rv) -> NodeSpec | None:
-    """The :class:`NodeSpec` of ``rv`` if it is a ``DPObserved`` node, else None."""
+    """The `NodeSpec` of ``rv`` if it is a ``DPObserved`` node, else None."""
     owner = getattr(rv, "owner", None)
     return None if owner is None else getattr(type(owner.op), "_pdp_spec", None)
 
@@ -101,7 +110,7 @@ def dp_nodes(model=None) -> dict:
 
 
 def set_nodes(model, nodes: dict) -> None:
-    """Make ``model`` (a rewritten copy of another model) known to :func:`model_of`.
+    """Make ``model`` (a rewritten copy of another model) known to `model_of`.
 
     The nodes themselves are read from the copy's graph (the ops it kept); ``nodes`` must be
     among them: a node that is not in the graph cannot be kept by a name.
@@ -118,7 +127,7 @@ def set_nodes(model, nodes: dict) -> None:
 def model_of(var):
     """The model whose variables include ``var`` (None if unknown).
 
-    The model context wins when it holds ``var``; otherwise the models seen by :func:`dp_nodes`
+    The model context wins when it holds ``var``; otherwise the models seen by `dp_nodes`
     (every model ``DPObserved`` was called in, and copies read since) are searched. A record
     variable of a ``DPObserved`` node whose model is unknown (a copy sampled with
     ``pm.sample(model=copy)`` outside ``with copy:``) gets a warning, not a silent default.

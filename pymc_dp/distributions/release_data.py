@@ -21,8 +21,8 @@ __all__ = ["ReleaseData", "ReleaseSharedVariable", "watch"]
 
 
 def _meta(release):
-    return dict(statistic=release.statistic, mechanism=release.mechanism, n=release.n,
-                release_id=release.release_id, partition=release.partition)
+    return {"statistic": release.statistic, "mechanism": release.mechanism, "n": release.n,
+            "release_id": release.release_id, "partition": release.partition}
 
 
 def _require_release(value, what, fix):

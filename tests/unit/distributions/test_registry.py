@@ -82,7 +82,7 @@ def test_copy_sampled_outside_a_context_warns():
 def test_plain_pickle_of_a_model_raises():
     """PyMC models do not pickle with the standard pickle (PyMC's own limitation): it raises."""
     model, _ = _model()
-    with pytest.raises(Exception):  # noqa: B017, PT011 - PyMC's error, not ours
+    with pytest.raises(Exception):  # noqa: B017 - PyMC's error, not ours
         pickle.dumps(model)
 
 
