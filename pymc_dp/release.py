@@ -18,26 +18,9 @@ import uuid
 
 import numpy as np
 
-__all__ = ["release", "bind_mechanism", "Release", "check_rng", "check_partition"]
+from pymc_dp._checks import check_partition
 
-
-def check_partition(partition):
-    """Check ``partition``: ``None`` or a pair ``(key, cell)`` with a str key and a hashable cell."""
-    if partition is None:
-        return None
-    ok = isinstance(partition, tuple) and len(partition) == 2 and isinstance(partition[0], str)
-    if ok:
-        try:
-            hash(partition[1])
-        except TypeError:
-            ok = False
-    if not ok:
-        raise ValueError(
-            f"partition must be a pair (key, cell) with a str key and a hashable cell, got "
-            f"partition={partition!r}. Pass e.g. partition=(\"age_band\", \"30-39\"): releases with the "
-            "same key and different cells are computed from disjoint groups of people."
-        )
-    return partition
+__all__ = ["release", "bind_mechanism", "Release", "check_rng"]
 
 
 def check_rng(rng):
@@ -111,18 +94,11 @@ class Release(np.ndarray):
         Entries of one record's contribution (what the sensitivity was computed for).
     neighbouring : str
         ``"replace-one"``: the relation under which :meth:`dp_event` holds.
-    partition : tuple (key, cell) or None
-        The disjoint group of people the release was computed from (e.g. ``("age_band",
-        "30-39")``); releases of different cells of one key compose in parallel (docs/privacy.md).
-    release_id : str
-        Identity of this release (kept by copies and pickles): accounting counts a release once.
     """
 
-    def __new__(cls, value, *, statistic, mechanism, n: int, dim: int, partition=None,
-                release_id=None):
+    def __new__(cls, value, *, statistic, mechanism, n: int, dim: int):
         obj = np.asarray(value).view(cls)
-        rid = uuid.uuid4().hex if release_id is None else str(release_id)
-        obj._info = (statistic, mechanism, int(n), int(dim), check_partition(partition), rid)
+        obj._info = (statistic, mechanism, int(n), int(dim))
         return obj
 
     def __array_finalize__(self, obj):
@@ -176,16 +152,22 @@ class Release(np.ndarray):
         return self._get(3)
 
     @property
+    def neighbouring(self) -> str:
+        return getattr(self.statistic, "neighbouring", "replace-one")
+
+    @property
     def partition(self):
-        return self._get(4) if len(self._info or ()) > 4 else None
+        """``(key, cell)``: the disjoint group of people released (None: not stated)."""
+        return self._identity("partition")
 
     @property
     def release_id(self):
-        return self._get(5) if len(self._info or ()) > 5 else None
+        """Identity of this release, kept by pickles: accounting counts a release once."""
+        return self._identity("release_id")
 
-    @property
-    def neighbouring(self) -> str:
-        return getattr(self.statistic, "neighbouring", "replace-one")
+    def _identity(self, key):
+        info = self._info
+        return (info if isinstance(info, dict) else dict(zip(_INFO_KEYS, info or ()))).get(key)
 
     @property
     def value(self) -> np.ndarray:
@@ -283,7 +265,6 @@ def release(data, statistic, mechanism, rng=None, *, partition=None) -> Release:
     """
     data = tuple(np.asarray(d) for d in (data if isinstance(data, tuple) else (data,)))
     rng = check_rng(rng)
-    partition = check_partition(partition)
     _check_records(data, statistic)
     n = data[0].shape[0]
     for d in data[1:]:
@@ -309,7 +290,20 @@ def release(data, statistic, mechanism, rng=None, *, partition=None) -> Release:
         out = hook(statistic, data, rng)
     else:
         out = mech.sample(value, rng)
-    return Release(out, statistic=statistic, mechanism=mech, n=n, dim=dim, partition=partition)
+    # partition=(key, cell): the group of people the data hold (parallel composition, docs/privacy.md)
+    partition = check_partition(partition)
+    return _identified(Release(out, statistic=statistic, mechanism=mech, n=n, dim=dim), partition)
+
+
+_INFO_KEYS = ("statistic", "mechanism", "n", "dim", "partition", "release_id")
+
+
+def _identified(out, partition):
+    """``out`` with its partition and a new identity in its metadata (see `Release.release_id`)."""
+    extra = {"partition": partition, "release_id": uuid.uuid4().hex}
+    info = out._info
+    out._info = {**info, **extra} if isinstance(info, dict) else tuple(info) + tuple(extra.values())
+    return out
 
 
 def _per_record_dim(statistic, value, n):
