@@ -256,6 +256,10 @@ def release(data, statistic, mechanism, rng=None, *, partition=None) -> Release:
         Source of the noise for simulations, tests and reproducible examples. Only ``rng=None``
         (noise from the mechanism's secure sampler, seeded by the operating system) is fit for a
         real publication.
+    partition : tuple (key, cell), optional
+        The disjoint group of people ``data`` holds when the dataset is split by a public
+        attribute (e.g. ``("age_band", "30-39")``): `pymc_dp.privacy_spent` composes releases of
+        different cells of one key in parallel (docs/privacy.md, "Partitions").
 
     Returns
     -------

@@ -31,9 +31,9 @@ import pytensor
 import pytensor.tensor as pt
 from pytensor.compile.sharedvalue import SharedVariable
 
+from pymc_dp._checks import check_partition
 from pymc_dp.distributions.domain import check_domain
 from pymc_dp.distributions.registry import NodeSpec, dp_nodes, release_info, set_spec
-from pymc_dp._checks import check_partition
 from pymc_dp.release import Release, bind_mechanism
 
 __all__ = ["DPObserved", "DPNode", "dp_nodes"]
