@@ -156,8 +156,9 @@ class Release(np.ndarray):
         return getattr(self.statistic, "neighbouring", "replace-one")
 
     @property
-    def partition(self):
-        """``(key, cell)``: the disjoint group of people released (None: not stated)."""
+    def partition_cell(self):
+        """``(key, cell)`` given as ``release(..., partition=...)``: the disjoint group of people
+        released (None: not stated). Not ``partition``, which is NumPy's in-place method."""
         return self._identity("partition")
 
     @property

@@ -382,7 +382,7 @@ def _collect(source, parts):
     elif isinstance(source, Release):
         if source._info is None:
             raise TypeError("this array lost its release metadata; pass the Release from pdp.release.")
-        parts.append(mechanism_part(source.mechanism, "a Release", partition=source.partition,
+        parts.append(mechanism_part(source.mechanism, "a Release", partition=source.partition_cell,
                                      release_id=source.release_id))
     elif _is_model(source):
         nodes = model_nodes(source)

@@ -153,7 +153,7 @@ def _release_meta(observed):
         if observed._info is None:
             return None
         return {"statistic": observed.statistic, "mechanism": observed.mechanism, "n": observed.n,
-                "release_id": observed.release_id, "partition": observed.partition}
+                "release_id": observed.release_id, "partition": observed.partition_cell}
     return release_info(observed)
 
 

@@ -22,7 +22,7 @@ __all__ = ["ReleaseData", "ReleaseSharedVariable", "watch"]
 
 def _meta(release):
     return {"statistic": release.statistic, "mechanism": release.mechanism, "n": release.n,
-            "release_id": release.release_id, "partition": release.partition}
+            "release_id": release.release_id, "partition": release.partition_cell}
 
 
 def _require_release(value, what, fix):

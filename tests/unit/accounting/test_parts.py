@@ -166,3 +166,10 @@ def test_partition_rho_is_the_worst_cell():
     spent = pdp.privacy_spent([a, b], delta=DELTA)
     assert spent.rho == pytest.approx(pdp.privacy_spent(b, delta=DELTA).rho)
     assert spent.cells == {"k": 2}
+
+
+def test_release_partition_cell_and_numpy_partition():
+    r = _rel(partition=("age_band", "20-29"))
+    assert r.partition_cell == ("age_band", "20-29")
+    assert _rel().partition_cell is None
+    assert np.partition(np.asarray(r).reshape(-1), 0).shape == np.asarray(r).reshape(-1).shape
