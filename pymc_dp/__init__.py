@@ -18,6 +18,7 @@ from pymc_dp.distributions import (
     dp_nodes,
     normal_mean_moments,
     normal_variance_moments,
+    set_release,
     uniform_width_moments,
 )
 from pymc_dp.fisher import fisher_information, select_statistic
@@ -54,6 +55,7 @@ __all__ = [
     "DPObserved",
     "dp_nodes",
     "ReleaseData",
+    "set_release",
     "release",
     "Release",
     # mechanisms

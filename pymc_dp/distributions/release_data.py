@@ -4,9 +4,11 @@
 so ``DPObserved`` cannot check the container against the node, and ``pm.set_data`` could put in
 any numbers. ``pdp.ReleaseData("s", release)`` is the same ``pm.Data`` container, carrying the
 Release's metadata: ``DPObserved(observed=container)`` checks it like a Release, and
-``pm.set_data({"s": new_release})`` checks the new Release against every node that observes the
-container (record count, statistic, calibrated mechanism, shape) before the value changes. A plain
-array set into it is refused: it carries no metadata to check.
+``pdp.set_release({"s": new_release}, model=model)`` checks the new Release against every node
+that observes the container (record count, statistic, calibrated mechanism, shape) before the value
+changes. ``pm.set_data`` into it takes a Release that reaches the container as a Release (checked
+the same way) and refuses anything else (plain numbers carry no metadata to check; PyMC may convert
+a Release to plain numbers on the way), pointing to `set_release`.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pytensor.tensor.sharedvar import TensorSharedVariable
 
 from pymc_dp.release import Release
 
-__all__ = ["ReleaseData", "ReleaseSharedVariable", "watch"]
+__all__ = ["ReleaseData", "ReleaseSharedVariable", "set_release", "watch"]
 
 
 def _meta(release):
@@ -35,17 +37,24 @@ class ReleaseSharedVariable(TensorSharedVariable):
     """The class of a `ReleaseData` container: ``set_value`` takes checked Releases only."""
 
     def set_value(self, new_value, borrow=False):
-        nodes = [c.name for c in self.tag.pdp_checks]
-        _require_release(
-            new_value, f"the new value of the release container {self.name!r}",
-            f"It feeds DPObserved {nodes} and was made by pdp.ReleaseData, so every value is "
-            "checked against those nodes: pass the Release itself (not np.asarray(release) or a "
-            "number). For simulated values that are not releases, build the container with "
-            "pm.Data instead.")
+        pending = getattr(self.tag, "pdp_pending", None)
+        given = isinstance(new_value, Release) and new_value._info is not None
+        release = new_value if given else pending
+        if release is None:
+            nodes = [c.name for c in self.tag.pdp_checks]
+            raise TypeError(
+                f"the new value of the release container {self.name!r} must be a Release, got "
+                f"{type(new_value).__name__}. It feeds DPObserved {nodes} and was made by "
+                "pdp.ReleaseData, so every new value is checked against those nodes; pm.set_data "
+                "may hand over the numbers only. Use pdp.set_release({" + repr(self.name)
+                + ": release}, model=model). For simulated values that are not releases, build "
+                "the container with pm.Data instead.")
+        if not given and not np.array_equal(np.asarray(new_value), np.asarray(release)):
+            raise ValueError(f"the value set into {self.name!r} is not the release being set.")
         for check in self.tag.pdp_checks:
-            check(new_value)
+            check(release)
         super().set_value(np.array(new_value), borrow=borrow)
-        self.tag.pdp_release = _meta(new_value)
+        self.tag.pdp_release = _meta(release)
 
 
 def ReleaseData(name: str, release, *, dims=None, model=None) -> ReleaseSharedVariable:
@@ -79,3 +88,29 @@ def ReleaseData(name: str, release, *, dims=None, model=None) -> ReleaseSharedVa
 def watch(container, check) -> None:
     """Run ``check(new_release)`` at every ``set_value`` of ``container`` (one per node)."""
     container.tag.pdp_checks = [*container.tag.pdp_checks, check]
+
+
+def set_release(new_releases: dict, model=None) -> None:
+    """``pm.set_data`` for `ReleaseData` containers: each new Release is checked against every
+    ``DPObserved`` node that observes the container (record count, statistic, calibrated
+    mechanism, shape) before the value changes.
+
+    Parameters
+    ----------
+    new_releases : dict
+        Container name → Release (from `pdp.release`).
+    model : pm.Model, optional
+    """
+    model = pm.modelcontext(model)
+    for name, release in new_releases.items():
+        container = model[name]
+        if not isinstance(container, ReleaseSharedVariable):
+            raise TypeError(
+                f"{name!r} is not a pdp.ReleaseData container (got {type(container).__name__}). "
+                "Create it with pdp.ReleaseData(name, release), or use pm.set_data for pm.Data.")
+        _require_release(release, f"the new value of {name!r}", "Pass the Release from pdp.release.")
+        container.tag.pdp_pending = release
+        try:
+            pm.set_data({name: np.array(release)}, model=model)
+        finally:
+            container.tag.pdp_pending = None
