@@ -14,9 +14,11 @@ from pymc_dp.distributions import (
     CLTStatistic,
     DPObserved,
     LatentValue,
+    ReleaseData,
     dp_nodes,
     normal_mean_moments,
     normal_variance_moments,
+    set_release,
     uniform_width_moments,
 )
 from pymc_dp.diagnostics import ConvergenceWarning, check_convergence
@@ -54,6 +56,8 @@ __all__ = [
     # releases and their density
     "DPObserved",
     "dp_nodes",
+    "ReleaseData",
+    "set_release",
     "release",
     "Release",
     # mechanisms

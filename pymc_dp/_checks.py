@@ -14,6 +14,7 @@ __all__ = [
     "check_bounds",
     "check_count",
     "check_rng",
+    "check_partition",
 ]
 
 
@@ -107,3 +108,22 @@ def check_rng(rng, *, name: str = "rng") -> np.random.Generator:
         f"{name} must be a numpy.random.Generator or an int seed, got {name}={rng!r}. "
         f"Pass {name}=np.random.default_rng(seed)."
     )
+
+
+def check_partition(partition):
+    """Check ``partition``: ``None`` or a pair ``(key, cell)`` with a str key and a hashable cell."""
+    if partition is None:
+        return None
+    ok = isinstance(partition, tuple) and len(partition) == 2 and isinstance(partition[0], str)
+    if ok:
+        try:
+            hash(partition[1])
+        except TypeError:
+            ok = False
+    if not ok:
+        raise ValueError(
+            f"partition must be a pair (key, cell) with a str key and a hashable cell, got "
+            f"partition={partition!r}. Pass e.g. partition=(\"age_band\", \"30-39\"): releases "
+            "with the same key and different cells are computed from disjoint groups of people."
+        )
+    return partition

@@ -14,8 +14,11 @@ as a ``dp_accounting`` event whose sensitivity unit is the replace-one sensitivi
 from __future__ import annotations
 
 import numbers
+import uuid
 
 import numpy as np
+
+from pymc_dp._checks import check_partition
 
 __all__ = ["release", "bind_mechanism", "Release", "check_rng"]
 
@@ -254,6 +257,21 @@ class Release(np.ndarray):
         return getattr(self.statistic, "neighbouring", "replace-one")
 
     @property
+    def partition_cell(self):
+        """``(key, cell)`` given as ``release(..., partition=...)``: the disjoint group of people
+        released (None: not stated). Not ``partition``, which is NumPy's in-place method."""
+        return self._identity("partition")
+
+    @property
+    def release_id(self):
+        """Identity of this release, kept by pickles: accounting counts a release once."""
+        return self._identity("release_id")
+
+    def _identity(self, key):
+        info = self._info
+        return (info if isinstance(info, dict) else dict(zip(_INFO_KEYS, info or ()))).get(key)
+
+    @property
     def value(self) -> np.ndarray:
         """The released numbers as a plain (read-only) array."""
         return np.ndarray.view(self, np.ndarray)
@@ -363,7 +381,7 @@ def _check_magnitude(statistic, mech, n: int):
         )
 
 
-def release(data, statistic, mechanism, rng=None) -> Release:
+def release(data, statistic, mechanism, rng=None, *, partition=None) -> Release:
     """Release ``mechanism(statistic(data))``.
 
     Parameters
@@ -383,6 +401,10 @@ def release(data, statistic, mechanism, rng=None) -> Release:
         Source of the noise for simulations, tests and reproducible examples. Only ``rng=None``
         (noise from the mechanism's secure sampler, seeded by the operating system) is fit for a
         real publication.
+    partition : tuple (key, cell), optional
+        The disjoint group of people ``data`` holds when the dataset is split by a public
+        attribute (e.g. ``("age_band", "30-39")``): `pymc_dp.privacy_spent` composes releases of
+        different cells of one key in parallel (docs/privacy.md, "Partitions").
 
     Returns
     -------
@@ -434,7 +456,20 @@ def release(data, statistic, mechanism, rng=None) -> Release:
         out = hook(statistic, data, rng)
     else:
         out = mech.sample(value, rng)
-    return Release(out, statistic=statistic, mechanism=mech, n=n, dim=dim)
+    # partition=(key, cell): the group of people the data hold (parallel composition, docs/privacy.md)
+    partition = check_partition(partition)
+    return _identified(Release(out, statistic=statistic, mechanism=mech, n=n, dim=dim), partition)
+
+
+_INFO_KEYS = ("statistic", "mechanism", "n", "dim", "partition", "release_id")
+
+
+def _identified(out, partition):
+    """``out`` with its partition and a new identity in its metadata (see `Release.release_id`)."""
+    extra = {"partition": partition, "release_id": uuid.uuid4().hex}
+    info = out._info
+    out._info = {**info, **extra} if isinstance(info, dict) else tuple(info) + tuple(extra.values())
+    return out
 
 
 def _per_record_dim(statistic, value, n):

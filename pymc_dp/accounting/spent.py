@@ -6,8 +6,9 @@ Each release (a :class:`pymc_dp.release.Release`, or a ``DPObserved`` node of a 
 mechanism applied to the records; its event is ``mechanism.dp_event()``: ``LaplaceDpEvent(b/Δ₁)``,
 ``GaussianDpEvent(σ/Δ₂)``, ``DiscreteLaplaceDpEvent(1/b, Δ₁)``, ``RandomizedResponseDpEvent``, with
 Δ the replace-one sensitivity of the released statistic. Releases of one dataset compose
-sequentially (``ComposedDpEvent``): ``privacy_spent`` does not assume disjoint records (parallel
-composition); for releases of disjoint records take the largest ε of the parts yourself.
+sequentially (``ComposedDpEvent``), except releases that state a partition ``(key, cell)`` of the
+people: those of different cells of one key compose in parallel (`pymc_dp.accounting.parts`).
+A release is counted once however often it is passed (its ``release_id``).
 ``SmoothLaplace`` is (ε, δ)-DP without a ``dp_accounting`` event; it is added by basic composition
 (ε adds up, its δ is taken out of the δ given to the accountant).
 
@@ -46,6 +47,13 @@ from dp_accounting.rdp import RdpAccountant
 
 from pymc_dp._checks import check_delta, check_epsilon
 from pymc_dp.accounting._search import largest_within
+from pymc_dp.accounting.parts import (
+    Part,
+    cell_choices,
+    mechanism_part,
+    model_nodes,
+    unique_parts,
+)
 
 __all__ = [
     "PrivacySpent",
@@ -322,15 +330,19 @@ class PrivacySpent(float):
         Gaussian penalty iterations), else None.
     accountant : str
     event : dp_accounting.DpEvent
-        The composed event (releases, runs).
+        The composed event (releases, runs); with partitions, that of the worst choice of cells.
+    cells : dict
+        For each partition key, the cell whose releases give the largest ε (empty without
+        partitions).
     neighbouring : str
         ``"replace-one"``.
     """
 
-    def __new__(cls, epsilon, *, delta, rho, accountant, event, extra=()):
+    def __new__(cls, epsilon, *, delta, rho, accountant, event, extra=(), cells=None):
         obj = super().__new__(cls, epsilon)
         obj.delta, obj.rho, obj.accountant, obj.event = delta, rho, accountant, event
         obj.approx_dp = tuple(extra)
+        obj.cells = dict(cells or {})
         obj.neighbouring = "replace-one"
         return obj
 
@@ -343,15 +355,16 @@ class PrivacySpent(float):
 
     def __reduce__(self):
         return _rebuild_spent, (float(self), self.delta, self.rho, self.accountant, self.event,
-                                self.approx_dp)
+                                self.approx_dp, self.cells)
 
     def __repr__(self):
         rho = "" if self.rho is None else f", rho={self.rho!r}"
         return f"PrivacySpent(epsilon={float(self)!r}, delta={self.delta!r}{rho}, accountant={self.accountant!r})"
 
 
-def _rebuild_spent(eps, delta, rho, accountant, event, extra):
-    return PrivacySpent(eps, delta=delta, rho=rho, accountant=accountant, event=event, extra=extra)
+def _rebuild_spent(eps, delta, rho, accountant, event, extra, cells=None):
+    return PrivacySpent(eps, delta=delta, rho=rho, accountant=accountant, event=event, extra=extra,
+                        cells=cells)
 
 
 def _is_model(obj) -> bool:
@@ -360,48 +373,34 @@ def _is_model(obj) -> bool:
     return isinstance(obj, pm.Model)
 
 
-def _mechanism_parts(mech, events, extra, what):
-    ev = mech.dp_event()
-    if isinstance(ev, dp_accounting.UnsupportedDpEvent):
-        eps, dlt = getattr(mech, "epsilon", None), getattr(mech, "delta", None)
-        if eps is None or dlt is None:
-            raise ValueError(
-                f"{what} uses {mech!r}, whose privacy has no dp_accounting event and no "
-                "(epsilon, delta); it cannot be composed. Compose it by hand."
-            )
-        extra.append((float(eps), float(dlt)))
-    else:
-        events.append(ev)
-
-
-def _collect(source, events, extra):
-    """Append the events (and (ε, δ) pairs without an event) of ``source``."""
+def _collect(source, parts):
+    """Append the parts (`pymc_dp.accounting.parts.Part`) of ``source``."""
     from pymc_dp.release import Release
 
     if isinstance(source, dp_accounting.DpEvent):
-        events.append(source)
+        parts.append(Part(event=source, label="a dp_accounting event"))
     elif isinstance(source, Release):
         if source._info is None:
             raise TypeError("this array lost its release metadata; pass the Release from pdp.release.")
-        _mechanism_parts(source.mechanism, events, extra, "a Release")
+        parts.append(mechanism_part(source.mechanism, "a Release", partition=source.partition_cell,
+                                     release_id=source.release_id))
     elif _is_model(source):
-        from pymc_dp.distributions.dp_observed import dp_nodes
-
-        nodes = dp_nodes(source)
+        nodes = model_nodes(source)
         if not nodes:
             raise ValueError(
                 "the model has no DPObserved node, so no release to account for. Add the releases "
                 "with pdp.DPObserved(...), or pass the Release objects or the InferenceData."
             )
         for name, node in nodes.items():
-            _mechanism_parts(node.mechanism, events, extra, f"DPObserved node {name!r}")
+            parts.append(mechanism_part(node.mechanism, f"DPObserved node {name!r}",
+                                         partition=node.partition, release_id=node.release_id))
     elif isinstance(source, list | tuple):
         if not source:
             raise ValueError("privacy_spent got an empty list; pass releases, models or runs.")
         for item in source:
-            _collect(item, events, extra)
+            _collect(item, parts)
     elif hasattr(source, "dp_event") and callable(source.dp_event):
-        events.append(source.dp_event())
+        parts.append(Part(event=source.dp_event(), label="a step"))
         if getattr(source, "total_iterations", None) == 0:
             warnings.warn(
                 "this step object ran no iteration in this process (with cores > 1 each worker "
@@ -412,14 +411,14 @@ def _collect(source, events, extra):
         evs = [m.dp_event() for m in source.methods if hasattr(m, "dp_event")]
         if not evs:
             raise ValueError("the compound step contains no PenaltyMH step; nothing touched the data privately.")
-        events.extend(evs)
+        parts.extend(Part(event=e, label="a step") for e in evs)
     elif isinstance(source, np.ndarray | float | int):
         raise TypeError(
             "privacy_spent got a bare array/number, which carries no privacy information. Pass the "
             "Release returned by pdp.release (or the model, an InferenceData or a dp_accounting event)."
         )
     else:
-        events.extend(_events_from_idata(source))
+        parts.extend(Part(event=e, label="a PenaltyMH run") for e in _events_from_idata(source))
 
 
 def _needs_rdp(event) -> bool:
@@ -432,7 +431,9 @@ def privacy_spent(source, *, delta, accountant: str | None = None) -> PrivacySpe
     Parameters
     ----------
     source : model, Release, InferenceData, step, DpEvent, or a list of them
-        * a ``pm.Model``: every ``DPObserved`` node (its calibrated mechanism);
+        * a ``pm.Model``: every ``DPObserved`` node (its calibrated mechanism), those of nested
+          ``pm.Model("sub")`` blocks and those ``marginalize`` collapsed included; a copy of the
+          model (``clone_model``, ``pm.do``, ``pm.observe``, cloudpickle) gives the same;
         * a :class:`pymc_dp.release.Release` (from ``pdp.release``);
         * the result of ``pm.sample`` (any ArviZ version) with ``PenaltyMH`` steps: the per-chain,
           per-step iteration counters ``dp_iterations`` (tuning included) and the noise
@@ -440,7 +441,10 @@ def privacy_spent(source, *, delta, accountant: str | None = None) -> PrivacySpe
         * a step object: the iterations it ran *in this process* (with ``cores > 1`` each worker
           holds its own copy — use the InferenceData then);
         * a ``dp_accounting`` event;
-        * a list of any of these: all composed sequentially (they touch the same records).
+        * a list of any of these: composed sequentially (they touch the same records), a
+          release counted once however often it appears (``[r, r]`` is ``r``), and releases that
+          state a ``partition=(key, cell)`` composed in parallel across the cells of a key (the
+          worst cell; `pymc_dp.accounting.parts`).
     delta : float
         δ in (0, 1).
     accountant : {None, "pld", "rdp"}
@@ -462,13 +466,26 @@ def privacy_spent(source, *, delta, accountant: str | None = None) -> PrivacySpe
             f"accountant must be 'pld' or 'rdp', got accountant={accountant!r}. Leave it None to "
             "choose automatically."
         )
-    events, extra = [], []
-    _collect(source, events, extra)
+    parts = []
+    _collect(source, parts)
+    parts = unique_parts(parts)
+    if accountant is None:
+        every = [p.event for p in parts if p.event is not None]
+        accountant = "rdp" if every and _needs_rdp(dp_accounting.ComposedDpEvent(every)) else "pld"
+    spents = [_compose(chosen, delta, accountant, cells) for chosen, cells in cell_choices(parts)]
+    best = max(spents, key=float)  # parallel composition: the worst choice of cells
+    rhos = [s.rho for s in spents]
+    best.rho = None if any(r is None for r in rhos) else max(rhos)
+    return best
+
+
+def _compose(parts, delta, accountant, cells):
+    """ε at ``delta`` of the sequential composition of ``parts``."""
+    events = [p.event for p in parts if p.event is not None]
+    extra = [p.approx for p in parts if p.approx is not None]
     event = events[0] if len(events) == 1 else dp_accounting.ComposedDpEvent(events)
     if not events:
         event = dp_accounting.NoOpDpEvent()
-    if accountant is None:
-        accountant = "rdp" if _needs_rdp(event) else "pld"
     left = delta - sum(d for _, d in extra)
     if left <= 0:
         raise ValueError(
@@ -479,4 +496,5 @@ def privacy_spent(source, *, delta, accountant: str | None = None) -> PrivacySpe
     eps = epsilon_of_event(event, left, accountant=accountant) if events else 0.0
     eps = (eps if math.isfinite(eps) else math.inf) + sum(e for e, _ in extra)
     rho = None if extra else rho_of_event(event)
-    return PrivacySpent(eps, delta=delta, rho=rho, accountant=accountant, event=event, extra=extra)
+    return PrivacySpent(eps, delta=delta, rho=rho, accountant=accountant, event=event, extra=extra,
+                        cells=cells)

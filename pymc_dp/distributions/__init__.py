@@ -9,11 +9,14 @@ from pymc_dp.distributions.clt import (
     uniform_width_moments,
 )
 from pymc_dp.distributions.dp_observed import DPNode, DPObserved, dp_nodes
+from pymc_dp.distributions.release_data import ReleaseData, set_release
 
 __all__ = [
     "DPObserved",
     "DPNode",
     "dp_nodes",
+    "ReleaseData",
+    "set_release",
     "CLTStatistic",
     "CLTRelease",
     "LatentValue",

@@ -6,16 +6,19 @@ where ``S`` is a :mod:`pymc_dp.statistics` statistic of the latent records ``x``
 variable, or a tuple of them sharing the record axis 0) and ``η`` the noise density of a
 :mod:`pymc_dp.mechanisms` mechanism. It is a ``pm.CustomDist`` whose parameter is the statistic
 graph, so prior and posterior predictive draws, ``dims`` and ``pm.Data`` releases work as for any
-PyMC observed variable. Each node is also registered on the model so the samplers in
-:mod:`pymc_dp.samplers` can find it.
+PyMC observed variable. The samplers in `pymc_dp.samplers` find the nodes with
+`pymc_dp.distributions.registry.dp_nodes`.
 
 ``DPObserved`` follows the pymc-extras distribution style: ``DPObserved(name, data, ...)`` adds the
 observed node to the model, ``DPObserved.dist(data, ...)`` returns an unnamed variable for use
 without a model (``pm.logp``, ``pm.draw``, composition in ``pm.CustomDist``).
 
-When ``observed`` is a :class:`pymc_dp.release.Release`, the node checks it was made the way the
-model says: the same number of records, the same statistic (type and parameters) and the same
-calibrated mechanism. A bare array is accepted as is (a release made elsewhere).
+When ``observed`` is a `pymc_dp.release.Release` (or a `pdp.ReleaseData` container
+holding one), the node checks it was made the way the model says: the same number of records, the
+same statistic (type and parameters) and the same calibrated mechanism; a Release is observed by
+one node only. A bare array is accepted as is (a release made elsewhere). The records' support
+must lie in the statistic's domain (`pymc_dp.distributions.domain`). What the node knows is
+kept on its op (`pymc_dp.distributions.registry`), so copies of the model keep it.
 """
 
 from __future__ import annotations
@@ -28,7 +31,9 @@ import pytensor
 import pytensor.tensor as pt
 from pytensor.compile.sharedvalue import SharedVariable
 
-from pymc_dp.distributions.registry import dp_nodes, register_node
+from pymc_dp._checks import check_partition
+from pymc_dp.distributions.domain import check_domain
+from pymc_dp.distributions.registry import NodeSpec, dp_nodes, release_info, set_spec
 from pymc_dp.release import Release, bind_mechanism
 
 __all__ = ["DPObserved", "DPNode", "dp_nodes"]
@@ -45,6 +50,8 @@ class DPNode:
     n: int
     dim: int  # entries per record contribution
     shape: tuple  # shape of the release
+    release_id: str | None = None  # identity of the Release observed (None: a bare array)
+    partition: tuple | None = None  # (key, cell): the disjoint group of people released
 
 
 def _static_shape(var, what):
@@ -139,10 +146,23 @@ def _check_integer_mechanism(name, statistic, mech, data_t, contributions, n):
         )
 
 
+def _release_meta(observed):
+    """``{statistic, mechanism, n, release_id, partition}`` of a Release or a ``pdp.ReleaseData``
+    container, else None (a bare array or a plain ``pm.Data``: nothing to check)."""
+    if isinstance(observed, Release):
+        if observed._info is None:
+            return None
+        return {"statistic": observed.statistic, "mechanism": observed.mechanism, "n": observed.n,
+                "release_id": observed.release_id, "partition": observed.partition_cell}
+    return release_info(observed)
+
+
 def _check_against_release(name, observed, statistic, mech, n, data_names):
     """A ``Release`` must match the node: record count, statistic, calibrated mechanism."""
-    if not isinstance(observed, Release) or observed._info is None:
+    meta = _release_meta(observed)
+    if meta is None:
         return
+    observed = _Meta(**meta)
     if observed.n != n:
         raise ValueError(
             f"observed for {name!r} is a Release computed from n={observed.n} records, but the "
@@ -162,6 +182,40 @@ def _check_against_release(name, observed, statistic, mech, n, data_names):
             f"node calibrates mechanism={mech!r}. Pass mechanism=release.mechanism (the noise the "
             "curator added)."
         )
+
+
+@dataclasses.dataclass(frozen=True)
+class _Meta:
+    statistic: object
+    mechanism: object
+    n: int
+    release_id: str | None = None
+    partition: tuple | None = None
+
+
+def _check_unique(model, name, release_id):
+    """One release, one node: a second node would count its likelihood (and its ε) twice."""
+    if release_id is None:
+        return
+    for other, node in dp_nodes(model.root).items():
+        if node.release_id == release_id:
+            raise ValueError(
+                f"DPObserved {name!r} observes the same Release as DPObserved {other!r} (release "
+                f"id {release_id}): the model would count its likelihood, and its privacy loss, "
+                "twice. Observe each release once; to use it in two places, share the record "
+                "variable or the node instead."
+            )
+
+
+def _node_partition(name, partition, meta):
+    partition = check_partition(partition)
+    given = None if meta is None else meta["partition"]
+    if partition is not None and given is not None and partition != given:
+        raise ValueError(
+            f"DPObserved {name!r} got partition={partition!r}, but its Release was made with "
+            f"partition={given!r}. Drop partition= (the release states it) or pass the same pair."
+        )
+    return partition if partition is not None else given
 
 
 def _as_record_tensors(data, *, in_model: bool):
@@ -232,6 +286,23 @@ def _build(data_t, statistic, mechanism):
     return n, dim, mech, shape, contributions, params, pieces
 
 
+@dataclasses.dataclass(frozen=True)
+class _NodeCheck:
+    """The checks a new value of a ``pdp.ReleaseData`` container must pass for one node."""
+
+    name: str
+    statistic: object
+    mechanism: object
+    n: int
+    data_names: tuple
+    shape: tuple
+
+    def __call__(self, release):
+        _validate_release(self.name, np.asarray(release), self.shape, self.mechanism)
+        _check_against_release(self.name, release, self.statistic, self.mechanism, self.n,
+                               list(self.data_names))
+
+
 class DPObserved:
     """A privatized release of ``statistic(data)`` (pymc-extras style distribution).
 
@@ -250,11 +321,18 @@ class DPObserved:
         Calibrated here from the statistic's sensitivity when given ``epsilon``. Integer mechanisms
         (``DiscreteLaplace``, ``DiscreteGaussian``) need a statistic that is an integer by
         construction (integer records, integer bounds, no ``fn``; ``Counts``; ``Local`` of integers).
-    observed : array_like, Release or pm.Data
+    observed : array_like, Release, pdp.ReleaseData or pm.Data
         The released values, shape of the statistic. A :class:`pymc_dp.release.Release` is
-        checked against the node (record count, statistic, calibrated mechanism).
+        checked against the node (record count, statistic, calibrated mechanism), and so is the
+        Release held by a `pdp.ReleaseData` container, again at every ``pm.set_data``. A bare
+        array or a plain ``pm.Data`` carries no metadata and is taken as is. One Release may be
+        observed by one node of a model only (a second would count it twice).
     dims : optional
         PyMC dims of the release.
+    partition : tuple (key, cell), optional
+        The disjoint group of people behind the release (e.g. ``("age_band", "30-39")``), when
+        the Release does not state it: ``pdp.privacy_spent`` composes the nodes of different
+        cells of one key in parallel (docs/privacy.md).
 
     Returns
     -------
@@ -262,20 +340,33 @@ class DPObserved:
         The observed random variable.
     """
 
-    def __new__(cls, name, data, *, statistic, mechanism, observed, dims=None, model=None):
+    def __new__(cls, name, data, *, statistic, mechanism, observed, dims=None, partition=None,
+                model=None):
         model = pm.modelcontext(model)
         data_t = _as_record_tensors(data, in_model=True)
         n, dim, mech, shape, contributions, params, pieces = _build(data_t, statistic, mechanism)
         value = _observed_value(observed)
         _validate_release(name, value, shape, mech)
         _check_integer_mechanism(name, statistic, mech, data_t, contributions, n)
-        _check_against_release(name, observed, statistic, mech, n, [d.name for d in data_t])
+        check_domain(name, statistic, mech, data_t)
+        data_names = [d.name for d in data_t]
+        _check_against_release(name, observed, statistic, mech, n, data_names)
+        meta = _release_meta(observed)
+        release_id = None if meta is None else meta["release_id"]
+        _check_unique(model, name, release_id)
+        partition = _node_partition(name, partition, meta)
         if not isinstance(observed, SharedVariable | pt.TensorVariable):
             observed = value.astype(pieces["dtype"])
         rv = pm.CustomDist(name, *params, observed=observed, dims=dims, **pieces)
-        register_node(model, name, DPNode(
-            rv=rv, data=data_t, statistic=statistic, mechanism=mech, n=n, dim=dim, shape=shape
-        ))
+        is_container = release_info(observed) is not None
+        set_spec(model, rv, NodeSpec(statistic=statistic, mechanism=mech, n=n, dim=dim, shape=shape,
+                              data=data_t, data_names=tuple(data_names),
+                              release_id=None if is_container else release_id,
+                              partition=partition))
+        if is_container:  # pm.set_data on it re-checks the new release against this node
+            from pymc_dp.distributions.release_data import watch
+
+            watch(observed, _NodeCheck(rv.name, statistic, mech, n, tuple(data_names), shape))
         return rv
 
     @classmethod

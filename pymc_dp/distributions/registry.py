@@ -1,43 +1,136 @@
-"""What pymc-dp knows about a PyMC model, kept beside the model (never written onto it).
+"""What pymc-dp knows about a PyMC model, read back from the model's own graph.
 
-``DPObserved`` registers each release node here; the samplers, ``privacy_spent`` and
-``marginalize`` read the nodes back with :func:`dp_nodes`. ``pm.sample()``'s step assignment asks
-:func:`model_of` which model a record variable belongs to (PyMC hands a step's ``competence`` the
-variable only). The maps hold the models weakly: a model that is gone takes its entry with it.
+``DPObserved`` stores what it knows about a release node (statistic, calibrated mechanism, ``n``,
+the names of its record variables, the release's identity and partition) as a `NodeSpec` on
+the class of the node's ``CustomDist`` op (a class PyMC creates for each node). Every copy of the
+model keeps that op — ``pm.model.fgraph.clone_model``, ``pm.do``, ``pm.observe``, ``marginalize``,
+cloudpickle — so `dp_nodes` finds the nodes of any copy by walking its observed variables,
+and the samplers, ``privacy_spent`` and ``pm.sample()``'s step assignment see the same releases on
+the copy as on the original. Nested models (``pm.Model("sub")`` inside another) are covered: a
+node belongs to its sub-model and to every model above it.
+
+``pm.sample()``'s step assignment asks `model_of` which model a record variable belongs to
+(PyMC hands a step's ``competence`` the variable only): the model context, else a model seen
+before by `dp_nodes` (held weakly).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import warnings
 import weakref
 
 import pymc as pm
 
-__all__ = ["dp_nodes", "register_node", "set_nodes", "model_of", "set_extra", "get_extra"]
+__all__ = [
+    "NodeSpec",
+    "dp_nodes",
+    "get_extra",
+    "model_of",
+    "node_spec",
+    "release_info",
+    "set_extra",
+    "set_nodes",
+    "set_spec",
+]
 
-_NODES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> {name: DPNode}
 _EXTRA: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> {key: value}
+_SEEN: weakref.WeakSet = weakref.WeakSet()  # models dp_nodes has read (found by model_of)
+
+
+@dataclasses.dataclass(frozen=True)
+class NodeSpec:
+    """What ``DPObserved`` knows about one node, kept on its op class (so on every copy).
+
+    ``data`` are the record tensors the node was built from; a copy of the model resolves them by
+    ``data_names`` (its own variables of those names), and keeps unnamed constants as they are.
+    """
+
+    statistic: object
+    mechanism: object  # calibrated
+    n: int
+    dim: int
+    shape: tuple
+    data: tuple
+    data_names: tuple
+    release_id: str | None = None
+    partition: tuple | None = None
+
+
+def set_spec(model, rv, spec: NodeSpec) -> None:
+    """Attach ``spec`` to the op class of the ``DPObserved`` variable ``rv`` (one class per node)
+    and remember ``model`` and the models above it for `model_of`."""
+    type(rv.owner.op)._pdp_spec = spec
+    while model is not None:
+        _SEEN.add(model)
+        model = model.parent
+
+
+def node_spec(rv) -> NodeSpec | None:
+    """The `NodeSpec` of ``rv`` if it is a ``DPObserved`` node, else None."""
+    owner = getattr(rv, "owner", None)
+    return None if owner is None else getattr(type(owner.op), "_pdp_spec", None)
+
+
+def release_info(observed) -> dict | None:
+    """Release metadata carried by a ``pdp.ReleaseData`` container (None for anything else)."""
+    return getattr(getattr(observed, "tag", None), "pdp_release", None)
+
+
+def _resolve(model, spec):
+    out = []
+    for tensor, name in zip(spec.data, spec.data_names):
+        found = model.named_vars.get(name) if name is not None else None
+        out.append(tensor if found is None else found)
+    return tuple(out)
+
+
+def _node(model, rv, spec):
+    from pymc_dp.distributions.dp_observed import DPNode
+
+    rid, part = spec.release_id, spec.partition
+    info = release_info(model.rvs_to_values.get(rv))
+    if info is not None:  # a ReleaseData container: the release it holds now
+        rid, part = info["release_id"], info["partition"] if part is None else part
+    return DPNode(rv=rv, data=_resolve(model, spec), statistic=spec.statistic,
+                  mechanism=spec.mechanism, n=spec.n, dim=spec.dim, shape=spec.shape,
+                  release_id=rid, partition=part)
 
 
 def dp_nodes(model=None) -> dict:
-    """The ``DPObserved`` nodes of ``model`` (name → :class:`~pymc_dp.distributions.DPNode`)."""
+    """The ``DPObserved`` nodes of ``model`` and of its sub-models (full name → ``DPNode``)."""
     model = pm.modelcontext(model)
-    return dict(_NODES.get(model, {}))
-
-
-def register_node(model, name: str, node) -> None:
-    """Record the ``DPObserved`` node ``name`` of ``model``."""
-    _NODES.setdefault(model, {})[name] = node
+    _SEEN.add(model)
+    nodes = {}
+    for rv in list(model.observed_RVs) + list(model.free_RVs):
+        spec = node_spec(rv)
+        if spec is not None:
+            nodes[rv.name] = _node(model, rv, spec)
+    return nodes
 
 
 def set_nodes(model, nodes: dict) -> None:
-    """Replace the nodes of ``model`` (e.g. a rewritten copy of another model)."""
-    _NODES[model] = dict(nodes)
+    """Make ``model`` (a rewritten copy of another model) known to `model_of`.
+
+    The nodes themselves are read from the copy's graph (the ops it kept); ``nodes`` must be
+    among them: a node that is not in the graph cannot be kept by a name.
+    """
+    found = dp_nodes(model)
+    missing = sorted(set(nodes) - set(found))
+    if missing:
+        raise ValueError(
+            f"set_nodes got nodes {missing} that are not DPObserved variables of the model; the "
+            "nodes of a model are read from its graph. Keep the DPObserved variables in the copy."
+        )
 
 
 def model_of(var):
-    """The model whose ``DPObserved`` nodes or variables include ``var`` (None if unknown).
+    """The model whose variables include ``var`` (None if unknown).
 
-    The model context wins when it holds ``var``; otherwise the registered models are searched.
+    The model context wins when it holds ``var``; otherwise the models seen by `dp_nodes`
+    (every model ``DPObserved`` was called in, and copies read since) are searched. A record
+    variable of a ``DPObserved`` node whose model is unknown (a copy sampled with
+    ``pm.sample(model=copy)`` outside ``with copy:``) gets a warning, not a silent default.
     """
     try:
         model = pm.modelcontext(None)
@@ -45,10 +138,37 @@ def model_of(var):
         model = None
     if model is not None and var in model.basic_RVs:
         return model
-    for candidate in list(_NODES.keys()):
+    for candidate in list(_SEEN):
         if var in candidate.basic_RVs:
             return candidate
+    if getattr(var, "name", None) and any(_same_records(var, s) for s in _live_specs()):
+        warnings.warn(
+            f"{var.name!r} has the name of the records of a DPObserved node, but its model is not "
+            "known to pymc-dp (a copy made by clone_model, pm.do or pm.observe and sampled with "
+            "pm.sample(model=copy) outside a model context), so pm.sample() leaves it to PyMC's "
+            "default samplers. Sample inside `with copy: pm.sample()`, or call "
+            "pdp.dp_nodes(copy) once before pm.sample(model=copy).",
+            UserWarning,
+            stacklevel=3,
+        )
     return None
+
+
+def _same_records(var, spec):
+    """Whether ``var`` looks like a copy of one of the record variables of ``spec``."""
+    for data, name in zip(spec.data, spec.data_names):
+        if name == var.name and data.type == var.type and data.owner is not None \
+                and var.owner is not None and type(data.owner.op) is type(var.owner.op):
+            return True
+    return False
+
+
+def _live_specs():
+    for model in list(_SEEN):
+        for rv in model.observed_RVs:
+            spec = node_spec(rv)
+            if spec is not None:
+                yield spec
 
 
 def set_extra(model, key: str, value) -> None:

@@ -1,0 +1,133 @@
+"""Do the records' values lie in the statistic's domain? Checked when a ``DPObserved`` node is built.
+
+``pdp.Counts(K)`` counts the codes ``0..K-1`` and ``pdp.RandomizedResponse(n_categories=K)``
+randomizes a code in ``0..K-1``. A record outside that range would be dropped silently (a count)
+or given a density that means nothing (randomized response of a real number), so the model's
+records must be integers whose support lies inside it. The support is read from the records'
+PyMC distribution:
+
+| records | support |
+|---|---|
+| ``pm.Bernoulli`` | 0, 1 |
+| ``pm.Categorical(p)`` | 0 .. len(p) − 1 |
+| ``pm.Binomial(n, ·)``, ``pm.BetaBinomial(·, ·, n)`` | 0 .. max n (n fixed) |
+| ``pm.DiscreteUniform(lower, upper)`` | lower .. upper (fixed) |
+| ``pm.Poisson``, ``pm.NegativeBinomial``, ``pm.Geometric`` | unbounded above |
+| fixed records (a constant) | their values |
+| a real-valued variable | not a code |
+
+Other integer distributions (``pm.CustomDist``, mixtures) have no support pymc-dp can read and are
+accepted as they are. The statistic's own clamp (``Local(lower, upper)``) narrows the support.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytensor.tensor as pt
+
+__all__ = ["check_domain", "record_support"]
+
+_BOUNDED_ABOVE_BY_N = {"binomial": 0, "beta_binomial": 0}  # op name -> index of n in the params
+_UNBOUNDED = {"poisson": 0, "negative_binomial": 0, "geometric": 1}  # op name -> lowest value
+
+
+def _constant(var):
+    """The value of ``var`` when it is fixed in the graph (a constant), else None."""
+    if isinstance(var, pt.TensorConstant):
+        return np.asarray(var.data)
+    try:
+        from pytensor.graph.basic import Constant, ancestors
+
+        if all(isinstance(a, Constant) for a in ancestors([var]) if a.owner is None):
+            return np.asarray(var.eval())
+    except Exception:  # noqa: BLE001 - not evaluable: not fixed
+        return None
+    return None
+
+
+def _params(node):
+    op = node.op
+    return list(op.dist_params(node)) if hasattr(op, "dist_params") else list(node.inputs[2:])
+
+
+def record_support(var):
+    """``(low, high)`` of the values ``var`` can take (``high`` None: unbounded), ``"real"`` for a
+    real-valued variable, or None when the support cannot be read (see the module table)."""
+    if not str(var.dtype).startswith(("int", "uint", "bool")):
+        return "real"
+    fixed = _constant(var)
+    if fixed is not None:
+        return (int(fixed.min()), int(fixed.max())) if fixed.size else None
+    node = var.owner
+    name = getattr(getattr(node, "op", None), "name", None)
+    if name is None:
+        return None
+    if name == "bernoulli":
+        return (0, 1)
+    if name == "categorical":
+        k = _params(node)[0].type.shape[-1]
+        if k is None:
+            try:
+                k = int(_params(node)[0].shape[-1].eval())
+            except Exception:  # noqa: BLE001 - symbolic length: unknown support
+                return None
+        return (0, int(k) - 1)
+    if name in _BOUNDED_ABOVE_BY_N:
+        n = _constant(_params(node)[_BOUNDED_ABOVE_BY_N[name]])
+        return (0, None if n is None else int(np.max(n)))
+    if name == "discrete_uniform":
+        lo, hi = (_constant(p) for p in _params(node)[:2])
+        if lo is None or hi is None:
+            return None
+        return (int(np.min(lo)), int(np.max(hi)))
+    if name in _UNBOUNDED:
+        return (_UNBOUNDED[name], None)
+    return None
+
+
+def _domain(statistic, mechanism):
+    """``K`` when the node needs codes ``0..K-1`` (Counts(K), randomized response), else None."""
+    k = getattr(statistic, "n_categories", None)
+    if k is None and statistic.local:
+        k = getattr(mechanism, "n_categories", None)
+    return None if k is None else int(k)
+
+
+def check_domain(name, statistic, mechanism, data_t) -> None:
+    """Refuse records whose support is not inside the codes ``0..K-1`` the node needs."""
+    k = _domain(statistic, mechanism)
+    if k is None or getattr(statistic, "fn", None) is not None:
+        return
+    if statistic.local:
+        what, bigger = f"{type(mechanism).__name__}(n_categories={k})", "n_categories={}"
+    else:
+        what, bigger = repr(statistic), type(statistic).__name__ + "({})"
+    for d in data_t:
+        support = record_support(d)
+        if support is None:
+            continue
+        label = d.name or "the fixed records"
+        if support == "real":
+            raise ValueError(
+                f"DPObserved {name!r}: {what} needs integer category codes 0..{k - 1}, but the "
+                f"records {label!r} are real-valued (dtype {d.dtype}); its density would be "
+                "meaningless for them. Model the records as categories (pm.Categorical, "
+                "pm.Bernoulli) or release a real statistic (pdp.Sum, pdp.Mean with pdp.Laplace)."
+            )
+        lo, hi = support
+        lower, upper = getattr(statistic, "lower", None), getattr(statistic, "upper", None)
+        lo = lo if lower is None else max(lo, int(np.ceil(lower)))
+        if upper is not None:
+            hi = int(np.floor(upper)) if hi is None else min(hi, int(np.floor(upper)))
+        if lo >= 0 and hi is not None and hi <= k - 1:
+            continue
+        shown = f"{lo}..{'inf' if hi is None else hi}"
+        lost = "dropped from the counts" if not statistic.local else "given a meaningless density"
+        fix = (f"Use {bigger.format(hi + 1)} to cover every code the records take, or model"
+               if lo >= 0 and hi is not None else "Model")
+        raise ValueError(
+            f"DPObserved {name!r}: {what} takes category codes 0..{k - 1}, but the records "
+            f"{label!r} take values {shown}; codes outside 0..{k - 1} would be {lost} silently. "
+            f"{fix} the records with a support inside 0..{k - 1} (e.g. pm.Categorical with p of "
+            f"length {k})."
+        )
