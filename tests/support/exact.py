@@ -192,3 +192,29 @@ def clamped_normal_sum_laplace(s, n, prior_sd, b, h=0.01):
     w = np.exp(logpost - logpost.max())
     w /= np.trapezoid(w, mus)
     return _mean_sd(np.trapezoid(w * mus, mus), np.trapezoid(w * mus**2, mus))
+
+
+def dirichlet_local_posterior(eta_rows, weights, alpha, index):
+    """π ~ Dir(α), records x_i ~ Cat(π), each record released locally (any number of answers):
+    ``p(s_i | x) = exp(eta_rows[u_i, x])`` for its distinct release row ``u_i`` (``weights[u]``
+    records each). Exact posterior mean and sd of π_index by expanding
+    ``Π_u (Σ_x π_x e^{eta[u,x]})^{w_u}`` over the category counts and integrating the Dirichlet."""
+    alpha = np.asarray(alpha, dtype=float)
+    k = len(alpha)
+    total = {(0,) * k: 0.0}  # count vector -> log weight
+    for row, w in zip(np.asarray(eta_rows, dtype=float), np.asarray(weights, dtype=int)):
+        for _ in range(w):  # one record at a time: multiply by Σ_x π_x e^{row[x]}
+            new = {}
+            for c, lw in total.items():
+                for x in range(k):
+                    c2 = c[:x] + (c[x] + 1,) + c[x + 1:]
+                    new[c2] = np.logaddexp(new.get(c2, -np.inf), lw + row[x])
+            total = new
+    counts = np.array(list(total.keys()), dtype=float)
+    lw = np.array(list(total.values()))
+    lw = lw + special.gammaln(alpha + counts).sum(axis=1)  # Dirichlet integral (common factors out)
+    w = _normalise(lw)
+    a_k, big = alpha[index] + counts[:, index], alpha.sum() + counts.sum(axis=1)
+    m1 = np.sum(w * a_k / big)
+    m2 = np.sum(w * a_k * (a_k + 1) / (big * (big + 1)))
+    return _mean_sd(m1, m2)
