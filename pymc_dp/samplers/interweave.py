@@ -30,8 +30,9 @@ d ≥ 2 — the principal axes of the θ draws (a ridge such as β₀ + β₁ pi
 along, not across). Directions and interval widths (mean of twice the move sizes) are adapted during
 warm-up only, so the kernel is exactly invariant after warm-up.
 
-Records whose distribution has neither a location–scale form nor an icdf (e.g. discrete classes)
-are held fixed during the move; their log density then enters :math:`\log \pi` (it depends on θ).
+Records whose distribution has neither a location–scale form nor an icdf (e.g. discrete classes),
+and records whose distribution does not read θ (a regression's covariates), are held fixed during
+the move; their log density then enters :math:`\log \pi`.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ __all__ = [
     "InterweaveParams",
     "InterweaveState",
     "InterweaveTarget",
+    "InterweaveTrial",
     "interweave_kernel",
     "slice_update",
 ]
@@ -314,7 +316,12 @@ class InterweaveTarget:
         for rv in order:  # topological: a record's record-parents come before it
             z = pt.tensor(f"{rv.name}_z", dtype="float64", shape=rv.type.shape)
             linked = set(represented) & set(ancestors(rv.owner.inputs))
-            rep = None if linked else self._representation(rv, z, others_v, others_t)
+            # records whose law does not read θ gain nothing from z (T_θ would not depend on θ) and
+            # would hold their children fixed: keep them as they are (e.g. a regression's
+            # covariates x, so that y ~ N(x·β, σ) is the one written through z)
+            free_of_theta = not (set(self.theta_rvs) & set(ancestors(rv.owner.inputs)))
+            rep = (None if linked or free_of_theta
+                   else self._representation(rv, z, others_v, others_t))
             if rep is None:
                 self.kinds[rv.name] = "fixed"
                 continue
@@ -391,6 +398,90 @@ class InterweaveTarget:
         return new
 
 
+class InterweaveTrial:
+    """Warm-up measurement of whether the non-centred θ-move pays for itself (per chain).
+
+    During tuning the move runs at every iteration and :meth:`record` keeps, per iteration, θ where
+    the other steps left it (``theta_in``), θ after the move (``theta_out``), the iteration's wall time
+    and the move's. At the end of tuning :meth:`decide` compares, over the last half of the tuning
+    window, the smallest standardised expected squared jump per second over θ's coordinates,
+
+    .. math:: \min_j \frac{E[(\Delta\theta_j)^2] / \mathrm{var}(\theta_j)}{\text{seconds per iteration}},
+
+    with the move (jump from one iteration's output to the next, time of the whole iteration) and
+    without it (the jump of the centred steps alone, the iteration's time minus the move's), a proxy
+    of θ's ESS/s (for a Gaussian AR(1) chain, ESJD/var = 2(1 − ρ)). The move is kept if it is larger
+    with it. The decision is frozen when tuning ends, so after warm-up the kernel is a fixed
+    composition of exact steps (each leaves the posterior invariant); the adaptation happens during
+    tuning only, like the slice widths.
+
+    The measurement stops after :attr:`MAX_WINDOW` iterations (the decision is then frozen, still
+    within warm-up, so long tunings do not pay for a move that is not kept). With fewer than
+    :attr:`MIN_WINDOW` iterations in the compared half (short tuning) the ``fallback`` decision (the
+    weakness-ratio rule) is kept.
+    """
+
+    MIN_WINDOW = 40
+    #: tuning iterations measured at most: the decision is frozen then, still within warm-up
+    MAX_WINDOW = 200
+
+    def __init__(self, fallback: bool, fallback_reason: str):
+        self.fallback = bool(fallback)
+        self.fallback_reason = str(fallback_reason)
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the measurements (start of a chain)."""
+        self.rows = []
+        self._last = None
+        self._t_last = None
+        self.decision = None  # (enabled, reason) once frozen
+
+    def record(self, theta_in, theta_out, t_end: float, t_move: float) -> None:
+        """One tuning iteration: θ before and after the move, the time stamp at its end and the
+        seconds the move took."""
+        theta_in = np.asarray(theta_in, dtype=float).ravel()
+        theta_out = np.asarray(theta_out, dtype=float).ravel()
+        if self._last is not None:
+            self.rows.append((theta_in - self._last, theta_out - self._last, theta_out,
+                              t_end - self._t_last, float(t_move)))
+        self._last, self._t_last = theta_out, float(t_end)
+
+    @property
+    def full(self) -> bool:
+        """Whether the window is complete (decide now)."""
+        return len(self.rows) >= self.MAX_WINDOW
+
+    def decide(self):
+        """Freeze and return ``(enabled, reason)``."""
+        if self.decision is not None:
+            return self.decision
+        rows = self.rows[len(self.rows) // 2:]
+        if len(rows) < self.MIN_WINDOW:
+            self.decision = (self.fallback, f"{self.fallback_reason} (tuning too short to measure: "
+                                            f"{len(rows)} < {self.MIN_WINDOW} iterations)")
+            return self.decision
+        centred = np.array([r[0] for r in rows])
+        total = np.array([r[1] for r in rows])
+        theta = np.array([r[2] for r in rows])
+        seconds = float(np.mean([r[3] for r in rows]))
+        move = float(np.mean([r[4] for r in rows]))
+        with_move, without = _jump_rate(total, theta, seconds), _jump_rate(centred, theta, seconds - move)
+        enabled = bool(with_move > without)
+        self.decision = (enabled, (
+            f"measured at warm-up over {len(rows)} iterations: standardised θ jump²/s "
+            f"{with_move:.3g} with the move, {without:.3g} without"))
+        return self.decision
+
+
+def _jump_rate(jumps, theta, seconds) -> float:
+    """``min_j mean(jumps_j²) / var(θ_j)`` per second (coordinates that never moved: 0)."""
+    var = np.var(theta, axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = np.where(var > 0, np.mean(jumps**2, axis=0) / var, 0.0)
+    return float(np.min(rate)) / max(seconds, 1e-12)
+
+
 def _check_int(value, name, low):
     if isinstance(value, bool) or not (isinstance(value, int | np.integer) and value >= low):
         raise ValueError(f"{name} must be an integer >= {low}, got {name}={value!r}.")
@@ -439,6 +530,7 @@ class Interweave(DPStep):
                 "the rough posterior sd of θ in value space (it is adapted during warm-up)."
             )
         self.initial_width = float(initial_width)
+        self.trial = None  # an InterweaveTrial when DataAugmentation(interweave="auto") measures it
         self.target = InterweaveTarget(model, vars, records)
         self.vars = self.target.theta_values
         self.d = self.target.theta_flat(model.initial_point(random_seed=0)).size
