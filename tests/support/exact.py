@@ -218,3 +218,13 @@ def dirichlet_local_posterior(eta_rows, weights, alpha, index):
     m1 = np.sum(w * a_k / big)
     m2 = np.sum(w * a_k * (a_k + 1) / (big * (big + 1)))
     return _mean_sd(m1, m2)
+
+
+def grid_posterior_2d(logpost, a, b):
+    """Posterior means and sds of two scalars by quadrature on the grid ``a × b`` (evenly spaced,
+    wide enough that the density vanishes at the edges): ``logpost(A, B)`` broadcasts over the
+    meshgrid. Returns ``((mean_a, sd_a), (mean_b, sd_b))``."""
+    aa, bb = np.meshgrid(a, b, indexing="ij")
+    w = _normalise(logpost(aa, bb))
+    return (_mean_sd(np.sum(w * aa), np.sum(w * aa**2)),
+            _mean_sd(np.sum(w * bb), np.sum(w * bb**2)))
