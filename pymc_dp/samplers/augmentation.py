@@ -398,9 +398,6 @@ class DataAugmentation(DPStep):
                 if not parents:
                     decision["reason"] = "the records have no free continuous parent"
                     continue
-                if all(r.dtype.startswith(("int", "uint", "bool")) for r in rvs):
-                    decision["reason"] = "discrete records have no θ-free representation"
-                    continue
                 ratio = weakness_ratio(group, point, np.random.default_rng(20110))
                 decision["ratio"] = ratio
                 weak = ratio > WEAK_RATIO

@@ -208,7 +208,8 @@ class InterweaveTarget:
     Attributes
     ----------
     kinds : dict
-        Record name -> ``"location-scale"``, ``"icdf"`` or ``"fixed"`` (held fixed, density kept).
+        Record name -> ``"location-scale"``, ``"icdf"``, ``"uniform-cell"`` (categorical /
+        Bernoulli through a uniform in the record's cell) or ``"fixed"`` (held fixed, density kept).
     """
 
     def __init__(self, model, vars, records=None, *, owner="Interweave"):
@@ -264,7 +265,7 @@ class InterweaveTarget:
         model = self.model
         op = rv.owner.op
         if rv.dtype.startswith(("int", "uint", "bool")):
-            return None
+            return self._categorical(rv, z, others_v, others_t)
         theta_set = set(self.theta_rvs)
         spec = LOCATION_SCALE.get(type(op).__name__)
         tr = model.rvs_to_transforms.get(rv)
@@ -303,6 +304,37 @@ class InterweaveTarget:
             x_val = x_nat
         return kind, pt.cast(x_val, model.rvs_to_values[rv].dtype), pt.cast(z_now, "float64")
 
+    def _categorical(self, rv, u, others_v, others_t):
+        """Categorical / Bernoulli records through uniforms: ``x = #{k < K-1 : u ≥ P_k}`` with
+        ``P_k = π_0 + … + π_k``. ``u | x, θ`` is uniform on ``[P_{x-1}, P_x)`` (drawn afresh each
+        iteration, an exact Gibbs step on the auxiliary ``u``: integrating it over the cell gives
+        back ``π_x``), so the graph of the current value is the cell ``(lower end, width)``."""
+        kind = getattr(rv.owner.op, "name", None)
+        if kind not in ("categorical", "bernoulli"):
+            return None
+        params = rv.owner.op.dist_params(rv.owner)
+        (p,) = replace_rvs_by_values([params[0]], rvs_to_values=others_v, rvs_to_transforms=others_t)
+        if kind == "bernoulli":
+            p = pt.stack([1.0 - p, p], axis=-1)
+        p = pt.cast(p, "float64")
+        k = p.shape[-1]
+        cum = pt.cumsum(p, axis=-1)
+        x_nat = pt.sum(pt.ge(u[..., None], cum[..., :-1]), axis=-1)
+        x_nat = pt.broadcast_to(x_nat, rv.shape) if x_nat.ndim < rv.ndim else x_nat
+        (x_now,) = replace_rvs_by_values(
+            [rv], rvs_to_values=self.model.rvs_to_values, rvs_to_transforms=self.model.rvs_to_transforms
+        )
+        idx = pt.arange(k)
+        below = pt.lt(idx, x_now[..., None])
+        at = pt.eq(idx, x_now[..., None])
+        lower = pt.sum(pt.switch(below, p, 0.0), axis=-1)
+        width = pt.sum(pt.switch(at, p, 0.0), axis=-1)
+        (lower, width) = replace_rvs_by_values(
+            [lower, width], rvs_to_values=self.model.rvs_to_values, rvs_to_transforms=self.model.rvs_to_transforms
+        )
+        value_dtype = self.model.rvs_to_values[rv].dtype
+        return "uniform-cell", pt.cast(x_nat, value_dtype), pt.stack([lower, width])
+
     def _build(self):
         model = self.model
         # parameters of a record are read at the current values of everything else; a record
@@ -310,7 +342,7 @@ class InterweaveTarget:
         others_v = dict(model.rvs_to_values)
         others_t = {rv: t for rv, t in model.rvs_to_transforms.items() if t is not None}
         self.kinds = {}
-        zs, x_vals, z_nows, z_vals, represented = [], [], [], [], []
+        zs, x_vals, z_nows, z_vals, represented, z_kinds = [], [], [], [], [], []
         recs = set(self.record_rvs)
         order = sorted(self.record_rvs, key=lambda r: len(recs & set(ancestors(r.owner.inputs))))
         for rv in order:  # topological: a record's record-parents come before it
@@ -327,6 +359,7 @@ class InterweaveTarget:
                 continue
             kind, x_val, z_now = rep
             self.kinds[rv.name] = kind
+            z_kinds.append(kind)
             represented.append(rv)
             zs.append(z)
             x_vals.append(x_val)
@@ -335,8 +368,10 @@ class InterweaveTarget:
         if not zs:
             raise ValueError(
                 f"{self.owner} needs records with a θ-free representation x = loc(θ) + scale(θ)·z "
-                f"(Normal, StudentT, Laplace, Logistic, Cauchy, Gumbel) or an icdf in PyMC, but "
-                f"{_names(self.record_rvs)} has neither (discrete, or records drawn from each other). "
+                f"(Normal, StudentT, Laplace, Logistic, Cauchy, Gumbel), an icdf in PyMC, or categorical / "
+                f"Bernoulli records (uniforms in their cells), but "
+                f"{_names(self.record_rvs)} has none (another discrete family, or records drawn from "
+                "each other). "
                 "Use pdp.DataAugmentation with NUTS or a conjugate step for θ."
             )
         z_rvs = [model.values_to_rvs[v] for v in z_vals]
@@ -351,6 +386,7 @@ class InterweaveTarget:
         logp = model.logp(vars=terms, sum=True)
         logp = graph_replace(logp, dict(zip(z_vals, x_vals)), strict=False)
         self.z_rvs = z_rvs
+        self.z_kinds = z_kinds
         self.z_value_names = [v.name for v in z_vals]
         self.input_names = [v.name for v in model.value_vars]
         inputs = list(model.value_vars)
@@ -369,9 +405,18 @@ class InterweaveTarget:
         return replace_flat(point, self.theta_names, flat)
 
     # -- evaluators ----------------------------------------------------------------------------
-    def z_of(self, point):
-        """θ-free noise of the current records: ``(x - loc)/scale`` or ``F_θ(x)``, one array each."""
-        return [np.asarray(z, dtype=float) for z in self._z(*self._args(point))]
+    def z_of(self, point, rng=None):
+        """θ-free noise of the current records: ``(x - loc)/scale`` or ``F_θ(x)``, one array each;
+        for categorical records a uniform drawn in the record's cell (needs ``rng``)."""
+        out = []
+        for kind, z in zip(self.z_kinds, self._z(*self._args(point))):
+            z = np.asarray(z, dtype=float)
+            if kind == "uniform-cell":
+                if rng is None:
+                    raise ValueError("z_of needs rng for categorical records (a uniform in each cell).")
+                z = z[0] + rng.random(z.shape[1:]) * z[1]
+            out.append(z)
+        return out
 
     def logp(self, point, zs) -> float:
         """:math:`\\log \\pi(\\theta \\mid z)` up to a θ-free constant, θ and the rest from ``point``."""
@@ -559,7 +604,7 @@ class Interweave(DPStep):
 
     def step(self, point):
         target = self.target
-        zs = target.z_of(point)
+        zs = target.z_of(point, self.rng)
         log_density = target.conditional(point, zs)
         theta = target.theta_flat(point)
         state = InterweaveState(theta, log_density(theta), self.width, self.n_adapt, self.basis)
