@@ -94,3 +94,42 @@ def test_hierarchical_groups_default_nuts_block_exact():
     (m_mu0, m_tau) = exact.grid_posterior_2d(logpost, np.linspace(-7, 8, 801), np.linspace(1e-5, 5, 801))
     assert_mc_close(idata.posterior["mu0"].values, *m_mu0, label="hierarchical μ0")
     assert_mc_close(idata.posterior["tau"].values, *m_tau, label="hierarchical τ")
+
+
+@pytest.mark.slow
+def test_table_with_categorical_records_through_uniform_cells_exact():
+    """(e): π ~ Dir(1), categorical records, counts + discrete Gaussian noise; DataAugmentation with
+    the θ-move that writes each record through a uniform in its cell (forced on), against the exact
+    posterior summed over the latent counts."""
+    n, sigma = 30, 4.0
+    mech = pdp.DiscreteGaussian(sigma=sigma)
+    rng = np.random.default_rng(31)
+    s = pdp.release(rng.choice(3, size=n, p=[0.5, 0.3, 0.2]), pdp.Counts(3), mech, rng=rng)
+    with pm.Model() as model:
+        pi = pm.Dirichlet("pi", np.ones(3))
+        x = pm.Categorical("x", pi, shape=n)
+        pdp.DPObserved("c", x, statistic=pdp.Counts(3), mechanism=mech, observed=s)
+    with model:
+        assert pdp.DataAugmentation(interweave=True).interweave_decisions[0]["enabled"]
+    idata = sample(model, step=lambda: [pdp.DataAugmentation(interweave=True), pdp.ConjugateTheta([model["pi"]])],
+                   draws=1000, tune=500, seed=32)
+    pi_d = idata.posterior["pi"].values
+    for k in (0, 2):
+        truth = exact.dirichlet_counts_posterior(np.asarray(s, dtype=float), n, np.ones(3),
+                                                 lambda z: -z * z / (2 * sigma**2), k)
+        assert_mc_close(pi_d[..., k], *truth, label=f"uniform-cell θ-move π_{k}")
+
+
+@pytest.mark.slow
+def test_bernoulli_records_through_uniform_cells_exact():
+    """Bernoulli records written through a uniform in their cell, Beta prior, Sum + Laplace:
+    enumeration over Σx."""
+    n, s, scale = 25, 9.4, 3.0
+    with pm.Model() as model:
+        p = pm.Beta("p", 2, 2)
+        x = pm.Bernoulli("x", p, shape=n)
+        pdp.DPObserved("s", x, statistic=pdp.Sum(lower=0, upper=1), mechanism=pdp.Laplace(scale=scale), observed=s)
+    idata = sample(model, step=lambda: [pdp.DataAugmentation(interweave=True), pdp.ConjugateTheta([model["p"]])],
+                   draws=1000, tune=500, seed=33)
+    assert_mc_close(idata.posterior["p"].values, *exact.beta_bernoulli_laplace(s, n, 2.0, 2.0, scale),
+                    label="uniform-cell θ-move Bernoulli p")
