@@ -37,8 +37,8 @@ import pymc as pm
 from pymc.sampling.mcmc import assign_step_methods
 
 sys.path.insert(0, ".")
-import pymc_dp as pdp  # noqa: E402
-from tests.support.user_models import BUILDERS  # noqa: E402
+import pymc_dp as pdp
+from tests.support.user_models import BUILDERS
 
 OURS = (pdp.Collapsed, pdp.DataAugmentation, pdp.ConjugateTheta, pdp.SufficientTheta)
 
@@ -83,8 +83,8 @@ def run(build, ours, draws, tune, seed):
         routes = [f"θ-move kept in chains {[int(c) for c in np.flatnonzero(r[:, -1] > 0)]}"]
     ess, rhat = diagnostics(idata, names)
     t = float(idata.sample_stats.attrs.get("sampling_time", wall))
-    return dict(steps=steps, route="; ".join(routes), per_draw=ess / (2 * draws), rhat=rhat,
-                rate=ess / t, t=t)
+    return {"steps": steps, "route": "; ".join(routes), "per_draw": ess / (2 * draws), "rhat": rhat,
+                "rate": ess / t, "t": t}
 
 
 def main():

@@ -46,8 +46,8 @@ def test_trial_drops_a_move_that_only_costs_time():
 def test_short_tuning_keeps_the_ratio_rule():
     trial = InterweaveTrial(True, "release weak: r = 2 > 1.0")
     _feed(trial, np.random.default_rng(3), 30, centred_sd=1.0, move_sd=0.0, seconds=1e-3, move_seconds=1e-4)
-    assert trial.decide() == (True, "release weak: r = 2 > 1.0 (tuning too short to measure: 15 < 40 "
-                                    "iterations)")
+    assert trial.decide() == (True, ("release weak: r = 2 > 1.0 (tuning too short to measure: 15 < 40 "
+                                    "iterations)"))
 
 
 def test_coupled_hierarchical_parameters_keep_nuts():
