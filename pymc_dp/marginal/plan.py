@@ -110,16 +110,39 @@ def _release(model, node):
     return np.asarray(value.data if hasattr(value, "data") else value.eval())
 
 
-def _contributions(node, support):
+def _contributions(node, support, *, entries=False):
+    """Contributions ``t(x)`` at each support point: shape ``(w,)``, or ``(w, d)`` with
+    ``entries=True`` (a local release of ``d`` answers per record, e.g. ``Local(fn=...)`` returning
+    a vector: its noise densities are summed over the entries)."""
     t = node.statistic.contributions(pt.as_tensor_variable(np.asarray(support, dtype="int64")))
     t = np.asarray(t.eval(), dtype="float64")
+    if entries and t.ndim >= 1 and t.shape[0] == len(support):
+        return t.reshape(len(support), -1)
     if t.shape != (len(support),):
         raise ValueError(
             f"DPObserved {node.rv.name!r}: {node.statistic!r} gives {t.shape[1:]} entries per record; "
-            "collapsed likelihoods handle one number per record (or pdp.Counts). Use "
-            "pdp.DataAugmentation for vector contributions."
+            "collapsed likelihoods of additive statistics handle one number per record (or "
+            "pdp.Counts; local releases take any number of entries). Use pdp.DataAugmentation for "
+            "vector contributions to a sum."
         )
     return t
+
+
+def _local_eta(law, nodes, releases, support):
+    """``eta[i, x] = Σ_m Σ_j log η_m(s_{m,ij} | t_{m,j}(x))`` for local releases: every entry of
+    every record's answers (``Local(fn=...)`` with vector values included), enumerated over the
+    record's support through the statistic's own ``contributions``."""
+    eta = np.zeros((law.n, len(support)))
+    for nd, s in zip(nodes, releases):
+        t = _contributions(nd, support, entries=True)  # (w, d)
+        s = s.reshape(law.n, -1)
+        if s.shape[1] != t.shape[1]:
+            raise ValueError(
+                f"DPObserved {nd.rv.name!r}: the release has {s.shape[1]} entries per record but "
+                f"{nd.statistic!r} gives {t.shape[1]}; release one value per answer of each record."
+            )
+        eta += np.sum(nd.mechanism.logpdf(s[:, None, :], t[None, :, :]), axis=2)
+    return eta
 
 
 def _radius(mech, name):
@@ -197,9 +220,7 @@ def make_plan(model, record, nodes, *, method="auto") -> CollapsedPlan:
         return _counts_plan(law, nodes[0], releases[0], names)
     support, tail, trunc = _support(law, nodes, releases, case)
     if case == "local":
-        eta = np.zeros((law.n, len(support)))
-        for nd, s in zip(nodes, releases):
-            eta += nd.mechanism.logpdf(s[:, None], _contributions(nd, support)[None, :])
+        eta = _local_eta(law, nodes, releases, support)
         rows, inverse, weights = np.unique(eta, axis=0, return_inverse=True, return_counts=True)
         plan = CollapsedPlan(law, "local", names, support, tail, rows, cost=rows.size,
                              truncation=trunc, weights=weights.astype(float),

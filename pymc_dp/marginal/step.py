@@ -25,13 +25,15 @@ collapsed, blocked Gibbs scheme; van Dyk & Park 2008). Records feed nothing but 
 acceptance 0.3); :math:`m, Σ` and :math:`C = Σ` are refitted to the second half of the warm-up draws
 after 100, 200, 400, … iterations and at the end of warm-up; then both proposals are **frozen**
 (fixed kernels, hence exact), and the number of independence tries per iteration is fixed to the
-smallest k ≤ 4 with :math:`(1 - a)^k ≤ 0.1` for the warm-up acceptance a (k MH steps of one fixed
-kernel). A warning is given when a is below :data:`POOR_ACCEPT`.
+smallest k with :math:`(1 - a)^k ≤ 0.01` for the warm-up acceptance a (k MH steps of one fixed
+kernel), at most as many as one iteration's measured warm-up time pays for in density evaluations
+(between ``MIN_TRIES`` = 4 and ``MAX_TRIES`` = 16). A warning is given when a is below :data:`POOR_ACCEPT`.
 """
 
 from __future__ import annotations
 
 import math
+import time
 import warnings
 from typing import NamedTuple
 
@@ -57,6 +59,8 @@ from pymc_dp.samplers.base import DPStep
 __all__ = ["Collapsed", "CollapsedInfo", "CollapsedState", "ThetaProposals", "collapsed_kernel",
            "iteration_seconds", "record_parents", "MAX_ITERATION_SECONDS", "POOR_ACCEPT"]
 
+#: independence tries per iteration after warm-up: at least / at most (see Collapsed._max_tries)
+MIN_TRIES, MAX_TRIES = 4, 16
 #: warn at the end of warm-up when the independence acceptance is below this
 POOR_ACCEPT = 0.25
 _RW_TARGET = 0.3
@@ -237,15 +241,17 @@ class Collapsed(DPStep):
         self._n_adapt = 0
         self._cache = None  # (other values, θ, logp) of the last iteration
         self._started = False
+        self._eval_time = (0, 0.0)  # warm-up: (collapsed log density evaluations, seconds)
+        self._iter_time = (0, 0.0)  # warm-up: (kernel iterations, seconds)
 
     def stop_tuning(self):
         if self.tune:
             self._fit()
             recent = self._imh_tune[-max(25, len(self._imh_tune) // 4):]
-            if recent:  # tries so that all of them fail with probability ≤ 0.1 (at most 4)
+            if recent:  # tries so that all of them fail with probability ≤ 0.01, within the cap
                 a = min(max(float(np.mean(recent)), 1e-3), 0.999)
-                tries = math.ceil(math.log(0.1) / math.log1p(-a))
-                self._props = self._props._replace(imh_tries=int(min(max(tries, 1), 4)))
+                tries = math.ceil(math.log(0.01) / math.log1p(-a))
+                self._props = self._props._replace(imh_tries=int(min(max(tries, 1), self._max_tries())))
             if recent and float(np.mean(recent)) < POOR_ACCEPT:
                 warnings.warn(
                     f"Collapsed: the Student-t independence proposal for {self.theta_values} was "
@@ -255,6 +261,18 @@ class Collapsed(DPStep):
                     "increase tune.",
                     UserWarning, stacklevel=2)
         super().stop_tuning()
+
+    def _max_tries(self) -> int:
+        """Independence tries per iteration allowed after warm-up, measured: as many as one
+        iteration's measured time (the records draw and overhead included) pays for in evaluations
+        of the collapsed log density, between :data:`MIN_TRIES` and :data:`MAX_TRIES` (cheap
+        densities, e.g. a few distinct local release rows, get more tries; a costly counts DP 4)."""
+        evals, seconds = self._eval_time
+        if not (evals and self._iter_time[0]):
+            return MIN_TRIES
+        per_eval = seconds / evals
+        per_iter = self._iter_time[1] / self._iter_time[0]
+        return int(min(max(per_iter / max(per_eval, 1e-9), MIN_TRIES), MAX_TRIES))
 
     def _start_at_mode(self, theta, others):
         """Warm-up only: a first Student-t proposal at the mode of π(θ | s, φ) with the BFGS inverse
@@ -337,11 +355,21 @@ class Collapsed(DPStep):
         else:
             logp = float(self._logp(theta, *others))
 
+        timing = self.tune
+
         def logp_fn(t):
-            return self._logp(t, *others)
+            if not timing:
+                return self._logp(t, *others)
+            t0 = time.perf_counter()
+            out = self._logp(t, *others)
+            self._eval_time = (self._eval_time[0] + 1, self._eval_time[1] + time.perf_counter() - t0)
+            return out
 
         state = CollapsedState(theta, logp, ())
+        t0 = time.perf_counter()
         state, info = collapsed_kernel(self.rng, state, logp_fn, self._props, draw)
+        if timing:
+            self._iter_time = (self._iter_time[0] + 1, self._iter_time[1] + time.perf_counter() - t0)
         # copies: another step may write its next values into the arrays the point holds now
         self._cache = ([np.array(o, copy=True) for o in others], np.array(state.theta, copy=True), state.logp)
         if self.tune:

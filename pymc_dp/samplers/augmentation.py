@@ -50,6 +50,7 @@ move pays only once the release carries less information than the records.
 from __future__ import annotations
 
 import math
+import time
 from typing import NamedTuple
 
 import numba
@@ -308,9 +309,11 @@ class DataAugmentation(DPStep):
         Sweeps over all records per iteration.
     interweave : {"auto", True, False}
         After the sweeps, also run the non-centred θ-move (module docstring) on the free continuous
-        parents of each record group. ``"auto"`` (default): for the groups whose weakness ratio
-        ``r`` exceeds :data:`WEAK_RATIO` and whose records have a θ-free representation
-        (location–scale or icdf); ``True``: every group (a ``ValueError`` if one cannot);
+        parents of each record group. ``"auto"`` (default): for the groups whose records have a
+        θ-free representation (location–scale or icdf), run during warm-up and kept if it measured
+        faster in θ jumps per second (frozen when tuning ends; with too short a tuning, kept when
+        the weakness ratio ``r`` exceeds :data:`WEAK_RATIO`); ``True``: every group, always (a
+        ``ValueError`` if one cannot);
         ``False``: never.
     fast_proposals : bool
         Draw the record proposals of normal, Bernoulli, Poisson, exponential, gamma and binomial
@@ -332,12 +335,17 @@ class DataAugmentation(DPStep):
     -------------
     ``dp_accept_rate``: fraction of record proposals accepted (over records, groups and sweeps);
     ``dp_min_accept``: smallest acceptance probability among them (≥ e^-ε for ε-DP releases);
-    ``dp_iw_evals``, ``dp_iw_move``: target evaluations and size of the interweaving θ-moves (0 when off).
+    ``dp_iw_evals``, ``dp_iw_move``: target evaluations and size of the interweaving θ-moves (0 when off);
+    ``dp_route``: which groups ran the θ-move in the iteration (bit ``k`` for group ``k``). With
+    ``interweave="auto"`` the move runs at every tuning iteration and is kept after warm-up only if it
+    measured faster (:class:`~pymc_dp.samplers.interweave.InterweaveTrial`); the frozen choice and its
+    reason are in ``interweave_decisions[k]["measured"]`` (one entry per chain).
     """
 
     name = "data_augmentation"
     dp_stats = {"dp_accept_rate": (float, []), "dp_min_accept": (float, []),
-                "dp_iw_evals": (np.int64, []), "dp_iw_move": (float, [])}
+                "dp_iw_evals": (np.int64, []), "dp_iw_move": (float, []),
+                "dp_route": (np.int64, [])}
 
     def __init__(self, vars=None, *, sweeps: int = 1, interweave="auto", fast_proposals=True,
                  model=None, rng=None, blocked=True, initial_point=None, compile_kwargs=None):
@@ -368,11 +376,11 @@ class DataAugmentation(DPStep):
         if initial_point is None:
             initial_point = model.initial_point(random_seed=0)
         self._movers = self._interweavers(model, interweave, initial_point)
-        self.interweaving = any(m is not None for m in self._movers)
+        self.interweaving = any(d["enabled"] for d in self.interweave_decisions)
         self._init_step(rng)
 
     def _interweavers(self, model, mode, point):
-        from pymc_dp.samplers.interweave import Interweave
+        from pymc_dp.samplers.interweave import Interweave, InterweaveTrial
 
         movers, self.interweave_decisions = [], []
         for group in self.groups:
@@ -385,18 +393,16 @@ class DataAugmentation(DPStep):
             if mode is False:
                 decision["reason"] = "interweave=False"
                 continue
+            weak = True
             if mode == "auto":
                 if not parents:
                     decision["reason"] = "the records have no free continuous parent"
                     continue
-                if all(r.dtype.startswith(("int", "uint", "bool")) for r in rvs):
-                    decision["reason"] = "discrete records have no θ-free representation"
-                    continue
                 ratio = weakness_ratio(group, point, np.random.default_rng(20110))
                 decision["ratio"] = ratio
-                if not ratio > WEAK_RATIO:
-                    decision["reason"] = f"release informative: r = {ratio:.3g} <= {WEAK_RATIO}"
-                    continue
+                weak = ratio > WEAK_RATIO
+                decision["reason"] = (f"release weak: r = {ratio:.3g} > {WEAK_RATIO}" if weak else
+                                      f"release informative: r = {ratio:.3g} <= {WEAK_RATIO}")
             try:
                 movers[-1] = Interweave(parents, records=rvs, model=model)
             except ValueError as err:
@@ -404,9 +410,12 @@ class DataAugmentation(DPStep):
                     raise ValueError(f"DataAugmentation(interweave=True): {err}") from err
                 decision["reason"] = str(err)
                 continue
-            decision["enabled"] = True
-            decision["reason"] = ("interweave=True" if mode is True
-                                  else f"release weak: r = {decision['ratio']:.3g} > {WEAK_RATIO}")
+            decision["enabled"] = weak
+            if mode is True:
+                decision["reason"] = "interweave=True"
+            else:  # measured at warm-up; the ratio rule is the guess kept if tuning is too short
+                movers[-1].trial = InterweaveTrial(weak, decision["reason"])
+                decision["measured"] = []
         return movers
 
     def reseed(self, rng):
@@ -422,6 +431,8 @@ class DataAugmentation(DPStep):
             if mover is not None:
                 mover.tune = True
                 mover.start_chain()
+                if mover.trial is not None:
+                    mover.trial.reset()
 
     def step(self, point):
         n_acc, n_tot, min_p = 0, 0, 1.0
@@ -451,15 +462,36 @@ class DataAugmentation(DPStep):
                 n_tot += block.n
                 min_p = min(min_p, info.min_accept_prob)
             self._carried[k] = state
-        evals, move = 0, 0.0
-        for mover in self._movers:
-            if mover is not None:  # the non-centred θ-move; writes θ and the records
-                mover.rng, mover.tune = self.rng, self.tune
-                work, (stats,) = mover.step(work)
-                evals += stats["dp_iw_evals"]
-                move += stats["dp_iw_move"]
+        evals, move, route = 0, 0.0, 0
+        for k, mover in enumerate(self._movers):
+            if mover is None or not self._move_on(k, mover):
+                continue
+            # the non-centred θ-move; writes θ and the records
+            mover.rng, mover.tune = self.rng, self.tune
+            theta_in, t0 = mover.target.theta_flat(work), time.perf_counter()
+            work, (stats,) = mover.step(work)
+            t1 = time.perf_counter()
+            if self.tune and mover.trial is not None:
+                mover.trial.record(theta_in, mover.target.theta_flat(work), t1, t1 - t0)
+            evals += stats["dp_iw_evals"]
+            move += stats["dp_iw_move"]
+            route |= 1 << k
         return work, [self.stats(dp_accept_rate=n_acc / n_tot, dp_min_accept=min_p,
-                                 dp_iw_evals=int(evals), dp_iw_move=float(move))]
+                                 dp_iw_evals=int(evals), dp_iw_move=float(move), dp_route=route)]
+
+    def _move_on(self, k, mover) -> bool:
+        """Whether group ``k`` runs its θ-move now: always while a warm-up trial measures it, then
+        the trial's decision, frozen for the rest of the chain (reported once in
+        ``interweave_decisions[k]["measured"]``)."""
+        trial = mover.trial
+        if trial is None:
+            return True
+        if self.tune and trial.decision is None and not trial.full:
+            return True
+        if trial.decision is None:
+            enabled, reason = trial.decide()
+            self.interweave_decisions[k]["measured"].append({"enabled": enabled, "reason": reason})
+        return trial.decision[0]
 
     @staticmethod
     def competence(var, has_grad):

@@ -49,7 +49,7 @@ from pytensor.graph.replace import graph_replace
 from pytensor.tensor.elemwise import DimShuffle
 
 from pymc_dp._compat import ancestors
-from pymc_dp.samplers.assign import augmentation_competence, cached_verdict
+from pymc_dp.samplers.assign import augmentation_competence, cached_verdict, coupled_parameters
 from pymc_dp.samplers.base import DPStep
 
 __all__ = ["ConjugatePattern", "ConjugateTheta", "ThetaConditional", "conjugate_pattern"]
@@ -458,6 +458,8 @@ def conjugate_competence(var) -> Competence:
 
 
 def _conjugate_verdict(model, var) -> Competence:
+    if coupled_parameters(model, var):  # hierarchical block: NUTS on it jointly (samplers.assign)
+        return Competence.INCOMPATIBLE
     try:
         pattern = conjugate_pattern(model, var)
     except Exception:  # noqa: BLE001 - not conjugate (the message is for explicit use): leave to NUTS

@@ -30,8 +30,9 @@ d ≥ 2 — the principal axes of the θ draws (a ridge such as β₀ + β₁ pi
 along, not across). Directions and interval widths (mean of twice the move sizes) are adapted during
 warm-up only, so the kernel is exactly invariant after warm-up.
 
-Records whose distribution has neither a location–scale form nor an icdf (e.g. discrete classes)
-are held fixed during the move; their log density then enters :math:`\log \pi` (it depends on θ).
+Records whose distribution has neither a location–scale form nor an icdf (e.g. discrete classes),
+and records whose distribution does not read θ (a regression's covariates), are held fixed during
+the move; their log density then enters :math:`\log \pi`.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ __all__ = [
     "InterweaveParams",
     "InterweaveState",
     "InterweaveTarget",
+    "InterweaveTrial",
     "interweave_kernel",
     "slice_update",
 ]
@@ -206,7 +208,8 @@ class InterweaveTarget:
     Attributes
     ----------
     kinds : dict
-        Record name -> ``"location-scale"``, ``"icdf"`` or ``"fixed"`` (held fixed, density kept).
+        Record name -> ``"location-scale"``, ``"icdf"``, ``"uniform-cell"`` (categorical /
+        Bernoulli through a uniform in the record's cell) or ``"fixed"`` (held fixed, density kept).
     """
 
     def __init__(self, model, vars, records=None, *, owner="Interweave"):
@@ -262,7 +265,7 @@ class InterweaveTarget:
         model = self.model
         op = rv.owner.op
         if rv.dtype.startswith(("int", "uint", "bool")):
-            return None
+            return self._categorical(rv, z, others_v, others_t)
         theta_set = set(self.theta_rvs)
         spec = LOCATION_SCALE.get(type(op).__name__)
         tr = model.rvs_to_transforms.get(rv)
@@ -302,6 +305,37 @@ class InterweaveTarget:
             x_val = x_nat
         return kind, pt.cast(x_val, model.rvs_to_values[rv].dtype), pt.cast(z_now, "float64")
 
+    def _categorical(self, rv, u, others_v, others_t):
+        """Categorical / Bernoulli records through uniforms: ``x = #{k < K-1 : u ≥ P_k}`` with
+        ``P_k = π_0 + … + π_k``. ``u | x, θ`` is uniform on ``[P_{x-1}, P_x)`` (drawn afresh each
+        iteration, an exact Gibbs step on the auxiliary ``u``: integrating it over the cell gives
+        back ``π_x``), so the graph of the current value is the cell ``(lower end, width)``."""
+        kind = getattr(rv.owner.op, "name", None)
+        if kind not in ("categorical", "bernoulli"):
+            return None
+        params = rv.owner.op.dist_params(rv.owner)
+        (p,) = replace_rvs_by_values([params[0]], rvs_to_values=others_v, rvs_to_transforms=others_t)
+        if kind == "bernoulli":
+            p = pt.stack([1.0 - p, p], axis=-1)
+        p = pt.cast(p, "float64")
+        k = p.shape[-1]
+        cum = pt.cumsum(p, axis=-1)
+        x_nat = pt.sum(pt.ge(u[..., None], cum[..., :-1]), axis=-1)
+        x_nat = pt.broadcast_to(x_nat, rv.shape) if x_nat.ndim < rv.ndim else x_nat
+        (x_now,) = replace_rvs_by_values(
+            [rv], rvs_to_values=self.model.rvs_to_values, rvs_to_transforms=self.model.rvs_to_transforms
+        )
+        idx = pt.arange(k)
+        below = pt.lt(idx, x_now[..., None])
+        at = pt.eq(idx, x_now[..., None])
+        lower = pt.sum(pt.switch(below, p, 0.0), axis=-1)
+        width = pt.sum(pt.switch(at, p, 0.0), axis=-1)
+        (lower, width) = replace_rvs_by_values(
+            [lower, width], rvs_to_values=self.model.rvs_to_values, rvs_to_transforms=self.model.rvs_to_transforms
+        )
+        value_dtype = self.model.rvs_to_values[rv].dtype
+        return "uniform-cell", pt.cast(x_nat, value_dtype), pt.stack([lower, width])
+
     def _build(self):
         model = self.model
         # parameters of a record are read at the current values of everything else; a record
@@ -309,18 +343,24 @@ class InterweaveTarget:
         others_v = dict(model.rvs_to_values)
         others_t = {rv: t for rv, t in model.rvs_to_transforms.items() if t is not None}
         self.kinds = {}
-        zs, x_vals, z_nows, z_vals, represented = [], [], [], [], []
+        zs, x_vals, z_nows, z_vals, represented, z_kinds = [], [], [], [], [], []
         recs = set(self.record_rvs)
         order = sorted(self.record_rvs, key=lambda r: len(recs & set(ancestors(r.owner.inputs))))
         for rv in order:  # topological: a record's record-parents come before it
             z = pt.tensor(f"{rv.name}_z", dtype="float64", shape=rv.type.shape)
             linked = set(represented) & set(ancestors(rv.owner.inputs))
-            rep = None if linked else self._representation(rv, z, others_v, others_t)
+            # records whose law does not read θ gain nothing from z (T_θ would not depend on θ) and
+            # would hold their children fixed: keep them as they are (e.g. a regression's
+            # covariates x, so that y ~ N(x·β, σ) is the one written through z)
+            free_of_theta = not (set(self.theta_rvs) & set(ancestors(rv.owner.inputs)))
+            rep = (None if linked or free_of_theta
+                   else self._representation(rv, z, others_v, others_t))
             if rep is None:
                 self.kinds[rv.name] = "fixed"
                 continue
             kind, x_val, z_now = rep
             self.kinds[rv.name] = kind
+            z_kinds.append(kind)
             represented.append(rv)
             zs.append(z)
             x_vals.append(x_val)
@@ -329,8 +369,10 @@ class InterweaveTarget:
         if not zs:
             raise ValueError(
                 f"{self.owner} needs records with a θ-free representation x = loc(θ) + scale(θ)·z "
-                f"(Normal, StudentT, Laplace, Logistic, Cauchy, Gumbel) or an icdf in PyMC, but "
-                f"{_names(self.record_rvs)} has neither (discrete, or records drawn from each other). "
+                f"(Normal, StudentT, Laplace, Logistic, Cauchy, Gumbel), an icdf in PyMC, or categorical / "
+                f"Bernoulli records (uniforms in their cells), but "
+                f"{_names(self.record_rvs)} has none (another discrete family, or records drawn from "
+                "each other). "
                 "Use pdp.DataAugmentation with NUTS or a conjugate step for θ."
             )
         z_rvs = [model.values_to_rvs[v] for v in z_vals]
@@ -345,6 +387,7 @@ class InterweaveTarget:
         logp = model.logp(vars=terms, sum=True)
         logp = graph_replace(logp, dict(zip(z_vals, x_vals)), strict=False)
         self.z_rvs = z_rvs
+        self.z_kinds = z_kinds
         self.z_value_names = [v.name for v in z_vals]
         #: the noise inputs z and the records' value-space graphs T_θ(z) (for Jacobian checks)
         self.z_inputs, self.x_graphs = list(zs), list(x_vals)
@@ -365,9 +408,18 @@ class InterweaveTarget:
         return replace_flat(point, self.theta_names, flat)
 
     # -- evaluators ----------------------------------------------------------------------------
-    def z_of(self, point):
-        """θ-free noise of the current records: ``(x - loc)/scale`` or ``F_θ(x)``, one array each."""
-        return [np.asarray(z, dtype=float) for z in self._z(*self._args(point))]
+    def z_of(self, point, rng=None):
+        """θ-free noise of the current records: ``(x - loc)/scale`` or ``F_θ(x)``, one array each;
+        for categorical records a uniform drawn in the record's cell (needs ``rng``)."""
+        out = []
+        for kind, z in zip(self.z_kinds, self._z(*self._args(point))):
+            z = np.asarray(z, dtype=float)
+            if kind == "uniform-cell":
+                if rng is None:
+                    raise ValueError("z_of needs rng for categorical records (a uniform in each cell).")
+                z = z[0] + rng.random(z.shape[1:]) * z[1]
+            out.append(z)
+        return out
 
     def logp(self, point, zs) -> float:
         """:math:`\\log \\pi(\\theta \\mid z)` up to a θ-free constant, θ and the rest from ``point``."""
@@ -392,6 +444,90 @@ class InterweaveTarget:
         new = self.with_theta(point, theta)
         new.update(self.records(new, zs))
         return new
+
+
+class InterweaveTrial:
+    """Warm-up measurement of whether the non-centred θ-move pays for itself (per chain).
+
+    During tuning the move runs at every iteration and :meth:`record` keeps, per iteration, θ where
+    the other steps left it (``theta_in``), θ after the move (``theta_out``), the iteration's wall time
+    and the move's. At the end of tuning :meth:`decide` compares, over the last half of the tuning
+    window, the smallest standardised expected squared jump per second over θ's coordinates,
+
+    .. math:: \min_j \frac{E[(\Delta\theta_j)^2] / \mathrm{var}(\theta_j)}{\text{seconds per iteration}},
+
+    with the move (jump from one iteration's output to the next, time of the whole iteration) and
+    without it (the jump of the centred steps alone, the iteration's time minus the move's), a proxy
+    of θ's ESS/s (for a Gaussian AR(1) chain, ESJD/var = 2(1 − ρ)). The move is kept if it is larger
+    with it. The decision is frozen when tuning ends, so after warm-up the kernel is a fixed
+    composition of exact steps (each leaves the posterior invariant); the adaptation happens during
+    tuning only, like the slice widths.
+
+    The measurement stops after :attr:`MAX_WINDOW` iterations (the decision is then frozen, still
+    within warm-up, so long tunings do not pay for a move that is not kept). With fewer than
+    :attr:`MIN_WINDOW` iterations in the compared half (short tuning) the ``fallback`` decision (the
+    weakness-ratio rule) is kept.
+    """
+
+    MIN_WINDOW = 40
+    #: tuning iterations measured at most: the decision is frozen then, still within warm-up
+    MAX_WINDOW = 200
+
+    def __init__(self, fallback: bool, fallback_reason: str):
+        self.fallback = bool(fallback)
+        self.fallback_reason = str(fallback_reason)
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the measurements (start of a chain)."""
+        self.rows = []
+        self._last = None
+        self._t_last = None
+        self.decision = None  # (enabled, reason) once frozen
+
+    def record(self, theta_in, theta_out, t_end: float, t_move: float) -> None:
+        """One tuning iteration: θ before and after the move, the time stamp at its end and the
+        seconds the move took."""
+        theta_in = np.asarray(theta_in, dtype=float).ravel()
+        theta_out = np.asarray(theta_out, dtype=float).ravel()
+        if self._last is not None:
+            self.rows.append((theta_in - self._last, theta_out - self._last, theta_out,
+                              t_end - self._t_last, float(t_move)))
+        self._last, self._t_last = theta_out, float(t_end)
+
+    @property
+    def full(self) -> bool:
+        """Whether the window is complete (decide now)."""
+        return len(self.rows) >= self.MAX_WINDOW
+
+    def decide(self):
+        """Freeze and return ``(enabled, reason)``."""
+        if self.decision is not None:
+            return self.decision
+        rows = self.rows[len(self.rows) // 2:]
+        if len(rows) < self.MIN_WINDOW:
+            self.decision = (self.fallback, f"{self.fallback_reason} (tuning too short to measure: "
+                                            f"{len(rows)} < {self.MIN_WINDOW} iterations)")
+            return self.decision
+        centred = np.array([r[0] for r in rows])
+        total = np.array([r[1] for r in rows])
+        theta = np.array([r[2] for r in rows])
+        seconds = float(np.mean([r[3] for r in rows]))
+        move = float(np.mean([r[4] for r in rows]))
+        with_move, without = _jump_rate(total, theta, seconds), _jump_rate(centred, theta, seconds - move)
+        enabled = bool(with_move > without)
+        self.decision = (enabled, (
+            f"measured at warm-up over {len(rows)} iterations: standardised θ jump²/s "
+            f"{with_move:.3g} with the move, {without:.3g} without"))
+        return self.decision
+
+
+def _jump_rate(jumps, theta, seconds) -> float:
+    """``min_j mean(jumps_j²) / var(θ_j)`` per second (coordinates that never moved: 0)."""
+    var = np.var(theta, axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = np.where(var > 0, np.mean(jumps**2, axis=0) / var, 0.0)
+    return float(np.min(rate)) / max(seconds, 1e-12)
 
 
 def _check_int(value, name, low):
@@ -442,6 +578,7 @@ class Interweave(DPStep):
                 "the rough posterior sd of θ in value space (it is adapted during warm-up)."
             )
         self.initial_width = float(initial_width)
+        self.trial = None  # an InterweaveTrial when DataAugmentation(interweave="auto") measures it
         self.target = InterweaveTarget(model, vars, records)
         self.vars = self.target.theta_values
         self.d = self.target.theta_flat(model.initial_point(random_seed=0)).size
@@ -470,7 +607,7 @@ class Interweave(DPStep):
 
     def step(self, point):
         target = self.target
-        zs = target.z_of(point)
+        zs = target.z_of(point, self.rng)
         log_density = target.conditional(point, zs)
         theta = target.theta_flat(point)
         state = InterweaveState(theta, log_density(theta), self.width, self.n_adapt, self.basis)

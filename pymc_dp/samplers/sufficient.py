@@ -60,7 +60,7 @@ from pymc.util import get_value_vars_from_user_vars
 from pytensor.graph.replace import graph_replace
 from pytensor.tensor.xlogx import xlogy0
 
-from pymc_dp.samplers.assign import augmentation_competence, cached_verdict
+from pymc_dp.samplers.assign import augmentation_competence, cached_verdict, coupled_parameters
 from pymc_dp.samplers.base import DPStep
 from pymc_dp.samplers.conjugate import _direct, conjugate_competence
 
@@ -387,8 +387,8 @@ def sufficient_competence(var) -> Competence:
 
 
 def _verdict(model, var) -> Competence:
-    if conjugate_competence(var) == Competence.IDEAL:
-        return Competence.INCOMPATIBLE
+    if conjugate_competence(var) == Competence.IDEAL or coupled_parameters(model, var):
+        return Competence.INCOMPATIBLE  # coupled: a hierarchical block keeps NUTS jointly
     try:
         children, _ = sufficient_terms(model, [var])
     except Exception:  # noqa: BLE001 - not writable (the message is for explicit use): leave to NUTS

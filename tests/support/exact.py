@@ -201,3 +201,39 @@ def clamped_normal_sum_laplace(s, n, prior_sd, b, h=0.01):
     w = np.exp(logpost - logpost.max())
     w /= np.trapezoid(w, mus)
     return _mean_sd(np.trapezoid(w * mus, mus), np.trapezoid(w * mus**2, mus))
+
+
+def dirichlet_local_posterior(eta_rows, weights, alpha, index):
+    """π ~ Dir(α), records x_i ~ Cat(π), each record released locally (any number of answers):
+    ``p(s_i | x) = exp(eta_rows[u_i, x])`` for its distinct release row ``u_i`` (``weights[u]``
+    records each). Exact posterior mean and sd of π_index by expanding
+    ``Π_u (Σ_x π_x e^{eta[u,x]})^{w_u}`` over the category counts and integrating the Dirichlet."""
+    alpha = np.asarray(alpha, dtype=float)
+    k = len(alpha)
+    total = {(0,) * k: 0.0}  # count vector -> log weight
+    for row, w in zip(np.asarray(eta_rows, dtype=float), np.asarray(weights, dtype=int)):
+        for _ in range(w):  # one record at a time: multiply by Σ_x π_x e^{row[x]}
+            new = {}
+            for c, lw in total.items():
+                for x in range(k):
+                    c2 = c[:x] + (c[x] + 1,) + c[x + 1:]
+                    new[c2] = np.logaddexp(new.get(c2, -np.inf), lw + row[x])
+            total = new
+    counts = np.array(list(total.keys()), dtype=float)
+    lw = np.array(list(total.values()))
+    lw = lw + special.gammaln(alpha + counts).sum(axis=1)  # Dirichlet integral (common factors out)
+    w = _normalise(lw)
+    a_k, big = alpha[index] + counts[:, index], alpha.sum() + counts.sum(axis=1)
+    m1 = np.sum(w * a_k / big)
+    m2 = np.sum(w * a_k * (a_k + 1) / (big * (big + 1)))
+    return _mean_sd(m1, m2)
+
+
+def grid_posterior_2d(logpost, a, b):
+    """Posterior means and sds of two scalars by quadrature on the grid ``a × b`` (evenly spaced,
+    wide enough that the density vanishes at the edges): ``logpost(A, B)`` broadcasts over the
+    meshgrid. Returns ``((mean_a, sd_a), (mean_b, sd_b))``."""
+    aa, bb = np.meshgrid(a, b, indexing="ij")
+    w = _normalise(logpost(aa, bb))
+    return (_mean_sd(np.sum(w * aa), np.sum(w * aa**2)),
+            _mean_sd(np.sum(w * bb), np.sum(w * bb**2)))

@@ -67,12 +67,13 @@ def test_icdf_representation_for_positive_records():
 # refusals
 # ---------------------------------------------------------------------------------------------
 def test_refuses_discrete_records():
+    # Bernoulli / categorical records are written through uniforms in their cells; Poisson has none
     with pm.Model():
-        p = pm.Beta("p", 1, 1)
-        x = pm.Bernoulli("x", p, shape=5)
-        pdp.DPObserved("s", x, statistic=pdp.Sum(0, 1), mechanism=pdp.Laplace(epsilon=1.0), observed=2.0)
+        lam = pm.Gamma("lam", 2, 1)
+        x = pm.Poisson("x", lam, shape=5)
+        pdp.DPObserved("s", x, statistic=pdp.Sum(0, 9), mechanism=pdp.Laplace(epsilon=1.0), observed=2.0)
         with pytest.raises(ValueError, match=re.escape("Interweave needs records with a θ-free representation")):
-            pdp.Interweave([p])
+            pdp.Interweave([lam])
 
 
 def test_refuses_bad_arguments():

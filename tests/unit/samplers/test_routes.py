@@ -1,0 +1,84 @@
+"""Route rules of the default assignment (issue 17): the warm-up measurement that keeps or drops
+the non-centred θ-move (``InterweaveTrial``, frozen when tuning ends, reported in ``dp_route`` and
+``interweave_decisions``), coupled hierarchical parameters left to NUTS, and the θ-move on a
+regression whose covariates do not read θ."""
+
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+
+import pymc_dp as pdp
+from pymc_dp.samplers.assign import coupled_parameters
+from pymc_dp.samplers.interweave import InterweaveTarget, InterweaveTrial
+from tests.support.sampling import assigned
+from tests.support.user_models import hierarchical_groups, normal_scale, regression_user
+
+
+def _feed(trial, rng, iters, centred_sd, move_sd, seconds, move_seconds):
+    theta, t = np.zeros(2), 0.0
+    for _ in range(iters):
+        theta_in = theta + rng.normal(0, centred_sd, 2)
+        theta = theta_in + rng.normal(0, move_sd, 2)
+        t += seconds
+        trial.record(theta_in, theta, t, move_seconds)
+
+
+def test_trial_keeps_a_move_that_carries_theta():
+    trial = InterweaveTrial(False, "release informative: r = 0.3 <= 1.0")
+    _feed(trial, np.random.default_rng(0), 201, centred_sd=0.01, move_sd=1.0, seconds=2e-3, move_seconds=1e-3)
+    assert trial.full
+    enabled, reason = trial.decide()
+    assert enabled and reason.startswith("measured at warm-up over 100 iterations")
+    _feed(trial, np.random.default_rng(1), 50, centred_sd=1.0, move_sd=0.0, seconds=1.0, move_seconds=0.9)
+    assert trial.decide() == (enabled, reason)  # frozen
+    trial.reset()
+    assert trial.decision is None and not trial.rows
+
+
+def test_trial_drops_a_move_that_only_costs_time():
+    trial = InterweaveTrial(True, "release weak: r = 2 > 1.0")
+    _feed(trial, np.random.default_rng(2), 200, centred_sd=1.0, move_sd=0.05, seconds=2e-3, move_seconds=1e-3)
+    enabled, reason = trial.decide()
+    assert not enabled and "with the move" in reason
+
+
+def test_short_tuning_keeps_the_ratio_rule():
+    trial = InterweaveTrial(True, "release weak: r = 2 > 1.0")
+    _feed(trial, np.random.default_rng(3), 30, centred_sd=1.0, move_sd=0.0, seconds=1e-3, move_seconds=1e-4)
+    assert trial.decide() == (True, ("release weak: r = 2 > 1.0 (tuning too short to measure: 15 < 40 "
+                                    "iterations)"))
+
+
+def test_coupled_hierarchical_parameters_keep_nuts():
+    model, _ = hierarchical_groups(n=5, groups=2)
+    assert [v.name for v in coupled_parameters(model, model["z"])] == ["mu0", "tau"]
+    # before: ConjugateTheta[mu0, z] + SufficientTheta[tau]
+    assert assigned(model) == {"NUTS": ["mu0", "tau_log__", "z"], "DataAugmentation": ["x0", "x1"]}
+    model, _ = normal_scale(n=5)  # location and scale: different parameters, not coupled
+    assert coupled_parameters(model, model["mu"]) == [] and coupled_parameters(model, model["sigma"]) == []
+    model, _ = regression_user(n=5)  # the covariates are records, not parameters
+    assert coupled_parameters(model, model["beta"]) == []
+
+
+def test_regression_covariates_held_fixed_and_the_response_through_z():
+    model, _ = regression_user(n=8)
+    # before: ValueError "the records 'x' do not depend on vars=['beta']"
+    target = InterweaveTarget(model, [model["beta"]], records=[model["x"], model["y"]])
+    assert target.kinds == {"x": "fixed", "y": "location-scale"}
+
+
+def test_default_sampling_measures_freezes_and_reports_the_route():
+    model, _ = normal_scale(n=30)
+    with model:
+        step = pdp.DataAugmentation()
+        idata = pm.sample(draws=30, tune=120, chains=2, cores=1, random_seed=5, progressbar=False,
+                          compute_convergence_checks=False, step=[step, pdp.ConjugateTheta([model["mu"]]),
+                                                                 pdp.SufficientTheta([model["sigma"]])],
+                          discard_tuned_samples=False)
+    d = step.interweave_decisions[0]
+    assert [m["reason"].split(" over")[0] for m in d["measured"]] == ["measured at warm-up"] * 2
+    assert (np.asarray(idata.warmup_sample_stats["dp_route"]) == 1).all()  # measured all warm-up
+    after = np.asarray(idata.sample_stats["dp_route"])
+    for chain, m in enumerate(d["measured"]):
+        assert (after[chain] == int(m["enabled"])).all()  # frozen: one route for all draws
