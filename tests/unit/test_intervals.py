@@ -102,3 +102,14 @@ def test_refusals():
     with pytest.raises(ValueError, match=re.escape("prior moves the posterior outside the window")):
         pdp.intervals(np.zeros(1), mechanism=pdp.DiscreteGaussian(sigma=1.0), statistic=stat,
                       prior=lambda c: 30.0 * c)
+
+
+def test_release_keywords_refused():
+    rel = pdp.release(np.array([0, 1, 1]), statistic=pdp.Counts(n_categories=2),
+                      mechanism=pdp.DiscreteGaussian(sigma=1.0), rng=1)
+    with pytest.raises(ValueError, match=re.escape("already records them. Drop mechanism= and statistic=")):
+        pdp.intervals(rel, mechanism=pdp.DiscreteGaussian(sigma=2.0))
+    with pytest.raises(ValueError, match=re.escape("integer=False contradicts statistic=Counts")):
+        pdp.intervals(rel, integer=False)
+    # the public total n = 3 bounds every cell
+    assert np.all(pdp.intervals(rel)[:, 1] <= 3)
