@@ -23,6 +23,7 @@ from pymc_dp.distributions import (
 )
 from pymc_dp.diagnostics import ConvergenceWarning, check_convergence
 from pymc_dp.fisher import fisher_information, select_statistic
+from pymc_dp.intervals import intervals
 from pymc_dp.marginal import Collapsed, marginalize, recover_records
 from pymc_dp.mechanisms import (
     DiscreteGaussian,
@@ -60,6 +61,7 @@ __all__ = [
     "set_release",
     "release",
     "Release",
+    "intervals",
     # mechanisms
     "Laplace",
     "Gaussian",
