@@ -206,6 +206,10 @@ class CountsSweep:
             return np.ascontiguousarray(p.reshape(-1))
         return None
 
+    def draws_in_sweep(self, point) -> bool:
+        """Whether the proposals at ``point`` are drawn inside the sweep (one shared categorical)."""
+        return self._shared_p(point) is not None
+
     def kernel(self, rng, point, r):
         """One sweep from ``point``: ``(x_new, CountsInfo)`` (the point is not modified)."""
         name = self.block.value_names[0]
