@@ -43,8 +43,11 @@ from pymc_dp.samplers import (
 from pymc_dp.samplers.assign import register as _register
 from pymc_dp.samplers.penalty_publish import publishable
 from pymc_dp.statistics import Counts, Local, Max, Mean, Median, RecordSum, Sum
+from pymc_dp.statistics.cells import Cells
+from pymc_dp.samplers.cells import TableCells
 
 _register(Collapsed)  # before DataAugmentation and ConjugateTheta: pm.sample() collapses when cheap
+_register(TableCells)  # first: latent count tables released by pdp.Cells (nothing else claims them)
 
 __version__ = "0.1.0"
 
@@ -66,6 +69,7 @@ __all__ = [
     "Sum",
     "Mean",
     "Counts",
+    "Cells",
     "RecordSum",
     "Local",
     "Median",
@@ -79,6 +83,7 @@ __all__ = [
     "uniform_width_moments",
     # samplers
     "DataAugmentation",
+    "TableCells",
     "Interweave",
     "ConjugateTheta",
     "SufficientTheta",
