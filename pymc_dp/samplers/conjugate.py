@@ -15,7 +15,7 @@ Beta(a, b)             Bernoulli(p=θ), Binomial(N, p=θ)                Beta(a 
 Gamma(α, rate β)       Poisson(θ); Exponential(lam=θ);                 Gamma(α + Σx, β + n); (α + n, β + Σx);
                        Normal(mu, tau=θ)                               (α + n/2, β + Σ(x − mu)²/2)
 InverseGamma(α, β)     Normal(mu, sigma=√θ)                            InverseGamma(α + n/2, β + Σ(x − mu)²/2)
-Dirichlet(a)           Categorical(p=θ)                                Dirichlet(a + counts)
+Dirichlet(a)           Categorical(p=θ); Multinomial(N, p=θ)           Dirichlet(a + counts); (a + Σ tables)
 =====================  ==============================================  ===============================
 
 The prior's parameters and the children's other parameters may be any graphs of *other* variables
@@ -45,6 +45,7 @@ from pytensor.tensor.elemwise import DimShuffle
 from pymc_dp._compat import ancestors
 from pymc_dp.samplers.assign import augmentation_competence, cached_verdict
 from pymc_dp.samplers.base import DPStep
+from pymc_dp.samplers.cells import table_competence
 
 __all__ = ["ConjugatePattern", "ConjugateTheta", "conjugate_pattern"]
 
@@ -54,7 +55,7 @@ RULES = {
     "BetaRV": {"BernoulliRV": (0, 1.0), "BinomialRV": (1, 1.0)},
     "GammaRV": {"PoissonRV": (0, 1.0), "ExponentialRV": (0, -1.0), "NormalRV": (1, -0.5)},
     "InvGammaRV": {"NormalRV": (1, 0.5)},
-    "DirichletRV": {"CategoricalRV": (0, 1.0)},
+    "DirichletRV": {"CategoricalRV": (0, 1.0), "MultinomialRV": (1, 1.0)},
 }
 _FAMILY = {"NormalRV": "normal", "BetaRV": "beta", "GammaRV": "gamma",
            "InvGammaRV": "inverse_gamma", "DirichletRV": "dirichlet"}
@@ -214,8 +215,12 @@ def _posterior_params(model, pattern):
     # np.bincount (O(n + K); a one-hot sum in the graph costs O(n·K): 16–54 ms at K = 2,016)
     (a,) = prior
     a = pt.broadcast_to(pt.cast(a, "float64"), theta.shape)
-    codes = [pt.flatten(child) for child in pattern.children]
-    return [a, pt.concatenate(codes) if len(codes) > 1 else codes[0]]
+    codes = [pt.flatten(child) for child in pattern.children if type(child.owner.op).__name__ == "CategoricalRV"]
+    for child in pattern.children:  # Multinomial tables: their counts, summed over leading axes
+        if type(child.owner.op).__name__ == "MultinomialRV":
+            a = a + _reduce_to(pt.cast(child, "float64"), theta)
+    codes = pt.concatenate(codes) if len(codes) > 1 else (codes[0] if codes else pt.zeros((0,), dtype="int64"))
+    return [a, codes]
 
 
 class _LinearNormal:
@@ -407,5 +412,6 @@ def _conjugate_verdict(model, var) -> Competence:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         records = [c for c in pattern.children
-                   if c in model.free_RVs and augmentation_competence(c) == Competence.IDEAL]
+                   if c in model.free_RVs and (augmentation_competence(c) == Competence.IDEAL
+                                               or table_competence(c) == Competence.IDEAL)]
     return Competence.IDEAL if records else Competence.INCOMPATIBLE

@@ -91,7 +91,7 @@ def test_pm_sample_dirichlet_multinomial():
         pi = pm.Dirichlet("pi", alpha)
         c = pm.Multinomial("c", n=n, p=pi)
         pdp.DPObserved("s", c, statistic=pdp.Cells(), mechanism=mech, observed=r)
-    assert assigned(model) == {"NUTS": ["pi_simplex__"], "TableCells": ["c"]}
+    assert assigned(model) == {"ConjugateTheta": ["pi_simplex__"], "TableCells": ["c"]}
     idata = sample(model, draws=1000, tune=300, seed=11)
 
     def log_dirmult(t):

@@ -51,3 +51,22 @@ def test_codes_outside_the_categories_are_refused():
             "ConjugateTheta counts categories 0..2 for a Dirichlet parameter, but the children hold "
             "categories outside that range at this point")):
         step.step(point)
+
+
+def test_dirichlet_from_multinomial_tables():
+    """Multinomial children (a latent (2, K) table released by pdp.Cells): Dirichlet(a + Σ tables)."""
+    alpha = np.array([1.0, 2.0, 0.5, 1.5])
+    with pm.Model() as model:
+        pi = pm.Dirichlet("pi", alpha)
+        c = pm.Multinomial("c", n=np.array([7, 12]), p=pi, shape=(2, 4))
+        pdp.DPObserved("s", c, statistic=pdp.Cells(), mechanism=pdp.DiscreteGaussian(sigma=2.0),
+                       observed=np.ones((2, 4), dtype=int))
+        step = pdp.ConjugateTheta([pi], rng=np.random.default_rng(2))
+    point = model.initial_point(random_seed=0)
+    point["c"] = np.array([[1, 3, 0, 3], [5, 2, 4, 1]])
+    backward = pytensor.function([v := pt.vector("v")], model.rvs_to_transforms[pi].backward(v))
+    pis = np.array([backward(step.step(point)[0]["pi_simplex__"]) for _ in range(1500)])
+    a = alpha + point["c"].sum(axis=0)
+    for k in range(4):
+        p = stats.kstest(pis[:, k], stats.beta(a[k], a.sum() - a[k]).cdf).pvalue
+        assert p > 1e-3, (k, p)
