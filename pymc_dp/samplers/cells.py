@@ -167,6 +167,11 @@ class TableCells(DPStep):
         Moves per cell per iteration (Poisson: per cell; Multinomial: ``reps``·K pair moves).
     width : int, optional
         Largest step (people moved); default: the release's noise sd, rounded, at least 1.
+    start_at_release : bool
+        At the first warm-up iteration of each chain, start the table at the one nearest to the
+        releases (rounded, non-negative, with the Multinomial's total) instead of PyMC's initial
+        point (N·π at the initial π, which can be thousands of people from the data and takes
+        long random walks to leave). Only the chain's starting point changes.
     model : pm.Model, optional
 
     Sampler stats
@@ -177,7 +182,7 @@ class TableCells(DPStep):
     name = "table_cells"
     dp_stats = {"dp_accept_rate": (float, [])}
 
-    def __init__(self, vars, *, reps: int = 2, width=None, model=None, rng=None, blocked=True,
+    def __init__(self, vars, *, reps: int = 6, width=None, start_at_release=True, model=None, rng=None, blocked=True,
                  initial_point=None, compile_kwargs=None):
         import pymc as pm
         from pymc.util import get_value_vars_from_user_vars
@@ -198,6 +203,7 @@ class TableCells(DPStep):
         self.name_ = values[0].name
         self.kind = _table_kind(rv)
         self.reps = int(reps)
+        self.start_at_release = bool(start_at_release)
         nodes = _cells_nodes(model, rv)
         self.codes = np.array([nd.mechanism.kernel_code for nd in nodes], dtype=np.int64)
         params = [nd.mechanism.kernel_params() for nd in nodes]
@@ -220,10 +226,32 @@ class TableCells(DPStep):
         self.input_names = [v.name for v in model.value_vars]
         self._init_step(rng)
 
+    def start_chain(self):
+        self._fresh = True
+
+    def _start_table(self, c, r, par):
+        """The table nearest to the releases (their mean, rounded, ≥ 0, zero where the parameter
+        is 0; a Multinomial's total restored to N by moving the largest remainders)."""
+        target = np.maximum(r.mean(axis=0), 0.0)
+        target[par <= 0] = 0.0
+        start = np.rint(target).astype(np.int64)
+        if self.kind == MULTINOMIAL_TABLE:
+            total = int(c.sum())
+            if target.sum() == 0:  # nothing to go by: keep PyMC's start
+                return c
+            start = np.floor(target * total / target.sum()).astype(np.int64)
+            rest = total - int(start.sum())
+            order = np.argsort(-(target * total / target.sum() - start), kind="stable")
+            start[order[:rest]] += 1
+        return start
+
     def step(self, point):
         c = np.array(point[self.name_], dtype=np.int64, copy=True).reshape(-1)
         r = np.stack([np.asarray(v, dtype=np.float64) for v in self._releases()])
         par = np.asarray(self._param(*[point[n] for n in self.input_names]), dtype=np.float64).reshape(-1)
+        if self._fresh and self.tune and self.start_at_release:
+            c = self._start_table(c, r, par)  # a starting point (warm-up draws are discarded)
+        self._fresh = False
         if self.kind == POISSON_TABLE:
             n_acc = poisson_cells_sweep(self.rng, c, par, self.codes, self.a, self.b, r, self.width, self.reps)
         else:
