@@ -41,10 +41,10 @@ from pymc_dp.samplers import (
     SufficientTheta,
 )
 from pymc_dp.samplers.assign import register as _register
+from pymc_dp.samplers.cells import TableCells
 from pymc_dp.samplers.penalty_publish import publishable
 from pymc_dp.statistics import Counts, Local, Max, Mean, Median, RecordSum, Sum
 from pymc_dp.statistics.cells import Cells
-from pymc_dp.samplers.cells import TableCells
 
 _register(Collapsed)  # before DataAugmentation and ConjugateTheta: pm.sample() collapses when cheap
 _register(TableCells)  # first: latent count tables released by pdp.Cells (nothing else claims them)

@@ -1,24 +1,22 @@
 r"""Latent count tables released cell by cell (``pdp.Cells``): an O(K) sweep, independent of N.
 
-Target: :math:`p(c \mid \theta, s) \propto p(c \mid \theta) \prod_m \prod_k \eta_m(s_{mk} \mid c_k)`
-for a table :math:`c` that is
+Target: $p(c \mid \theta, s) \propto p(c \mid \theta) \prod_m \prod_k \eta_m(s_{mk} \mid c_k)$
+for a table $c$ that is
 
-* **independent Poisson cells**, :math:`c_k \sim \mathrm{Poisson}(\lambda_k)` (total unknown): each
-  cell in turn gets ``reps`` Metropolis moves :math:`c_k^* = c_k + d`, :math:`d` uniform on
-  :math:`\{-w, \dots, -1, 1, \dots, w\}` (symmetric; :math:`c_k^* < 0` rejected), accepted with
-  probability :math:`\min\big(1, \frac{\lambda_k^{c_k^*} c_k!}{\lambda_k^{c_k} c_k^*!}
-  \prod_m \frac{\eta_m(s_{mk} \mid c_k^*)}{\eta_m(s_{mk} \mid c_k)}\big)`;
-* **a multinomial table**, :math:`c \sim \mathrm{Multinomial}(N, \pi)` (total public): ``reps``·K
-  pairwise moves, each moving :math:`d` people (uniform on :math:`1..w`) from a cell :math:`j` to a
-  cell :math:`k \ne j` (both uniform): the proposal is symmetric (the reverse move has the same
+* **independent Poisson cells**, $c_k \sim \mathrm{Poisson}(\lambda_k)$ (total unknown): each
+  cell in turn gets ``reps`` Metropolis moves $c_k^* = c_k + d$, $d$ uniform on
+  $\{-w, \dots, -1, 1, \dots, w\}$ (symmetric; $c_k^* < 0$ rejected), accepted with
+  probability $\min\big(1, \frac{\lambda_k^{c_k^*} c_k!}{\lambda_k^{c_k} c_k^*!}
+  \prod_m \frac{\eta_m(s_{mk} \mid c_k^*)}{\eta_m(s_{mk} \mid c_k)}\big)$;
+* **a multinomial table**, $c \sim \mathrm{Multinomial}(N, \pi)$ (total public): ``reps``·K
+  pairwise moves, each moving $d$ people (uniform on $1..w$) from a cell $j$ to a
+  cell $k \ne j$ (both uniform): the proposal is symmetric (the reverse move has the same
   probability), the total stays N, and the ratio is
 
-  .. math:: \Big(\frac{\pi_k}{\pi_j}\Big)^d \frac{c_j!\, c_k!}{(c_j - d)!\, (c_k + d)!}
-            \prod_m \frac{\eta_m(s_{mj} \mid c_j - d)\, \eta_m(s_{mk} \mid c_k + d)}
-                         {\eta_m(s_{mj} \mid c_j)\, \eta_m(s_{mk} \mid c_k)}.
+  $$\Big(\frac{\pi_k}{\pi_j}\Big)^d \frac{c_j!\, c_k!}{(c_j - d)!\, (c_k + d)!} \prod_m \frac{\eta_m(s_{mj} \mid c_j - d)\, \eta_m(s_{mk} \mid c_k + d)} {\eta_m(s_{mj} \mid c_j)\, \eta_m(s_{mk} \mid c_k)}.$$
 
-Every move is an exact Metropolis–Hastings step (accept iff :math:`\log\alpha \ge -E`, E standard
-exponential); a sweep costs :math:`O(K \cdot \text{reps})` whatever N. The step width w defaults to
+Every move is an exact Metropolis–Hastings step (accept iff $\log\alpha \ge -E$, E standard
+exponential); a sweep costs $O(K \cdot \text{reps})$ whatever N. The step width w defaults to
 the noise sd of the release (rounded, at least 1): the posterior of a cell given the rest is about
 that wide when the table's prior is flat at that scale. θ (π, λ) is left to PyMC's samplers.
 """

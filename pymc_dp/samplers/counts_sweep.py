@@ -1,22 +1,21 @@
 r"""Record-wise data augmentation for categorical records released as noisy counts, O(1) per record.
 
-Seed 003, Algorithm 1 (:mod:`pymc_dp.samplers.augmentation`) for records :math:`x_i \in \{0, \dots,
-K-1\}` released only through ``Counts`` histograms :math:`c_k = \#\{i : x_i = k\}` (one or several
+Seed 003, Algorithm 1 (`pymc_dp.samplers.augmentation`) for records $x_i \in \{0, \dots,
+K-1\}$ released only through ``Counts`` histograms $c_k = \#\{i : x_i = k\}$ (one or several
 ``DPObserved`` nodes, each with its own mechanism). The target is the same,
-:math:`p(\theta, x \mid s) \propto p(\theta) \prod_i f(x_i \mid \theta) \prod_m \prod_k
-\eta_m(s_{mk} \mid c_k)`, and so is the move: propose :math:`x_i^* \sim f(\cdot \mid \theta)`, accept
-with probability :math:`\min(1, \prod_m \eta_m(s_m \mid c^*) / \eta_m(s_m \mid c))`. Moving record
-:math:`i` from cell :math:`j` to cell :math:`k \ne j` changes only :math:`c_j \to c_j - 1` and
-:math:`c_k \to c_k + 1`, so the ratio reads four noise densities per node:
+$p(\theta, x \mid s) \propto p(\theta) \prod_i f(x_i \mid \theta) \prod_m \prod_k
+\eta_m(s_{mk} \mid c_k)$, and so is the move: propose $x_i^* \sim f(\cdot \mid \theta)$, accept
+with probability $\min(1, \prod_m \eta_m(s_m \mid c^*) / \eta_m(s_m \mid c))$. Moving record
+$i$ from cell $j$ to cell $k \ne j$ changes only $c_j \to c_j - 1$ and
+$c_k \to c_k + 1$, so the ratio reads four noise densities per node:
 
-.. math:: \log\alpha_i = \sum_m \big[\ell_m(s_{mj} - c_j + 1) - \ell_m(s_{mj} - c_j)
-          + \ell_m(s_{mk} - c_k - 1) - \ell_m(s_{mk} - c_k)\big],
+$$\log\alpha_i = \sum_m \big[\ell_m(s_{mj} - c_j + 1) - \ell_m(s_{mj} - c_j) + \ell_m(s_{mk} - c_k - 1) - \ell_m(s_{mk} - c_k)\big],$$
 
-with :math:`\ell_m` the log noise density of node :math:`m` (``kernel_logpdf``); :math:`k = j` is
+with $\ell_m$ the log noise density of node $m$ (``kernel_logpdf``); $k = j$ is
 always accepted (nothing changes). The generic sweep carries the one-hot contributions, an
-:math:`(n, K)` array, and reads all :math:`K` coordinates per record; this one carries the count
-vector (:math:`O(K)` memory, :math:`O(1)` per record), with the same accept rule
-``log α + E ≥ 0``, :math:`E` standard exponential (drawn only when :math:`\log\alpha < 0`). A category outside a node's ``0..n_categories-1``
+$(n, K)$ array, and reads all $K$ coordinates per record; this one carries the count
+vector ($O(K)$ memory, $O(1)$ per record), with the same accept rule
+``log α + E ≥ 0``, $E$ standard exponential (drawn only when $\log\alpha < 0$). A category outside a node's ``0..n_categories-1``
 is counted in no cell of that node (as the ``Counts`` graph does).
 """
 
@@ -97,7 +96,7 @@ def _sweep_one(rng, x, prop, cum, guide, counts, offset, code, a, b, kc, r):
 
 @numba.njit(cache=True)
 def _sweep(rng, x, prop, cum, guide, counts, offset, codes, a, b, kcat, r):
-    """:func:`_sweep_one` for several nodes."""
+    """`_sweep_one` for several nodes."""
     if codes.shape[0] == 1:
         return _sweep_one(rng, x, prop, cum, guide, counts, offset, codes[0], a[0], b[0], kcat[0],
                           np.ascontiguousarray(r[0]))
@@ -149,21 +148,21 @@ def counts_sweep(rng, x, prop, counts, offset, codes, a, b, kcat, r):
 
 @numba.njit(cache=True)
 def categorical_counts_sweep(rng, x, cum, guide, counts, codes, a, b, kcat, r):
-    """:func:`counts_sweep` with the proposals drawn in the loop from one shared categorical
-    (cumulative sums ``cum`` and guide table of :func:`~pymc_dp.samplers.fast_draws.categorical_table`),
+    """`counts_sweep` with the proposals drawn in the loop from one shared categorical
+    (cumulative sums ``cum`` and guide table of `pymc_dp.samplers.fast_draws.categorical_table`),
     categories ``0..K-1``: one uniform, O(1) expected comparisons and at most one exponential per
     record."""
     return _sweep(rng, x, np.zeros(0, dtype=np.int64), cum, guide, counts, 0, codes, a, b, kcat, r)
 
 
 class CountsSweep:
-    """The count-vector sweep for one record block, or ``None`` from :meth:`build` if not eligible.
+    """The count-vector sweep for one record block, or ``None`` from `build` if not eligible.
 
     Eligible: one integer record variable with one category per record (1-d), feeding only
     ``Counts`` releases (no local release, no other statistic). Categorical records whose
     probabilities are shared by all records (``p`` of shape ``(K,)``) and drawn by the fast route
-    get their proposals inside the sweep (:func:`categorical_counts_sweep`); others take one joint
-    proposal from the block (:func:`counts_sweep`).
+    get their proposals inside the sweep (`categorical_counts_sweep`); others take one joint
+    proposal from the block (`counts_sweep`).
     """
 
     @classmethod

@@ -23,7 +23,7 @@ PyTensor op             parameters                      draw
                                                         cumulative sums of p (guide table)
 ======================  ==============================  =========================================
 
-Categorical records (:func:`draw_categorical`): with p shared by all records the cumulative sums and
+Categorical records (`draw_categorical`): with p shared by all records the cumulative sums and
 a guide table (Chen & Asau's indexed search: the first category of each of K equal slices of [0, 1))
 are formed once per draw, O(K), and each record costs one uniform and O(1) expected comparisons; with
 per-record p (shape ``(n, K)``) each record's row is summed, O(n·K). p is normalised by its sum
@@ -146,7 +146,7 @@ def _guide(cum, guide):
 
 @numba.njit(cache=True, inline="always")
 def guided_draw(cum, guide, u):
-    """:func:`_search` for ``u`` in [0, 1) started at its guide bucket: O(1) expected steps."""
+    """`_search` for ``u`` in [0, 1) started at its guide bucket: O(1) expected steps."""
     last = cum.shape[0] - 1
     v = u * cum[last]
     k = guide[min(int(u * guide.shape[0]), guide.shape[0] - 1)]
@@ -162,7 +162,7 @@ def guided_draw(cum, guide, u):
 
 @numba.njit(cache=True)
 def categorical_table(p, cum, guide):
-    """Cumulative sums ``cum`` of the row ``p`` and its guide table (:func:`_guide`), in place.
+    """Cumulative sums ``cum`` of the row ``p`` and its guide table (`_guide`), in place.
 
     Returns False if ``p`` has a negative or non-finite entry or sums to 0.
     """

@@ -1,10 +1,10 @@
 r"""``Cells``: release a latent count table as it is.
 
-The data is the table of counts itself, :math:`c = (c_1, \dots, c_K)` (any shape; one released
+The data is the table of counts itself, $c = (c_1, \dots, c_K)$ (any shape; one released
 number per cell), not the records behind it. This is the latent of choice when the table is all the
 release depends on: a ``pm.Multinomial("c", n=N, p=pi)`` table (total public) or independent
-``pm.Poisson`` cells (total unknown) cost :math:`O(K)` per sweep whatever the number of people N
-(:class:`pymc_dp.samplers.cells.TableCells`), where records cost :math:`O(N)`.
+``pm.Poisson`` cells (total unknown) cost $O(K)$ per sweep whatever the number of people N
+(`pymc_dp.samplers.cells.TableCells`), where records cost $O(N)$.
 
 Neighbouring relation (``neighbouring=``), stated for the people counted in the table:
 

@@ -17,8 +17,12 @@ from scipy import stats
 
 import pymc_dp as pdp
 from pymc_dp.samplers.counts_sweep import _cell, _one, counts_sweep
-from pymc_dp.samplers.fast_draws import _search, categorical_table, draw_categorical, guided_draw
-from pymc_dp.samplers.records import RecordBlock
+from pymc_dp.samplers.fast_draws import (
+    _search,
+    categorical_table,
+    draw_categorical,
+    guided_draw,
+)
 
 PROBS = [
     np.array([0.2, 0.5, 0.3]),
