@@ -20,6 +20,7 @@ from pymc_dp.distributions import (
     uniform_width_moments,
 )
 from pymc_dp.fisher import fisher_information, select_statistic
+from pymc_dp.intervals import intervals
 from pymc_dp.marginal import Collapsed, marginalize, recover_records
 from pymc_dp.mechanisms import (
     DiscreteGaussian,
@@ -100,6 +101,7 @@ __all__ = [
     "PrivacySpent",
     "fisher_information",
     "select_statistic",
+    "intervals",
     "accounting",
     "diagnostics",
     "fisher",
