@@ -48,7 +48,7 @@ from pymc_dp.statistics import Counts, Local, Max, Mean, Median, RecordSum, Sum
 from pymc_dp.statistics.cells import Cells
 
 _register(Collapsed)  # before DataAugmentation and ConjugateTheta: pm.sample() collapses when cheap
-_register(TableCells)  # first: latent count tables released by pdp.Cells (nothing else claims them)
+_register(Collapsed, TableCells)  # TableCells second: count tables released by pdp.Cells
 
 __version__ = "0.1.0"
 

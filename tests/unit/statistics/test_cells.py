@@ -51,11 +51,11 @@ def test_node_refuses_a_table_of_another_shape_and_float_tables():
 
 def test_pm_sample_assigns_table_cells_and_refusals_name_the_reason():
     with pm.Model() as model:
-        lam = pm.Gamma("lam", 2.0, 0.1)
-        c = pm.Poisson("c", lam, shape=3)
+        pi = pm.Dirichlet("pi", np.ones(3))
+        c = pm.Multinomial("c", n=20, p=pi)
         pdp.DPObserved("s", c, statistic=pdp.Cells(), mechanism=pdp.DiscreteGaussian(sigma=2.0),
                        observed=np.array([4, 0, 9]))
-    assert assigned(model)["TableCells"] == ["c"]
+    assert assigned(model) == {"ConjugateTheta": ["pi_simplex__"], "TableCells": ["c"]}
     with pm.Model() as model:
         c = pm.Poisson("c", 3.0, shape=3)
         pdp.DPObserved("s", c, statistic=pdp.Cells(), mechanism=pdp.DiscreteGaussian(sigma=2.0),
