@@ -46,10 +46,13 @@ from pymc_dp.samplers import (
     SufficientTheta,
 )
 from pymc_dp.samplers.assign import register as _register
+from pymc_dp.samplers.cells import TableCells
 from pymc_dp.samplers.penalty_publish import publishable
 from pymc_dp.statistics import Counts, Local, Max, Mean, Median, RecordSum, Sum
+from pymc_dp.statistics.cells import Cells
 
 _register(Collapsed)  # before DataAugmentation and ConjugateTheta: pm.sample() collapses when cheap
+_register(Collapsed, TableCells)  # TableCells second: count tables released by pdp.Cells
 
 __version__ = "0.1.0"
 
@@ -74,6 +77,7 @@ __all__ = [
     "Sum",
     "Mean",
     "Counts",
+    "Cells",
     "RecordSum",
     "Local",
     "Median",
@@ -87,6 +91,7 @@ __all__ = [
     "uniform_width_moments",
     # samplers
     "DataAugmentation",
+    "TableCells",
     "Interweave",
     "ConjugateTheta",
     "SufficientTheta",

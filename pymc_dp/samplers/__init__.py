@@ -7,6 +7,7 @@ Importing this package registers :class:`DataAugmentation` with PyMC's step assi
 
 from pymc_dp.samplers.assign import register as _register
 from pymc_dp.samplers.augmentation import DataAugmentation
+from pymc_dp.samplers.cells import TableCells
 from pymc_dp.samplers.conjugate import ConjugateTheta
 from pymc_dp.samplers.interweave import Interweave, interweave_kernel
 from pymc_dp.samplers.mhaar import MHAAR
@@ -27,4 +28,5 @@ __all__ = [
     "MHAAR",
     "PenaltyMH",
     "RecordBlock",
+    "TableCells",
 ]

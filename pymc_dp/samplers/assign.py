@@ -60,6 +60,8 @@ def augmentation_competence(var) -> Competence:
     fed = [(name, node) for name, node in nodes.items() if var in node.data]
     if not fed:
         return Competence.INCOMPATIBLE
+    if any(getattr(node.statistic, "latent_table", False) for _, node in fed):
+        return Competence.INCOMPATIBLE  # a count table released by pdp.Cells: pdp.TableCells takes it
     if any(releases_latent_statistic([node]) for _, node in fed):
         return Competence.INCOMPATIBLE  # a CLT latent statistic (one continuous "record"): NUTS
     bad = [(name, node) for name, node in fed

@@ -15,7 +15,7 @@ Beta(a, b)             Bernoulli(p=θ), Binomial(N, p=θ)                Beta(a 
 Gamma(α, rate β)       Poisson(θ); Exponential(lam=θ);                 Gamma(α + Σx, β + n); (α + n, β + Σx);
                        Normal(mu, tau=θ)                               (α + n/2, β + Σ(x − mu)²/2)
 InverseGamma(α, β)     Normal(mu, sigma=√θ)                            InverseGamma(α + n/2, β + Σ(x − mu)²/2)
-Dirichlet(a)           Categorical(p=θ)                                Dirichlet(a + counts)
+Dirichlet(a)           Categorical(p=θ); Multinomial(N, p=θ)           Dirichlet(a + counts); (a + Σ tables)
 =====================  ==============================================  ===============================
 
 The prior's parameters and the children's other parameters may be any graphs of *other* variables
@@ -51,6 +51,7 @@ from pytensor.tensor.elemwise import DimShuffle
 from pymc_dp._compat import ancestors
 from pymc_dp.samplers.assign import augmentation_competence, cached_verdict, coupled_parameters
 from pymc_dp.samplers.base import DPStep
+from pymc_dp.samplers.cells import table_competence
 
 __all__ = ["ConjugatePattern", "ConjugateTheta", "ThetaConditional", "conjugate_pattern"]
 
@@ -60,7 +61,7 @@ RULES = {
     "BetaRV": {"BernoulliRV": (0, 1.0), "BinomialRV": (1, 1.0)},
     "GammaRV": {"PoissonRV": (0, 1.0), "ExponentialRV": (0, -1.0), "NormalRV": (1, -0.5)},
     "InvGammaRV": {"NormalRV": (1, 0.5)},
-    "DirichletRV": {"CategoricalRV": (0, 1.0)},
+    "DirichletRV": {"CategoricalRV": (0, 1.0), "MultinomialRV": (1, 1.0)},
 }
 _FAMILY = {"NormalRV": "normal", "BetaRV": "beta", "GammaRV": "gamma",
            "InvGammaRV": "inverse_gamma", "DirichletRV": "dirichlet"}
@@ -226,13 +227,16 @@ def _posterior_params(model, pattern):
                 alpha = alpha + _reduce_to(ones, theta) / 2.0
                 rate = rate + _reduce_to((x - mu) ** 2, theta) / 2.0
         return [alpha, rate]
+    # Dirichlet: the prior concentration and the children's codes, counted by `_dirichlet_posterior` with
+    # np.bincount (O(n + K); a one-hot sum in the graph costs O(n·K): 16–54 ms at K = 2,016)
     (a,) = prior
-    a = pt.cast(a, "float64")
-    k = theta.shape[-1]
-    for child in pattern.children:
-        onehot = pt.eq(pt.shape_padright(child), pt.arange(k))
-        a = a + pt.cast(onehot, "float64").reshape((-1, k)).sum(axis=0)
-    return [a]
+    a = pt.broadcast_to(pt.cast(a, "float64"), theta.shape)
+    codes = [pt.flatten(child) for child in pattern.children if type(child.owner.op).__name__ == "CategoricalRV"]
+    for child in pattern.children:  # Multinomial tables: their counts, summed over leading axes
+        if type(child.owner.op).__name__ == "MultinomialRV":
+            a = a + _reduce_to(pt.cast(child, "float64"), theta)
+    codes = pt.concatenate(codes) if len(codes) > 1 else (codes[0] if codes else pt.zeros((0,), dtype="int64"))
+    return [a, codes]
 
 
 class _LinearNormal:
@@ -349,6 +353,19 @@ class ThetaConditional(NamedTuple):
         return float(np.sum(lp))
 
 
+def _dirichlet_posterior(a, codes):
+    """Dirichlet(a + counts of the children's codes): counted with np.bincount, O(n + K)."""
+    a = np.asarray(a, dtype=np.float64)
+    codes = np.asarray(codes).astype(np.int64, copy=False).ravel()
+    if codes.size and (codes.min() < 0 or codes.max() >= a.shape[-1]):
+        raise ValueError(
+            f"ConjugateTheta counts categories 0..{a.shape[-1] - 1} for a Dirichlet parameter, but the "
+            "children hold categories outside that range at this point; their values must be valid "
+            "Categorical draws."
+        )
+    return (a + np.bincount(codes, minlength=a.shape[-1]),)
+
+
 class ConjugateTheta(DPStep):
     """Exact Gibbs draws of θ | records from sufficient statistics (see the module's table).
 
@@ -414,7 +431,10 @@ class ConjugateTheta(DPStep):
     def _conditional(self, update, point) -> ThetaConditional:
         _, family, post, _ = update
         args = [point[n] for n in self.input_names]
-        return ThetaConditional(family, tuple(np.asarray(p, dtype=np.float64) for p in post(*args)))
+        params = post(*args)
+        if family == "dirichlet":  # (prior concentration, codes) -> posterior concentration
+            params = _dirichlet_posterior(*params)
+        return ThetaConditional(family, tuple(np.asarray(p, dtype=np.float64) for p in params))
 
     def conditional(self, point) -> dict:
         """The full conditional of each θ given the rest of ``point``: θ's name -> `ThetaConditional`.
@@ -467,5 +487,6 @@ def _conjugate_verdict(model, var) -> Competence:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         records = [c for c in pattern.children
-                   if c in model.free_RVs and augmentation_competence(c) == Competence.IDEAL]
+                   if c in model.free_RVs and (augmentation_competence(c) == Competence.IDEAL
+                                               or table_competence(c) == Competence.IDEAL)]
     return Competence.IDEAL if records else Competence.INCOMPATIBLE

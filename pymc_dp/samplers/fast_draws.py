@@ -19,7 +19,15 @@ PyTensor op             parameters                      draw
 ``ExponentialRV``       scale β                         β·E, E standard exponential
 ``GammaRV``             shape k, scale β                β·G, G ``Generator.standard_gamma(k)``
 ``BinomialRV``          n, p                            ``Generator.binomial(n, p)``
+``CategoricalRV``       p (K,) shared or per record     smallest k with U·P_K < P_k, P the
+                                                        cumulative sums of p (guide table)
 ======================  ==============================  =========================================
+
+Categorical records (`draw_categorical`): with p shared by all records the cumulative sums and
+a guide table (Chen & Asau's indexed search: the first category of each of K equal slices of [0, 1))
+are formed once per draw, O(K), and each record costs one uniform and O(1) expected comparisons; with
+per-record p (shape ``(n, K)``) each record's row is summed, O(n·K). p is normalised by its sum
+(PyMC's ``Categorical`` takes rescaled p), rows with a negative entry or a zero sum are refused.
 
 A record block uses this route only when every record variable is one of these ops (exact type),
 univariate (``ndim_supp == 0``), with no transform or PyMC's log transform (applied to the draw), and
@@ -39,9 +47,9 @@ from pytensor.tensor.random import basic as rb
 
 from pymc_dp._compat import ancestors
 
-__all__ = ["FastRecordDraw", "fast_family", "FAMILIES", "draw_family"]
+__all__ = ["FastRecordDraw", "fast_family", "FAMILIES", "draw_family", "draw_categorical", "categorical_table", "guided_draw", "CATEGORICAL"]
 
-NORMAL, BERNOULLI, POISSON, EXPONENTIAL, GAMMA, BINOMIAL = range(6)
+NORMAL, BERNOULLI, POISSON, EXPONENTIAL, GAMMA, BINOMIAL, CATEGORICAL = range(7)
 
 #: exact PyTensor op type -> (family code, number of parameters, integer-valued)
 FAMILIES = {
@@ -51,6 +59,7 @@ FAMILIES = {
     rb.ExponentialRV: (EXPONENTIAL, 1, False),
     rb.GammaRV: (GAMMA, 2, False),
     rb.BinomialRV: (BINOMIAL, 2, True),
+    rb.CategoricalRV: (CATEGORICAL, 1, True),
 }
 
 
@@ -104,6 +113,104 @@ def draw_family(code, rng, p0, p1, log, out):
     if log:
         for i in range(n):
             out[i] = np.log(out[i])
+
+
+@numba.njit(cache=True)
+def _search(cum, u):
+    """Smallest k with ``u < cum[k]`` (``cum`` non-decreasing, ``u < cum[-1]``); the last
+    category of positive mass if rounding puts ``u`` at the end."""
+    lo, hi = 0, cum.shape[0] - 1
+    if not u < cum[hi]:
+        while hi > 0 and cum[hi - 1] == cum[hi]:
+            hi -= 1
+        return hi
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if u < cum[mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@numba.njit(cache=True)
+def _guide(cum, guide):
+    """``guide[m]`` = smallest k with ``cum[k] > (m / M) · cum[-1]`` (M = ``guide.size``), capped."""
+    k, last, total, m_size = 0, cum.shape[0] - 1, cum[-1], guide.shape[0]
+    for m in range(m_size):
+        t = (m / m_size) * total
+        while k < last and not cum[k] > t:
+            k += 1
+        guide[m] = k
+
+
+@numba.njit(cache=True, inline="always")
+def guided_draw(cum, guide, u):
+    """`_search` for ``u`` in [0, 1) started at its guide bucket: O(1) expected steps."""
+    last = cum.shape[0] - 1
+    v = u * cum[last]
+    k = guide[min(int(u * guide.shape[0]), guide.shape[0] - 1)]
+    while k < last and not v < cum[k]:
+        k += 1
+    while k > 0 and v < cum[k - 1]:  # the bucket's start overshot (rounding): step back
+        k -= 1
+    if not v < cum[k]:  # u·total rounded up to the total: the last category of positive mass
+        while k > 0 and cum[k - 1] == cum[k]:
+            k -= 1
+    return k
+
+
+@numba.njit(cache=True)
+def categorical_table(p, cum, guide):
+    """Cumulative sums ``cum`` of the row ``p`` and its guide table (`_guide`), in place.
+
+    Returns False if ``p`` has a negative or non-finite entry or sums to 0.
+    """
+    total = 0.0
+    for j in range(p.shape[0]):
+        pj = p[j]
+        if not (pj >= 0.0 and pj < np.inf):
+            return False
+        total += pj
+        cum[j] = total
+    if not total > 0.0:
+        return False
+    _guide(cum, guide)
+    return True
+
+
+@numba.njit(cache=True)
+def draw_categorical(rng, p, out):
+    """Fill ``out`` (flat, int64) with categories drawn with probabilities ∝ the rows of ``p``.
+
+    Record i gets the smallest k with ``U_i · P_K < P_k`` (P the cumulative sums of its row, U_i
+    uniform), the inverse-CDF draw of PyTensor's ``CategoricalRV``. ``p`` is float64 ``(1, K)``
+    (shared by all records: the sums and a guide table of K buckets are built once, then each
+    record costs a uniform and O(1) expected comparisons) or ``(out.size, K)`` (per record: binary
+    search in its row). Returns False, drawing nothing more, if a row has a negative or
+    non-finite entry or sums to 0.
+    """
+    n, k = out.shape[0], p.shape[1]
+    cum = np.empty(k)
+    guide = np.empty(k, dtype=np.int64)
+    if p.shape[0] == 1:
+        if not categorical_table(p[0], cum, guide):
+            return False
+        for i in range(n):
+            out[i] = guided_draw(cum, guide, rng.random())
+        return True
+    for r in range(n):
+        total = 0.0
+        for j in range(k):
+            pj = p[r, j]
+            if not (pj >= 0.0 and pj < np.inf):
+                return False
+            total += pj
+            cum[j] = total
+        if not total > 0.0:
+            return False
+        out[r] = _search(cum, rng.random() * total)
+    return True
 
 
 def fast_family(rv, transform, record_rvs):
@@ -194,6 +301,9 @@ class FastRecordDraw:
         outs = []
         for j, (params, (code, k, integer), shape) in enumerate(zip(self.params(point), self.families, shapes)):
             shape = tuple(shape)
+            if code == CATEGORICAL:
+                outs.append(self._categorical(j, params[0], shape, rng, reuse))
+                continue
             flat_params = []
             for p in params:
                 if p.size > 1 and p.shape != shape:  # per-record parameters
@@ -216,3 +326,25 @@ class FastRecordDraw:
             draw_family(code, rng, flat_params[0], p1, self.logs[j], buf.reshape(-1))
             outs.append(buf)
         return outs
+
+    def _buffer(self, j, shape, dtype, reuse):
+        if not reuse:
+            return np.empty(shape, dtype=dtype)
+        buf = self._buffers.get(j)
+        if buf is None or buf.shape != shape or buf.dtype != dtype:
+            buf = self._buffers[j] = np.empty(shape, dtype=dtype)
+        return buf
+
+    def _categorical(self, j, p, shape, rng, reuse):
+        """Categorical records: p of shape (K,) shared, or broadcasting to ``shape + (K,)``."""
+        if p.ndim == 1 or (p.ndim == 2 and p.shape[0] == 1):
+            rows = np.ascontiguousarray(p.reshape(1, -1))
+        else:
+            rows = np.ascontiguousarray(np.broadcast_to(p, shape + p.shape[-1:]).reshape(-1, p.shape[-1]))
+        buf = self._buffer(j, shape, np.int64, reuse)
+        if not draw_categorical(rng, rows, buf.reshape(-1)):
+            raise ValueError(
+                f"The conditional prior of the records {self.names[j]!r} has invalid parameters "
+                "at this point (needs p >= 0, finite, with a positive sum); cannot propose records."
+            )
+        return buf

@@ -1,0 +1,241 @@
+"""Benchmark: noisy count tables (issue 18): categorical records and the tract table, before/after.
+
+1. **µs per record update** of one ``DataAugmentation.step`` (proposals included) for categorical
+   records released as ``Counts`` with ``DiscreteGaussian(sigma=3.18)``, N = 10⁵ records,
+   K = 16 and K = 2,016 cells (π fixed at a Dirichlet draw).
+2. **ConjugateTheta** on the Dirichlet parent π (N = 4,000, K = 2,016): ms per draw.
+3. **ms per iteration of a tract table**: N = 4,000 people, K = 2,016 cells, π ~ Dirichlet(1),
+   ``DiscreteGaussian(sigma=3.18)``, ``pm.sample()`` default (what it assigns by itself), one chain:
+   CPU time between the first and the last call of ``pm.sample``'s per-draw callback (compilation
+   and step assignment excluded; the copy of the N records into the trace included).
+4. **Latent count table** (``pdp.Cells``, no records): N = 10⁶ people, K = 2,016 cells, π ~
+   Dirichlet(1), ``pm.sample()`` default, 2 chains: CPU ms per iteration and ESS/draw of π.
+
+Times are CPU time of this process (``time.process_time``): the machine's 2 cores are shared, and
+wall time would count other jobs. "before" runs the same measurements with an older checkout of
+the package (``--before PATH``: a checkout of main, e.g. ``git worktree add /tmp/before main``),
+in a separate process, in the same run.
+
+Run: ``.venv/bin/python benchmarks/bench_tables.py [--before PATH] [--quick]``; writes
+``benchmarks/TABLES_RESULTS.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import platform
+import subprocess
+import sys
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+SIGMA = 3.18
+
+
+def _release(counts, rng):
+    import pymc_dp as pdp
+
+    return pdp.DiscreteGaussian(sigma=SIGMA).sample(counts, rng=rng)
+
+
+def record_updates(k, n, steps, seed=0):
+    """CPU µs per record update of DataAugmentation on Categorical records + Counts(k)."""
+    import numpy as np
+    import pymc as pm
+
+    import pymc_dp as pdp
+
+    rng = np.random.default_rng(seed)
+    pi = rng.dirichlet(np.ones(k))
+    x0 = rng.choice(k, n, p=pi)
+    obs = _release(np.bincount(x0, minlength=k), rng)
+    with pm.Model() as model:
+        x = pm.Categorical("x", pi, shape=n)
+        pdp.DPObserved("c", x, statistic=pdp.Counts(k), mechanism=pdp.DiscreteGaussian(sigma=SIGMA),
+                       observed=obs)
+        step = pdp.DataAugmentation([x], rng=np.random.default_rng(1))
+    point = model.initial_point(random_seed=0)
+    point, _ = step.step(point)  # compile / warm up
+    t = time.process_time()
+    for _ in range(steps):
+        point, (stats,) = step.step(point)
+    return (time.process_time() - t) / steps / n * 1e6, float(stats["dp_accept_rate"])
+
+
+def tract_model(n, k, seed=0):
+    import numpy as np
+    import pymc as pm
+
+    import pymc_dp as pdp
+
+    rng = np.random.default_rng(seed)
+    x0 = rng.choice(k, n, p=rng.dirichlet(np.ones(k)))
+    obs = _release(np.bincount(x0, minlength=k), rng)
+    with pm.Model() as model:
+        pi = pm.Dirichlet("pi", np.ones(k))
+        x = pm.Categorical("x", pi, shape=n)
+        pdp.DPObserved("c", x, statistic=pdp.Counts(k), mechanism=pdp.DiscreteGaussian(sigma=SIGMA),
+                       observed=obs)
+    return model
+
+
+def conjugate_ms(n, k, steps):
+    import numpy as np
+
+    import pymc_dp as pdp
+
+    model = tract_model(n, k)
+    with model:
+        step = pdp.ConjugateTheta([model["pi"]], rng=np.random.default_rng(2))
+    point = model.initial_point(random_seed=0)
+    point["x"] = np.random.default_rng(3).integers(0, k, n)
+    step.step(point)
+    t = time.process_time()
+    for _ in range(steps):
+        step.step(point)
+    return (time.process_time() - t) / steps * 1e3
+
+
+def tract_iteration_ms(n, k, tune, draws):
+    """CPU ms per ``pm.sample()`` iteration: process time between the first and the last call of
+    ``pm.sample``'s per-draw callback (compilation and step assignment excluded)."""
+    import pymc as pm
+    from pymc.sampling.mcmc import assign_step_methods
+
+    model = tract_model(n, k)
+    stamps = []
+    with model:
+        pm.sample(tune=tune, draws=draws, chains=1, cores=1, random_seed=4, progressbar=False,
+                  compute_convergence_checks=False, callback=lambda **_: stamps.append(time.process_time()))
+    _, selected = assign_step_methods(model, None, methods=pm.STEP_METHODS)
+    steps = sorted(f"{cls.__name__}({', '.join(sorted(v.name for v in vs))})" for cls, vs in selected.items())
+    return (stamps[-1] - stamps[0]) / (len(stamps) - 1) * 1e3, steps
+
+
+def table_mixing(n, k, tune, draws):
+    """Latent Multinomial table (pdp.Cells), N people, K cells: CPU ms per iteration and ESS/draw of π."""
+    import arviz as az
+    import numpy as np
+    import pymc as pm
+
+    import pymc_dp as pdp
+
+    rng = np.random.default_rng(0)
+    table = rng.multinomial(n, rng.dirichlet(np.ones(k)))
+    rel = pdp.release(table, pdp.Cells(), pdp.DiscreteGaussian(sigma=SIGMA), rng=rng)
+    with pm.Model() as model:
+        pi = pm.Dirichlet("pi", np.ones(k))
+        c = pm.Multinomial("c", n=n, p=pi)
+        pdp.DPObserved("s", c, statistic=pdp.Cells(), mechanism=pdp.DiscreteGaussian(sigma=SIGMA),
+                       observed=rel)
+    start = time.process_time()
+    with model:
+        idata = pm.sample(tune=tune, draws=draws, chains=2, cores=1, random_seed=5, progressbar=False,
+                          compute_convergence_checks=False)
+    cpu = time.process_time() - start
+    ess = np.asarray(az.ess(idata, var_names=["pi"])["pi"]) / (2 * draws)
+    small = table < 20
+    return {"ms": cpu / (2 * (tune + draws)) * 1e3, "ess_median": float(np.median(ess)),
+            "ess_p5": float(np.percentile(ess, 5)), "ess_min": float(ess.min()),
+            "frac_03": float(np.mean(ess >= 0.3)), "ess_small_median": float(np.median(ess[small])),
+            "n_small": int(small.sum())}
+
+
+def worker(args):
+    out = {"code": os.path.dirname(__import__("pymc_dp").__file__)}
+    for k, steps in [(16, args.steps16), (2016, args.steps2016)]:
+        us, acc = record_updates(k, args.n, steps)
+        out[f"us_per_record_k{k}"] = us
+        out[f"accept_k{k}"] = acc
+    out["conjugate_ms"] = conjugate_ms(4000, 2016, args.conj_steps)
+    out["tract_ms"], out["tract_steps"] = tract_iteration_ms(4000, 2016, args.tune, args.draws)
+    if args.table:
+        out["table"] = table_mixing(10**6, 2016, 300, 1000)
+    print("RESULT " + json.dumps(out))
+
+
+def spawn(code_root, args, extra):
+    env = dict(os.environ, PYTHONPATH=str(code_root))
+    cmd = [sys.executable, str(pathlib.Path(__file__).resolve()), "--worker", *extra]
+    proc = subprocess.run(cmd, env=env, cwd=str(code_root), capture_output=True, text=True, check=False)
+    for line in proc.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[7:])
+    raise RuntimeError(f"worker on {code_root} failed:\n{proc.stderr[-3000:]}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--before", type=pathlib.Path, default=None,
+                        help="checkout of the older package to compare with (e.g. main)")
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--n", type=int, default=100_000)
+    parser.add_argument("--steps16", type=int, default=20)
+    parser.add_argument("--steps2016", type=int, default=20)
+    parser.add_argument("--conj-steps", type=int, default=20)
+    parser.add_argument("--tune", type=int, default=100)
+    parser.add_argument("--draws", type=int, default=200)
+    parser.add_argument("--table", type=int, default=1, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        return worker(args)
+    quick = ["--steps16", "5", "--steps2016", "5", "--conj-steps", "5", "--tune", "20", "--draws", "40"]
+    load0, start = os.getloadavg(), time.strftime("%Y-%m-%d %H:%M", time.gmtime())
+    after = spawn(HERE.parent, args, quick if args.quick else [])
+    # the old code is slow (one-hot contributions, O(N·K)): few repetitions
+    before = None
+    if args.before is not None:
+        before = spawn(args.before, args, ["--steps16", "3", "--steps2016", "1", "--conj-steps", "5",
+                                           "--tune", "10", "--draws", "20", "--table", "0"])
+    load1, end = os.getloadavg(), time.strftime("%H:%M", time.gmtime())
+    import numpy
+    import pymc
+
+    def cell(res, key, fmt):
+        return "—" if res is None else fmt.format(res[key])
+
+    rows = [
+        ("µs per record update, K = 16, N = 10⁵", "us_per_record_k16", "{:.4f}"),
+        ("µs per record update, K = 2,016, N = 10⁵", "us_per_record_k2016", "{:.4f}"),
+        ("ConjugateTheta draw of π, K = 2,016, N = 4,000 (ms)", "conjugate_ms", "{:.2f}"),
+        ("tract table, `pm.sample()` default, ms per iteration", "tract_ms", "{:.1f}"),
+    ]
+    lines = [
+        "# Noisy tables benchmark (issue 18)", "",
+        f"Machine: {platform.machine()}, {platform.system()}, Python {platform.python_version()}, "
+        f"PyMC {pymc.__version__}, numpy {numpy.__version__}. Command: `python benchmarks/bench_tables.py"
+        f"{' --quick' if args.quick else ''}{' --before ' + str(args.before) if args.before else ''}`. "
+        f"Run {start}–{end} UTC; load average at start {load0[0]:.1f}/{load0[1]:.1f}/{load0[2]:.1f}, "
+        f"at end {load1[0]:.1f}/{load1[1]:.1f}/{load1[2]:.1f} (2 cores shared with other jobs). "
+        "Times are CPU time of the measuring process (see the script's docstring).", "",
+        "| measurement | before | after |", "|---|---:|---:|",
+    ]
+    for label, key, fmt in rows:
+        lines.append(f"| {label} | {cell(before, key, fmt)} | {cell(after, key, fmt)} |")
+    lines += ["", f"after: code {after['code']}; acceptance rate of record moves K = 16: "
+              f"{after['accept_k16']:.2f}, K = 2,016: {after['accept_k2016']:.2f}; "
+              f"steps assigned by `pm.sample()`: {', '.join(after['tract_steps']) or 'n/a'}."]
+    if before is not None:
+        lines.append(f"before: code {before['code']} (fewer repetitions: the old route is slow).")
+    t = after["table"]
+    lines += [
+        "", "## Latent count table (`pdp.Cells`), N = 10⁶ people, K = 2,016 cells, σ = 3.18", "",
+        "`π ~ Dirichlet(1)`, `c ~ Multinomial(N, π)`, `DPObserved(c, statistic=pdp.Cells(), "
+        "mechanism=DiscreteGaussian(3.18))`; `pm.sample()` default (ConjugateTheta on π, TableCells on c), "
+        "2 chains × (300 warm-up + 1,000 draws). No records: the old route would need 10⁶ latent records.", "",
+        "| CPU ms per iteration | ESS/draw of π: median | 5th percentile | min | cells with ESS/draw ≥ 0.3 "
+        "| median over cells with < 20 people |",
+        "|---:|---:|---:|---:|---:|---:|",
+        f"| {t['ms']:.2f} | {t['ess_median']:.2f} | {t['ess_p5']:.2f} | {t['ess_min']:.3f} | "
+        f"{100 * t['frac_03']:.1f} % | {t['ess_small_median']:.2f} ({t['n_small']} cells) |",
+    ]
+    (HERE / "TABLES_RESULTS.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
