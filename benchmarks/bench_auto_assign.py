@@ -71,7 +71,7 @@ def readme():
 def poisson():
     rng = np.random.default_rng(2)
     mech = pdp.DiscreteLaplace(scale=2.0)
-    s = pdp.release(rng.poisson(2.0, 500), pdp.Sum(), mech, rng=rng)
+    s = mech.sample(np.asarray(rng.poisson(2.0, 500).sum()), rng)
     with pm.Model() as model:
         lam = pm.Gamma("lam", alpha=3.0, beta=1.0)
         x = pm.Poisson("x", lam, shape=500)

@@ -51,10 +51,6 @@ def case(statistic, mechanism, records, *, fast=False, xfail=None):
     return deco
 
 
-INT8_BUG = ("issue 17 item 1: an integer prior constant (PyTensor int8) overflows in the conjugate "
-            "update (100² → 16): the posterior is wrong; fixed by helper 'conditionals'")
-
-
 # ---------------------------------------------------------------------------------------------
 # exact posteriors: a scalar θ on a grid, log p(release | θ) by enumeration or quadrature
 # ---------------------------------------------------------------------------------------------
@@ -122,7 +118,7 @@ def normal_sum_gaussian():
     return model, {"mu": _normal_conjugate(n, float(s), 0.0, 3.0, sig**2)}, normal_sum_gaussian.__doc__
 
 
-@case("additive", "Gaussian", "continuous", xfail=INT8_BUG, fast=True)
+@case("additive", "Gaussian", "continuous", fast=True)  # was xfail: the int8 prior overflow (fixed)
 def normal_sum_gaussian_int_prior():
     """mu ~ N(0, 100) with Python ints (issue 17 item 1), x ~ N(mu, 1) around 40, n = 20, Σx + Gaussian(σ = 2)."""
     rng = np.random.default_rng(102)

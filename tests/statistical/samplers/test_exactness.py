@@ -83,7 +83,7 @@ def test_poisson_sum_discrete_laplace_with_metropolis():
     rng = np.random.default_rng(13)
     n = 10
     mech = pdp.DiscreteLaplace(scale=2.0)
-    s = int(pdp.release(rng.poisson(2.0, n), pdp.Sum(), mech, rng=rng))
+    s = int(mech.sample(np.asarray(rng.poisson(2.0, n).sum()), rng))
     with pm.Model() as model:
         lam = pm.Gamma("lam", alpha=3.0, beta=1.0)
         x = pm.Poisson("x", lam, shape=n)

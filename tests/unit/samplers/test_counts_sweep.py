@@ -149,7 +149,5 @@ def test_data_augmentation_takes_the_count_route_only_for_counts():
     assert shared.fast_proposals == [True]
     rows, point = _model(lambda: pm.Categorical("x", np.full((30, 4), 0.25), shape=30), pdp.Counts(4))
     assert rows.groups[0].counts is not None and not rows.groups[0].counts.draws_in_sweep(point)
-    pois, point = _model(lambda: pm.Poisson("x", 2.0, shape=30), pdp.Counts(4))
-    assert pois.groups[0].counts is not None and not pois.groups[0].counts.draws_in_sweep(point)
     summed, _ = _model(lambda: pm.Categorical("x", np.full(4, 0.25), shape=30), pdp.Sum(lower=0, upper=3))
     assert summed.groups[0].counts is None

@@ -93,6 +93,6 @@ def test_assignment_only_with_records_and_not_conjugate():
         x = pm.Poisson("x", lam, shape=20)
         pm.Potential("pot", -lam)
         pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=pdp.DiscreteLaplace(scale=2.0),
-                       observed=pdp.release(rng.poisson(2, 20), pdp.Sum(), pdp.DiscreteLaplace(scale=2.0), rng=rng))
+                       observed=pdp.DiscreteLaplace(scale=2.0).sample(np.asarray(rng.poisson(2, 20).sum()), rng))
     assert sufficient_competence(other["lam"]) == pm.step_methods.compound.Competence.INCOMPATIBLE
     assert "SufficientTheta" not in assigned(other)  # (pm.sample() collapses this Poisson sum)
