@@ -80,7 +80,9 @@ def time_per_record(n, rng, repeats):
     ours = []
     for fast in (True, False):
         with model:
-            step = pdp.DataAugmentation([model["x"]], fast_proposals=fast, rng=np.random.default_rng(0))
+            step = pdp.DataAugmentation(
+                [model["x"]], fast_proposals=fast, rng=np.random.default_rng(0)
+            )
         point = model.initial_point(random_seed=0)
         point, _ = step.step(point)  # warm (numba compile, caches)
         t0 = time.perf_counter()
@@ -100,8 +102,16 @@ def ess_per_second(model, step_fn, draws, var):
     with model:
         steps = step_fn(model)
         t0 = time.perf_counter()
-        idata = pm.sample(step=steps, draws=draws, tune=draws // 2, chains=2, cores=1, random_seed=1,
-                          progressbar=False, compute_convergence_checks=False)
+        idata = pm.sample(
+            step=steps,
+            draws=draws,
+            tune=draws // 2,
+            chains=2,
+            cores=1,
+            random_seed=1,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
         wall = time.perf_counter() - t0
     ess = float(az.ess(idata, var_names=[var])[var])
     sampling = float(idata.sample_stats.attrs.get("sampling_time", wall))
@@ -146,18 +156,60 @@ def main():
         "|---|---:|---|---:|---:|---:|---:|",
     ]
     cases = [
-        ("normal", normal_model, "mu", "pm.sample() default: DataAugmentation + ConjugateTheta", False,
-         lambda m: None, 10**6),
-        ("normal", normal_model, "mu", "DataAugmentation + NUTS", False,
-         lambda m: [pdp.DataAugmentation([m["x"]]), pm.NUTS([m["mu"]])], 10**6),
-        ("normal", normal_model, "mu", "plain PyMC: NUTS on (mu, x), mechanism as Potential", True,
-         lambda m: None, 10**3),
-        ("binary", binary_model, "p", "pm.sample() default: DataAugmentation + ConjugateTheta", False,
-         lambda m: None, 10**6),
-        ("binary", binary_model, "p", "DataAugmentation + NUTS", False,
-         lambda m: [pdp.DataAugmentation([m["x"]]), pm.NUTS([m["p"]])], 10**6),
-        ("binary", binary_model, "p", "plain PyMC: BinaryGibbsMetropolis + NUTS, Potential", True,
-         lambda m: None, 10**3),
+        (
+            "normal",
+            normal_model,
+            "mu",
+            "pm.sample() default: DataAugmentation + ConjugateTheta",
+            False,
+            lambda m: None,
+            10**6,
+        ),
+        (
+            "normal",
+            normal_model,
+            "mu",
+            "DataAugmentation + NUTS",
+            False,
+            lambda m: [pdp.DataAugmentation([m["x"]]), pm.NUTS([m["mu"]])],
+            10**6,
+        ),
+        (
+            "normal",
+            normal_model,
+            "mu",
+            "plain PyMC: NUTS on (mu, x), mechanism as Potential",
+            True,
+            lambda m: None,
+            10**3,
+        ),
+        (
+            "binary",
+            binary_model,
+            "p",
+            "pm.sample() default: DataAugmentation + ConjugateTheta",
+            False,
+            lambda m: None,
+            10**6,
+        ),
+        (
+            "binary",
+            binary_model,
+            "p",
+            "DataAugmentation + NUTS",
+            False,
+            lambda m: [pdp.DataAugmentation([m["x"]]), pm.NUTS([m["p"]])],
+            10**6,
+        ),
+        (
+            "binary",
+            binary_model,
+            "p",
+            "plain PyMC: BinaryGibbsMetropolis + NUTS, Potential",
+            True,
+            lambda m: None,
+            10**3,
+        ),
     ]
     sizes = [10**2, 10**3] if args.quick else [10**2, 10**3, 10**4, 10**5, 10**6]
     for n in sizes:
@@ -170,7 +222,9 @@ def main():
             d = draws
             model = make(n, np.random.default_rng(n), potential=potential)
             ess, secs, rate = ess_per_second(model, steps, d, var)
-            lines.append(f"| {name} | {n:,} | {label} | {d} | {ess:.0f} | {secs:.1f} | {rate:.2f} |")
+            lines.append(
+                f"| {name} | {n:,} | {label} | {d} | {ess:.0f} | {secs:.1f} | {rate:.2f} |"
+            )
             print(lines[-1], flush=True)
     lines += [
         "",

@@ -124,10 +124,19 @@ def run(make, ours, draws, tune):
         _, sel = assign_step_methods(model, None, methods=pm.STEP_METHODS)
         steps = " + ".join(f"{c.__name__}[{','.join(v.name for v in vs)}]" for c, vs in sel.items())
         t0 = time.perf_counter()
-        idata = pm.sample(draws=draws, tune=tune, chains=2, cores=1, random_seed=3,
-                          progressbar=False, compute_convergence_checks=False)
+        idata = pm.sample(
+            draws=draws,
+            tune=tune,
+            chains=2,
+            cores=1,
+            random_seed=3,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
         wall = time.perf_counter() - t0
-    if "dp_iw_evals" in idata.sample_stats and int(np.asarray(idata.sample_stats["dp_iw_evals"]).sum()):
+    if "dp_iw_evals" in idata.sample_stats and int(
+        np.asarray(idata.sample_stats["dp_iw_evals"]).sum()
+    ):
         steps += " (+interweave)"
     ess = bulk_ess(idata, names)
     t = float(idata.sample_stats.attrs.get("sampling_time", wall))
@@ -137,15 +146,25 @@ def run(make, ours, draws, tune):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="fewer draws (500 + 500)")
-    parser.add_argument("--only", default=None, help="comma-separated model names, e.g. quickstart,readme")
+    parser.add_argument(
+        "--only", default=None, help="comma-separated model names, e.g. quickstart,readme"
+    )
     args = parser.parse_args()
     base = 500 if args.quick else 1000
-    cases = [(quickstart, base), (readme, base), (poisson, base), (clamped(50, 0.1), base),
-             (clamped(1000, 0.05), base), (clamped(100_000, 1.0), 300)]
+    cases = [
+        (quickstart, base),
+        (readme, base),
+        (poisson, base),
+        (clamped(50, 0.1), base),
+        (clamped(1000, 0.05), base),
+        (clamped(100_000, 1.0), 300),
+    ]
     if args.only:
         cases = [c for c in cases if c[0].__name__ in args.only.split(",")]
     print(f"load: {os.getloadavg()}")
-    print(f"pymc_dp from {pdp.__file__}; PyMC {pm.__version__}; {platform.processor() or platform.machine()}")
+    print(
+        f"pymc_dp from {pdp.__file__}; PyMC {pm.__version__}; {platform.processor() or platform.machine()}"
+    )
     print("| model | route (assignment) | θ ESS/draw | θ ESS/s | ratio ESS/s |")
     print("|---|---|---|---|---|")
     for make, draws in cases:
@@ -154,8 +173,11 @@ def main():
         for ours in (True, False):
             r = res[ours]
             label = "pm.sample() (pymc-dp)" if ours else "PyMC default"
-            print(f"| {make.__name__} | {label}: {r['steps']} | {r['per_draw']:.3f} | {r['rate']:.1f} | "
-                  f"{f'{ratio:.1f}×' if ours else ''} |", flush=True)
+            print(
+                f"| {make.__name__} | {label}: {r['steps']} | {r['per_draw']:.3f} | {r['rate']:.1f} | "
+                f"{f'{ratio:.1f}×' if ours else ''} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

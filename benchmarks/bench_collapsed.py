@@ -82,8 +82,16 @@ def run(model, var, draws, step=None):
     with model:
         kwargs = {} if step is None else {"step": step(model)}
         t0 = time.perf_counter()
-        idata = pm.sample(draws=draws, tune=max(500, draws // 2), chains=2, cores=1, random_seed=1,
-                          progressbar=False, compute_convergence_checks=False, **kwargs)
+        idata = pm.sample(
+            draws=draws,
+            tune=max(500, draws // 2),
+            chains=2,
+            cores=1,
+            random_seed=1,
+            progressbar=False,
+            compute_convergence_checks=False,
+            **kwargs,
+        )
         wall = time.perf_counter() - t0
     ess = float(np.min(np.asarray(az.ess(idata, var_names=[var])[var])))
     secs = float(idata.sample_stats.attrs.get("sampling_time", wall))
@@ -94,45 +102,82 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="fewer draws, skip the slow baselines")
     parser.add_argument("--only", default=None, help="run only the cases whose label contains this")
-    parser.add_argument("--routes", default=None, help="run only the routes whose label contains this")
+    parser.add_argument(
+        "--routes", default=None, help="run only the routes whose label contains this"
+    )
     args = parser.parse_args()
     d = 1000 if args.quick else 2000
-    print(f"Machine: {platform.machine()}, Python {platform.python_version()}, PyMC {pm.__version__}")
+    print(
+        f"Machine: {platform.machine()}, Python {platform.python_version()}, PyMC {pm.__version__}"
+    )
     print("| model | route | draws | θ ESS | ESS/draw | sampling s | ESS/s |")
     print("|---|---|---|---|---|---|---|")
-    cases = [("Beta–Bernoulli sum + Laplace, n=100", bernoulli_model),
-             ("2×2 randomized-response table, N=400", rr_table_model),
-             ("Poisson sum + DiscreteLaplace, n=100", lambda rng: poisson_model(rng, n=100)),
-             ("Poisson sum + DiscreteLaplace, n=500", poisson_model),
-             ("Counts (K=4) + Laplace, N=400", counts_model),
-             ("Counts (K=4) + Laplace ε=0.1, N=200", weak_counts_model)]
+    cases = [
+        ("Beta–Bernoulli sum + Laplace, n=100", bernoulli_model),
+        ("2×2 randomized-response table, N=400", rr_table_model),
+        ("Poisson sum + DiscreteLaplace, n=100", lambda rng: poisson_model(rng, n=100)),
+        ("Poisson sum + DiscreteLaplace, n=500", poisson_model),
+        ("Counts (K=4) + Laplace, N=400", counts_model),
+        ("Counts (K=4) + Laplace ε=0.1, N=200", weak_counts_model),
+    ]
     if args.only:
         cases = [c for c in cases if args.only in c[0]]
     for label, build in cases:
         model, var = build(np.random.default_rng(7))
         record = model["x"]
         big = build in (counts_model, weak_counts_model)
-        routes = [("pm.sample() default", model, None, d if not big else d // 2),
-                  ("pdp.Collapsed", model, lambda m, r=record, v=var: [pdp.Collapsed([m[v], r])],
-                   d if not big else d // 2),
-                  ("collapsed NUTS (pdp.marginalize)", pdp.marginalize(model), None, d if not big else d // 2)]
+        routes = [
+            ("pm.sample() default", model, None, d if not big else d // 2),
+            (
+                "pdp.Collapsed",
+                model,
+                lambda m, r=record, v=var: [pdp.Collapsed([m[v], r])],
+                d if not big else d // 2,
+            ),
+            (
+                "collapsed NUTS (pdp.marginalize)",
+                pdp.marginalize(model),
+                None,
+                d if not big else d // 2,
+            ),
+        ]
         if build is bernoulli_model:
-            routes.append(("collapsed NUTS, convolution route", pdp.marginalize(model, method="convolution"),
-                           None, d))
+            routes.append(
+                (
+                    "collapsed NUTS, convolution route",
+                    pdp.marginalize(model, method="convolution"),
+                    None,
+                    d,
+                )
+            )
         if not args.quick:
-            routes.append(("DataAugmentation + NUTS", model,
-                           lambda m, r=record, v=var: [pdp.DataAugmentation([r]), pm.NUTS([m[v]])],
-                           d if build not in (counts_model, weak_counts_model) else d // 2))
+            routes.append(
+                (
+                    "DataAugmentation + NUTS",
+                    model,
+                    lambda m, r=record, v=var: [pdp.DataAugmentation([r]), pm.NUTS([m[v]])],
+                    d if build not in (counts_model, weak_counts_model) else d // 2,
+                )
+            )
             if build is bernoulli_model:
-                routes.append(("BinaryGibbsMetropolis + NUTS", model,
-                               lambda m, r=record, v=var: [pm.BinaryGibbsMetropolis([r]), pm.NUTS([m[v]])], d))
+                routes.append(
+                    (
+                        "BinaryGibbsMetropolis + NUTS",
+                        model,
+                        lambda m, r=record, v=var: [pm.BinaryGibbsMetropolis([r]), pm.NUTS([m[v]])],
+                        d,
+                    )
+                )
         if args.routes:
             routes = [r for r in routes if args.routes in r[0]]
         for route, m, step, draws in routes:
             ess, n_draws, secs, _ = run(m, var, draws, step)
             per_draw = ess / (2 * n_draws)
-            print(f"| {label} | {route} | {n_draws} | {ess:.0f} | {per_draw:.2f} | {secs:.1f} | "
-                  f"{ess / secs:.0f} |", flush=True)
+            print(
+                f"| {label} | {route} | {n_draws} | {ess:.0f} | {per_draw:.2f} | {secs:.1f} | "
+                f"{ess / secs:.0f} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -35,7 +35,11 @@ def coverage(mech, rng):
         row = [c]
         for iv in (ours, naive):
             hit = (iv[:, 0] <= c) & (c <= iv[:, 1])
-            row += [hit.mean(), np.sqrt(hit.mean() * (1 - hit.mean()) / R), (iv[:, 1] - iv[:, 0]).mean()]
+            row += [
+                hit.mean(),
+                np.sqrt(hit.mean() * (1 - hit.mean()) / R),
+                (iv[:, 1] - iv[:, 0]).mean(),
+            ]
         rows.append(row)
     return rows
 
@@ -60,14 +64,23 @@ def main():
     for name, mech in NOISES.items():
         rows = coverage(mech, rng)
         secs = speed(mech, rng)
-        lines += [f"## {name}", "",
-                  "| true count | coverage (ours) | mean width (ours) | coverage (naive) | mean width (naive) |",
-                  "|---:|---:|---:|---:|---:|"]
+        lines += [
+            f"## {name}",
+            "",
+            "| true count | coverage (ours) | mean width (ours) | coverage (naive) | mean width (naive) |",
+            "|---:|---:|---:|---:|---:|",
+        ]
         for c, cov, se, w, ncov, nse, nw in rows:
-            lines.append(f"| {c:,} | {cov:.4f} ± {se:.4f} | {w:.2f} | {ncov:.4f} ± {nse:.4f} | {nw:.2f} |")
-        lines += ["", f"Time for 10^6 intervals (true counts uniform on 0..10^6): {secs:.2f} s "
-                  f"({1e6 / secs:,.0f} intervals/s, one core).", ""]
-        print("\n".join(lines[-len(rows) - 5:]))
+            lines.append(
+                f"| {c:,} | {cov:.4f} ± {se:.4f} | {w:.2f} | {ncov:.4f} ± {nse:.4f} | {nw:.2f} |"
+            )
+        lines += [
+            "",
+            f"Time for 10^6 intervals (true counts uniform on 0..10^6): {secs:.2f} s "
+            f"({1e6 / secs:,.0f} intervals/s, one core).",
+            "",
+        ]
+        print("\n".join(lines[-len(rows) - 5 :]))
     path = pathlib.Path(__file__).with_name("INTERVALS_RESULTS.md")
     path.write_text("\n".join(lines))
 

@@ -56,9 +56,18 @@ def breakdown(n, fast, repeats=100):
     out = {
         "propose": per_call_ms(lambda: block.propose(point, reuse=fast), repeats),
         "contributions ×2": 2 * per_call_ms(lambda: block.contributions(prop_point), repeats),
-        "kernel (exponentials + sweep + new records)": per_call_ms(lambda: augmentation_kernel(
-            da.rng, state, proposal=(t_prop, l_prop, props), add_table=group.add_table, add_r=add_r,
-            loc_table=group.loc_table, loc_r=loc_r), repeats),
+        "kernel (exponentials + sweep + new records)": per_call_ms(
+            lambda: augmentation_kernel(
+                da.rng,
+                state,
+                proposal=(t_prop, l_prop, props),
+                add_table=group.add_table,
+                add_r=add_r,
+                loc_table=group.loc_table,
+                loc_r=loc_r,
+            ),
+            repeats,
+        ),
         "DataAugmentation.step": per_call_ms(lambda: da.step(point), repeats),
         "ConjugateTheta.step": per_call_ms(lambda: ct.step(point), repeats),
     }
@@ -75,8 +84,17 @@ def ess_rate(n, label, steps, var_names=None, draws=300):
     with model:
         step = steps(model)
         kw = {} if var_names is None else {"var_names": var_names}
-        idata = pm.sample(step=step, draws=draws, tune=draws, chains=2, cores=1, random_seed=3,
-                          progressbar=False, compute_convergence_checks=False, **kw)
+        idata = pm.sample(
+            step=step,
+            draws=draws,
+            tune=draws,
+            chains=2,
+            cores=1,
+            random_seed=3,
+            progressbar=False,
+            compute_convergence_checks=False,
+            **kw,
+        )
     ess = bulk_ess(idata, names)
     t = float(idata.sample_stats.attrs["sampling_time"])
     per_iter = t / (4 * draws) * 1e3
@@ -88,8 +106,10 @@ def main():
     parser.add_argument("--n", type=int, default=100_000)
     args = parser.parse_args()
     n = args.n
-    print(f"pymc_dp from {pdp.__file__}; PyMC {pm.__version__}; {platform.machine()}; "
-          f"load {os.getloadavg()}")
+    print(
+        f"pymc_dp from {pdp.__file__}; PyMC {pm.__version__}; {platform.machine()}; "
+        f"load {os.getloadavg()}"
+    )
     for fast in (True, False):
         print(f"\n### one iteration at n = {n:,}, fast_proposals={fast} (ms per call)\n")
         for k, v in breakdown(n, fast).items():
@@ -100,9 +120,19 @@ def main():
     routes = [
         ("pm.sample() default: DataAugmentation + ConjugateTheta", lambda m: None, None),
         ("same, var_names=['mu'] (trace without the records)", lambda m: None, ["mu"]),
-        ("DataAugmentation(fast_proposals=False) + ConjugateTheta",
-         lambda m: [pdp.DataAugmentation([m["x"]], fast_proposals=False), pdp.ConjugateTheta([m["mu"]])], None),
-        ("DataAugmentation + NUTS", lambda m: [pdp.DataAugmentation([m["x"]]), pm.NUTS([m["mu"]])], None),
+        (
+            "DataAugmentation(fast_proposals=False) + ConjugateTheta",
+            lambda m: [
+                pdp.DataAugmentation([m["x"]], fast_proposals=False),
+                pdp.ConjugateTheta([m["mu"]]),
+            ],
+            None,
+        ),
+        (
+            "DataAugmentation + NUTS",
+            lambda m: [pdp.DataAugmentation([m["x"]]), pm.NUTS([m["mu"]])],
+            None,
+        ),
     ]
     for label, steps, var_names in routes:
         print(ess_rate(n, label, steps, var_names), flush=True)

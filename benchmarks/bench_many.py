@@ -54,9 +54,20 @@ def data(unit):
 
 def overhead(n_units: int) -> dict:
     out = {}
-    for label, kw in (("fresh build per unit", {}), ("data= (compile once per worker)", {"data": data})):
-        res = pdp.sample_many(build, list(range(n_units)), n_workers=0, draws=1, tune=1, chains=1,
-                              progressbar=False, **kw)
+    for label, kw in (
+        ("fresh build per unit", {}),
+        ("data= (compile once per worker)", {"data": data}),
+    ):
+        res = pdp.sample_many(
+            build,
+            list(range(n_units)),
+            n_workers=0,
+            draws=1,
+            tune=1,
+            chains=1,
+            progressbar=False,
+            **kw,
+        )
         secs = res.units["seconds"].to_numpy()
         out[label] = (float(secs[0]), float(np.median(secs[1:])))
     return out
@@ -70,7 +81,9 @@ def scaling(workers: int, n_units: int, draws: int, scheduler: str | None) -> di
     client = distributed.Client(scheduler or cluster, set_as_default=False)
     try:
         n = len(client.scheduler_info(n_workers=-1)["workers"])
-        pdp.sample_many(build, [f"warm{i}" for i in range(2 * n)], client=client, batch_size=1, **kw)
+        pdp.sample_many(
+            build, [f"warm{i}" for i in range(2 * n)], client=client, batch_size=1, **kw
+        )
         t0 = time.perf_counter()
         res = pdp.sample_many(build, list(range(n_units)), client=client, **kw)
         wall = time.perf_counter() - t0
@@ -79,10 +92,14 @@ def scaling(workers: int, n_units: int, draws: int, scheduler: str | None) -> di
         client.close()
         if cluster is not None:
             cluster.close()
-    return {"workers": n, "wall": wall, "units_per_s": n_units / wall,
-            "unit_seconds": float(np.median(res.units["seconds"])),
-            "rss_mb": float(np.mean(list(rss.values()))) / 2**20,
-            "ok": int((res.units["status"] == "ok").sum())}
+    return {
+        "workers": n,
+        "wall": wall,
+        "units_per_s": n_units / wall,
+        "unit_seconds": float(np.median(res.units["seconds"])),
+        "rss_mb": float(np.mean(list(rss.values()))) / 2**20,
+        "ok": int((res.units["status"] == "ok").sum()),
+    }
 
 
 def main():
@@ -93,25 +110,34 @@ def main():
     p.add_argument("--out", default=None)
     args = p.parse_args()
     load = os.getloadavg()[0]
-    lines = [f"# sample_many benchmark\n\n`python benchmarks/bench_many.py --units {args.units} "
-             f"--draws {args.draws}` on {platform.python_version()}, PyMC {pm.__version__}, "
-             f"{os.cpu_count()} cores, load {load:.1f} at start.\n",
-             "## Per-unit overhead (draws = tune = 1, one process)\n",
-             "| | first unit (s) | later units, median (s) |", "|---|---|---|"]
+    lines = [
+        f"# sample_many benchmark\n\n`python benchmarks/bench_many.py --units {args.units} "
+        f"--draws {args.draws}` on {platform.python_version()}, PyMC {pm.__version__}, "
+        f"{os.cpu_count()} cores, load {load:.1f} at start.\n",
+        "## Per-unit overhead (draws = tune = 1, one process)\n",
+        "| | first unit (s) | later units, median (s) |",
+        "|---|---|---|",
+    ]
     for label, (first, later) in overhead(8).items():
         lines.append(f"| {label} | {first:.2f} | {later:.3f} |")
-    lines += ["\n## Units per second (units of 2 chains × (draws + tune), data= reuse)\n",
-              "| workers | units | wall (s) | units/s | median unit (s) | RSS per worker (MB) |",
-              "|---|---|---|---|---|---|"]
+    lines += [
+        "\n## Units per second (units of 2 chains × (draws + tune), data= reuse)\n",
+        "| workers | units | wall (s) | units/s | median unit (s) | RSS per worker (MB) |",
+        "|---|---|---|---|---|---|",
+    ]
     rows = []
-    for w in ([None] if args.scheduler else [1, 2]):
+    for w in [None] if args.scheduler else [1, 2]:
         r = scaling(w, args.units, args.draws, args.scheduler)
         rows.append(r)
-        lines.append(f"| {r['workers']} | {r['ok']}/{args.units} | {r['wall']:.1f} | "
-                     f"{r['units_per_s']:.2f} | {r['unit_seconds']:.2f} | {r['rss_mb']:.0f} |")
+        lines.append(
+            f"| {r['workers']} | {r['ok']}/{args.units} | {r['wall']:.1f} | "
+            f"{r['units_per_s']:.2f} | {r['unit_seconds']:.2f} | {r['rss_mb']:.0f} |"
+        )
     if len(rows) == 2:
-        lines.append(f"\nSpeed-up 2 vs 1 worker: {rows[1]['units_per_s'] / rows[0]['units_per_s']:.2f}×; "
-                     f"load {os.getloadavg()[0]:.1f} at the end.")
+        lines.append(
+            f"\nSpeed-up 2 vs 1 worker: {rows[1]['units_per_s'] / rows[0]['units_per_s']:.2f}×; "
+            f"load {os.getloadavg()[0]:.1f} at the end."
+        )
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:

@@ -57,7 +57,7 @@ def _release_node(name, data, stat, mech, release, potential, n):
         return
     data_t = data if isinstance(data, tuple) else (data,)
     value = stat(*data_t)
-    dim = int(np.prod(np.shape(np.asarray(release))[1 if stat.local else 0:], dtype=int)) or 1
+    dim = int(np.prod(np.shape(np.asarray(release))[1 if stat.local else 0 :], dtype=int)) or 1
     bound = bind_mechanism(stat, mech, n, dim)
     pm.Potential(name, bound.logp(pt.as_tensor(np.asarray(release, dtype=float)), value).sum())
 
@@ -123,7 +123,12 @@ def clamped_normal(n, eps, seed, potential=False):
 
 
 P, A, B = 2, -10.0, 10.0
-M, COV, SIGMA, BETA = np.array([1.0, -1.0]), np.array([[4.0, 1.0], [1.0, 4.0]]), 2.0, np.array([1.0, 2.0, -1.0])
+M, COV, SIGMA, BETA = (
+    np.array([1.0, -1.0]),
+    np.array([[4.0, 1.0], [1.0, 4.0]]),
+    2.0,
+    np.array([1.0, 2.0, -1.0]),
+)
 
 
 def _contributions(x0, y):
@@ -133,7 +138,12 @@ def _contributions(x0, y):
     xt = pt.concatenate([pt.ones((x0.shape[0], 1)), norm(x0)], axis=1)
     yt = norm(y)
     cols = [xt * yt[:, None], (yt**2)[:, None]]
-    cols += [(xt[:, j] * xt[:, k])[:, None] for j in range(P + 1) for k in range(j, P + 1) if (j, k) != (0, 0)]
+    cols += [
+        (xt[:, j] * xt[:, k])[:, None]
+        for j in range(P + 1)
+        for k in range(j, P + 1)
+        if (j, k) != (0, 0)
+    ]
     return pt.concatenate(cols, axis=1)
 
 
@@ -165,11 +175,18 @@ ROUTES = {
     "DA + NUTS": lambda m, th, recs: [_da(m, recs), pm.NUTS([m[th]])],
     "pm.sample() default": "default",
     "Collapsed": lambda m, th, recs: [pdp.Collapsed([m[th], *[m[r] for r in recs]])],
-    "DA + NUTS + Interweave": lambda m, th, recs: [_da(m, recs), pm.NUTS([m[th]]), pdp.Interweave([m[th]])],
+    "DA + NUTS + Interweave": lambda m, th, recs: [
+        _da(m, recs),
+        pm.NUTS([m[th]]),
+        pdp.Interweave([m[th]]),
+    ],
     "DA + Interweave": lambda m, th, recs: [_da(m, recs), pdp.Interweave([m[th]])],
     "DA + ConjugateTheta": lambda m, th, recs: [_da(m, recs), pdp.ConjugateTheta([m[th]])],
     "DA + ConjugateTheta + Interweave": lambda m, th, recs: [
-        _da(m, recs), pdp.ConjugateTheta([m[th]]), pdp.Interweave([m[th]])],
+        _da(m, recs),
+        pdp.ConjugateTheta([m[th]]),
+        pdp.Interweave([m[th]]),
+    ],
     "PMMH": lambda m, th, recs: [pdp.PMMH([m[th]], n_particles=10)],
     "MHAAR": lambda m, th, recs: [pdp.MHAAR([m[th]], n_particles=10)],
     "plain PyMC (Potential)": None,
@@ -179,36 +196,95 @@ ROUTES = {
 
 def cases(quick):
     """(label, build, n, eps, routes)."""
-    discrete = ["pm.sample() default", "DA + NUTS", "DA + ConjugateTheta", "PMMH", "MHAAR",
-                "plain PyMC (Potential)", "collapsed NUTS"]
+    discrete = [
+        "pm.sample() default",
+        "DA + NUTS",
+        "DA + ConjugateTheta",
+        "PMMH",
+        "MHAAR",
+        "plain PyMC (Potential)",
+        "collapsed NUTS",
+    ]
     out = [
         ("Beta–Bernoulli sum + Laplace", beta_bernoulli, 100, 1.0, discrete),
-        ("randomized-response 2×2 table", rr_table, 400, 1.0,
-         ["pm.sample() default", "DA + NUTS", "DA + ConjugateTheta", "MHAAR", "plain PyMC (Potential)",
-          "collapsed NUTS"]),
+        (
+            "randomized-response 2×2 table",
+            rr_table,
+            400,
+            1.0,
+            [
+                "pm.sample() default",
+                "DA + NUTS",
+                "DA + ConjugateTheta",
+                "MHAAR",
+                "plain PyMC (Potential)",
+                "collapsed NUTS",
+            ],
+        ),
         ("Poisson counts + DiscreteLaplace", poisson_counts, 100, 1.0, discrete),
-        ("Poisson counts + DiscreteLaplace", poisson_counts, 500, 1.0,
-         ["pm.sample() default", "DA + NUTS", "DA + ConjugateTheta", "collapsed NUTS"]),
+        (
+            "Poisson counts + DiscreteLaplace",
+            poisson_counts,
+            500,
+            1.0,
+            ["pm.sample() default", "DA + NUTS", "DA + ConjugateTheta", "collapsed NUTS"],
+        ),
     ]
     if hasattr(pdp, "DiscreteGaussian"):
-        out.append(("Counts + discrete Gaussian", counts_discrete_gaussian, 200, 1.0,
-                    ["pm.sample() default", "Collapsed", "DA + NUTS", "DA + ConjugateTheta",
-                     "plain PyMC (Potential)", "collapsed NUTS"]))
-    cont = ["pm.sample() default", "DA + NUTS", "DA + NUTS + Interweave", "DA + Interweave", "DA + ConjugateTheta",
-            "DA + ConjugateTheta + Interweave"]
+        out.append(
+            (
+                "Counts + discrete Gaussian",
+                counts_discrete_gaussian,
+                200,
+                1.0,
+                [
+                    "pm.sample() default",
+                    "Collapsed",
+                    "DA + NUTS",
+                    "DA + ConjugateTheta",
+                    "plain PyMC (Potential)",
+                    "collapsed NUTS",
+                ],
+            )
+        )
+    cont = [
+        "pm.sample() default",
+        "DA + NUTS",
+        "DA + NUTS + Interweave",
+        "DA + Interweave",
+        "DA + ConjugateTheta",
+        "DA + ConjugateTheta + Interweave",
+    ]
     small = cont + ["PMMH", "MHAAR", "plain PyMC (Potential)"]
-    grid = ([(50, 0.1), (1000, 0.05), (1000, 1.0), (100_000, 1.0)] if quick else
-            [(n, e) for n in (100, 1000, 10_000, 100_000, 1_000_000) for e in (0.05, 0.1, 1.0)] + [(50, 0.1)])
+    grid = (
+        [(50, 0.1), (1000, 0.05), (1000, 1.0), (100_000, 1.0)]
+        if quick
+        else [(n, e) for n in (100, 1000, 10_000, 100_000, 1_000_000) for e in (0.05, 0.1, 1.0)]
+        + [(50, 0.1)]
+    )
     for n, eps in grid:
         routes = small if n <= 1000 else cont
         if n >= 1_000_000:
-            routes = ["pm.sample() default", "DA + NUTS", "DA + ConjugateTheta", "DA + ConjugateTheta + Interweave"]
+            routes = [
+                "pm.sample() default",
+                "DA + NUTS",
+                "DA + ConjugateTheta",
+                "DA + ConjugateTheta + Interweave",
+            ]
         out.append((f"clamped normal mean + Laplace, ε={eps}", clamped_normal, n, eps, routes))
-    reg = ["pm.sample() default", "DA + NUTS", "DA + NUTS + Interweave", "DA + Interweave", "DA + ConjugateTheta",
-           "DA + ConjugateTheta + Interweave"]
+    reg = [
+        "pm.sample() default",
+        "DA + NUTS",
+        "DA + NUTS + Interweave",
+        "DA + Interweave",
+        "DA + ConjugateTheta",
+        "DA + ConjugateTheta + Interweave",
+    ]
     if not quick:  # NUTS on the joint model took 526 s of sampling here under load: full run only
         reg.append("plain PyMC (Potential)")
-    out.append(("regression, 9 Laplace-noised sufficient statistics, ε=1", regression, 50, 1.0, reg))
+    out.append(
+        ("regression, 9 Laplace-noised sufficient statistics, ε=1", regression, 50, 1.0, reg)
+    )
     return out
 
 
@@ -216,8 +292,10 @@ def cases(quick):
 def bulk_ess(idata, var):
     d = np.asarray(idata.posterior[var], dtype=float)
     d = d.reshape(d.shape[0], d.shape[1], -1)
-    return min(float(az.ess(xr.Dataset({"q": (("chain", "draw"), d[..., k])}), method="bulk")["q"])
-               for k in range(d.shape[2]))
+    return min(
+        float(az.ess(xr.Dataset({"q": (("chain", "draw"), d[..., k])}), method="bulk")["q"])
+        for k in range(d.shape[2])
+    )
 
 
 def run(build, n, eps, route, draws, tune, seed=1):
@@ -233,13 +311,26 @@ def run(build, n, eps, route, draws, tune, seed=1):
         elif spec not in (None, "default"):
             steps = spec(model, theta, recs)
     with model:
-        idata = pm.sample(step=steps, draws=draws, tune=tune, chains=2, cores=1, random_seed=seed,
-                          progressbar=False, compute_convergence_checks=False)
+        idata = pm.sample(
+            step=steps,
+            draws=draws,
+            tune=tune,
+            chains=2,
+            cores=1,
+            random_seed=seed,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
     wall = time.perf_counter() - t0
     sampling = float(idata.sample_stats.attrs.get("sampling_time", wall))
     ess = bulk_ess(idata, theta)
-    return dict(ess=ess, per_draw=ess / (2 * draws), sampling=sampling, compile=wall - sampling,
-                rate=ess / sampling)
+    return dict(
+        ess=ess,
+        per_draw=ess / (2 * draws),
+        sampling=sampling,
+        compile=wall - sampling,
+        rate=ess / sampling,
+    )
 
 
 def plot(rows, path):
@@ -273,8 +364,12 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer sizes and draws")
     parser.add_argument("--only", default=None, help="substring of the model labels to run")
-    parser.add_argument("--routes", default=None, help="comma-separated route names to run (default all)")
-    parser.add_argument("--out", default=str(HERE / "MIXING_RESULTS.md"), help="results file (plot next to it)")
+    parser.add_argument(
+        "--routes", default=None, help="comma-separated route names to run (default all)"
+    )
+    parser.add_argument(
+        "--out", default=str(HERE / "MIXING_RESULTS.md"), help="results file (plot next to it)"
+    )
     args = parser.parse_args()
     draws, tune = (500, 300) if args.quick else (1000, 500)
     load = os.getloadavg()
@@ -288,15 +383,19 @@ def main():
             d = draws if n <= 10_000 else max(200, draws // 2)
             try:
                 res = run(build, n, eps, route, d, min(tune, d))
-            except Exception as err:  # a route that refuses the model: say so in the table
+            except Exception as err:  # noqa: BLE001 - a route that refuses the model: say so in the table
                 print(f"{label} n={n} {route}: {type(err).__name__}: {err}"[:300], flush=True)
-                lines.append(f"| {label} | {n:,} | {route} | — | — | — | — | — | refused ({type(err).__name__}) |")
+                lines.append(
+                    f"| {label} | {n:,} | {route} | — | — | — | — | — | refused ({type(err).__name__}) |"
+                )
                 continue
             if res is None:
                 continue
             rows.append((label, n, route, res))
-            lines.append(f"| {label} | {n:,} | {route} | {d} | {res['ess']:.0f} | {res['per_draw']:.3f} | "
-                         f"{res['sampling']:.1f} | {res['rate']:.1f} | {res['compile']:.0f} |")
+            lines.append(
+                f"| {label} | {n:,} | {route} | {d} | {res['ess']:.0f} | {res['per_draw']:.3f} | "
+                f"{res['sampling']:.1f} | {res['rate']:.1f} | {res['compile']:.0f} |"
+            )
             print(lines[-1], flush=True)
     load_end = os.getloadavg()
     head = [
@@ -324,7 +423,10 @@ def main():
         keep = out.read_text().split(MARKER, 1)[1]
     out.write_text("\n".join(head + lines) + "\n\n" + MARKER + keep)
     if rows:
-        plot(rows, out.with_name("mixing.png" if out.name == "MIXING_RESULTS.md" else out.stem + ".png"))
+        plot(
+            rows,
+            out.with_name("mixing.png" if out.name == "MIXING_RESULTS.md" else out.stem + ".png"),
+        )
     print(f"wrote {out}")
 
 

@@ -57,11 +57,15 @@ def main(argv=None):
         with model:
             variants = {
                 "full (rw)": pdp.PenaltyMH(lipschitz=5.0, tau=10.0, scale=0.01),
-                "full (guided)": pdp.PenaltyMH(lipschitz=5.0, tau=10.0, scale=0.01, proposal="guided"),
-                "subsampled b=1000": pdp.PenaltyMH(lipschitz=5.0, tau=10.0, scale=0.01,
-                                                   batch_size=min(1000, n)),
-                "DP MALA": pdp.PenaltyMH(lipschitz=5.0, tau=10.0, scale=0.01, proposal="mala",
-                                         grad_bound=5.0),
+                "full (guided)": pdp.PenaltyMH(
+                    lipschitz=5.0, tau=10.0, scale=0.01, proposal="guided"
+                ),
+                "subsampled b=1000": pdp.PenaltyMH(
+                    lipschitz=5.0, tau=10.0, scale=0.01, batch_size=min(1000, n)
+                ),
+                "DP MALA": pdp.PenaltyMH(
+                    lipschitz=5.0, tau=10.0, scale=0.01, proposal="mala", grad_bound=5.0
+                ),
             }
         for name, step in variants.items():
             r = rate(step, model, args.seconds)

@@ -60,13 +60,28 @@ def run(n, eps, seed):
     with pm.Model():
         b = pm.Normal("b", 0, 1, shape=D)
         pm.Normal("y", pm.math.dot(x, b), 1.0, observed=y)
-        step = pdp.PenaltyMH(lipschitz=lip, tau=plan.tau, scale=plan.scale, proposal="guided",
-                             budget=(eps, DELTA), chains=CHAINS, iterations=CHAINS * (TUNE + DRAWS))
+        step = pdp.PenaltyMH(
+            lipschitz=lip,
+            tau=plan.tau,
+            scale=plan.scale,
+            proposal="guided",
+            budget=(eps, DELTA),
+            chains=CHAINS,
+            iterations=CHAINS * (TUNE + DRAWS),
+        )
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            idata = pm.sample(draws=DRAWS, tune=TUNE, chains=CHAINS, cores=1, step=[step],
-                              random_seed=seed, progressbar=False, compute_convergence_checks=False)
+            idata = pm.sample(
+                draws=DRAWS,
+                tune=TUNE,
+                chains=CHAINS,
+                cores=1,
+                step=[step],
+                random_seed=seed,
+                progressbar=False,
+                compute_convergence_checks=False,
+            )
         secs = time.perf_counter() - t0
     mean, sd = exact(x, y)
     post = np.asarray(idata["posterior"]["b"])
@@ -74,23 +89,39 @@ def run(n, eps, seed):
     rhat = float(np.nanmax(np.asarray(az.rhat(idata, var_names=["b"])["b"])))
     ess = float(np.nanmin(np.asarray(az.ess(idata, var_names=["b"])["b"])))
     ss = idata["sample_stats"]
-    return {"n": n, "eps": eps, "tau": plan.tau, "scale": plan.scale, "lip": lip,
-            "steps": plan.steps_per_sd, "moves": plan.expected_moves, "warned": warned,
-            "acc": float(np.asarray(ss["dp_accepted"]).mean()),
-            "clip": float(np.asarray(ss["dp_clipped_fraction"]).mean()), "rhat": rhat, "ess": ess,
-            "err": float(err.max()), "sd_ratio": float(np.median(post.std(axis=(0, 1)) / sd)),
-            "spent": float(pdp.privacy_spent(idata, delta=DELTA)), "secs": secs}
+    return {
+        "n": n,
+        "eps": eps,
+        "tau": plan.tau,
+        "scale": plan.scale,
+        "lip": lip,
+        "steps": plan.steps_per_sd,
+        "moves": plan.expected_moves,
+        "warned": warned,
+        "acc": float(np.asarray(ss["dp_accepted"]).mean()),
+        "clip": float(np.asarray(ss["dp_clipped_fraction"]).mean()),
+        "rhat": rhat,
+        "ess": ess,
+        "err": float(err.max()),
+        "sd_ratio": float(np.median(post.std(axis=(0, 1)) / sd)),
+        "spent": float(pdp.privacy_spent(idata, delta=DELTA)),
+        "secs": secs,
+    }
 
 
 def table(rows):
-    head = ("| n | ε | τ | L | scale | steps/sd | expected moves | warns | accept | clipped | "
-            "max R-hat | min ESS | max \\|mean err\\| (sd) | sd ratio | ε spent | s |\n"
-            "|---:|---:|---:|---:|---:|---:|---:|:-:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+    head = (
+        "| n | ε | τ | L | scale | steps/sd | expected moves | warns | accept | clipped | "
+        "max R-hat | min ESS | max \\|mean err\\| (sd) | sd ratio | ε spent | s |\n"
+        "|---:|---:|---:|---:|---:|---:|---:|:-:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+    )
     body = "".join(
         f"| {r['n']:,} | {r['eps']:g} | {r['tau']:.1f} | {r['lip']:.1f} | {r['scale']:.2e} | "
         f"{r['steps']:.1f} | {r['moves']:.3g} | {'yes' if r['warned'] else 'no'} | {r['acc']:.2f} | "
         f"{r['clip']:.3f} | {r['rhat']:.2f} | {r['ess']:.0f} | {r['err']:.2f} | {r['sd_ratio']:.2f} | "
-        f"{r['spent']:.3f} | {r['secs']:.0f} |\n" for r in rows)
+        f"{r['spent']:.3f} | {r['secs']:.0f} |\n"
+        for r in rows
+    )
     return head + body
 
 
@@ -98,8 +129,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="+", default=[442, 10_000])
     ap.add_argument("--eps", type=float, nargs="+", default=[1.0, 10.0, 100.0])
-    ap.add_argument("--extra", nargs="*", default=["10000:1000", "100000:100"],
-                    help="further n:epsilon cases (where the planner expects the run to move)")
+    ap.add_argument(
+        "--extra",
+        nargs="*",
+        default=["10000:1000", "100000:100"],
+        help="further n:epsilon cases (where the planner expects the run to move)",
+    )
     ap.add_argument("--seed", type=int, default=2026)
     args = ap.parse_args()
     cases = [(n, eps) for n in args.sizes for eps in args.eps]
@@ -116,7 +151,8 @@ def main():
         "τ and scale from `plan_penalty` (L from `lipschitz_normal_regression(1, 4, coef_bound=3)`, "
         "posterior_scale a public guess 1/√(n/(3d))). Errors and sd ratio against the exact "
         "(conjugate) posterior; the warm-up is not tuned when the noise dominates (see docs/penalty.md).\n\n"
-        + table(rows) + f"{MARK}\n"
+        + table(rows)
+        + f"{MARK}\n"
     )
     path = Path(__file__).with_name("PENALTY_RESULTS.md")
     old = path.read_text() if path.exists() else ""

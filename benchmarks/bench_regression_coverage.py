@@ -49,7 +49,9 @@ def one(rng, eps, n, d, nodes, methods, draws):
             warnings.simplefilter("ignore", UserWarning)
             warnings.simplefilter("always", R.NoisyStatsWarning)
             if m == "mcmc_bs":
-                st = R.release_suff_stats(X, y, epsilon=eps, n_nodes=nodes, scheme="szu", rng=rng, **KW)
+                st = R.release_suff_stats(
+                    X, y, epsilon=eps, n_nodes=nodes, scheme="szu", rng=rng, **KW
+                )
                 fit = R.fit(st, m, draws=draws, tune=draws, chains=1, rng=rng)
             elif m == "bayes_fixedS_fast":
                 fit = R.fit(sz, m, draws=2000, chains=1, rng=rng)
@@ -78,7 +80,9 @@ def main(argv=None):
         hits, widths, noisy = {}, {}, {}
         for k, child in enumerate(root.spawn(args.reps_fast)):
             methods = ("bayes_fixedS_fast",) + (MCMC if k < args.reps else ())
-            res = one(np.random.default_rng(child), eps, args.n, args.d, args.nodes, methods, args.draws)
+            res = one(
+                np.random.default_rng(child), eps, args.n, args.d, args.nodes, methods, args.draws
+            )
             for m, (h, w, warned) in res.items():
                 hits.setdefault(m, []).append(h)
                 widths.setdefault(m, []).append(w)
@@ -86,11 +90,17 @@ def main(argv=None):
         for m, per_rep in hits.items():
             h = np.concatenate(per_rep)
             cov, se = h.mean(), np.sqrt(0.09 / h.size)
-            warned = f", warned {np.mean(noisy[m]):.0%}" if m in ("mcmc_fixedS", "bayes_fixedS_fast") else ""
+            warned = (
+                f", warned {np.mean(noisy[m]):.0%}"
+                if m in ("mcmc_fixedS", "bayes_fixedS_fast")
+                else ""
+            )
             table[(m, eps)] = f"{cov:.2f} ± {se:.2f} ({h.size}), w {np.mean(widths[m]):.2f}{warned}"
-    print(f"n = {args.n}, d = {args.d}, J = {args.nodes} nodes, δ = 1e-5, 90 % intervals; "
-          f"{args.reps} replications (MCMC, {args.draws} draws + {args.draws} tune), {args.reps_fast} "
-          f"(bayes_fixedS_fast); {time.perf_counter() - t0:.0f} s\n")
+    print(
+        f"n = {args.n}, d = {args.d}, J = {args.nodes} nodes, δ = 1e-5, 90 % intervals; "
+        f"{args.reps} replications (MCMC, {args.draws} draws + {args.draws} tune), {args.reps_fast} "
+        f"(bayes_fixedS_fast); {time.perf_counter() - t0:.0f} s\n"
+    )
     print("| method | " + " | ".join(f"ε = {e:g}" for e in EPSILONS) + " |")
     print("|---|" + "---|" * len(EPSILONS))
     for m in ("mcmc_normalX", "mcmc_fixedS", "bayes_fixedS_fast", "mcmc_bs"):

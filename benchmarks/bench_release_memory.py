@@ -33,7 +33,11 @@ def measure(label, fn, n_bytes_reference=None):
     seconds = time.perf_counter() - t0
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    ref = "" if n_bytes_reference is None else f"   (dense formula: {n_bytes_reference / 2**30:,.0f} GiB)"
+    ref = (
+        ""
+        if n_bytes_reference is None
+        else f"   (dense formula: {n_bytes_reference / 2**30:,.0f} GiB)"
+    )
     print(f"{label:<48} peak {peak / 2**20:9.1f} MiB   {seconds:7.2f} s{ref}")
     return peak, seconds
 
@@ -52,14 +56,21 @@ def main(argv=None):
     print(f"input arrays: records {x.nbytes / 2**20:.1f} MiB, codes {codes.nbytes / 2**20:.1f} MiB")
     tables = 8.0 * (n + 1) * (n + 2)
     for stat in (pdp.Median(lower=0, upper=10), pdp.Max(lower=0, upper=10)):
-        measure(f"{type(stat).__name__} smooth sensitivity",
-                lambda stat=stat: stat.smooth_sensitivity_np(x, mech.beta), tables)
+        measure(
+            f"{type(stat).__name__} smooth sensitivity",
+            lambda stat=stat: stat.smooth_sensitivity_np(x, mech.beta),
+            tables,
+        )
     counts = pdp.Counts(k)
     measure(f"Counts({k}).evaluate", lambda: counts.evaluate(codes), 8.0 * n * k)
-    measure("release Median + SmoothLaplace",
-            lambda: pdp.release(x, pdp.Median(lower=0, upper=10), mech, rng=1))
-    measure(f"release Counts({k}) + DiscreteGaussian",
-            lambda: pdp.release(codes, counts, pdp.DiscreteGaussian(rho=0.5), rng=1))
+    measure(
+        "release Median + SmoothLaplace",
+        lambda: pdp.release(x, pdp.Median(lower=0, upper=10), mech, rng=1),
+    )
+    measure(
+        f"release Counts({k}) + DiscreteGaussian",
+        lambda: pdp.release(codes, counts, pdp.DiscreteGaussian(rho=0.5), rng=1),
+    )
 
 
 if __name__ == "__main__":

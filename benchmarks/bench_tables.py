@@ -54,8 +54,13 @@ def record_updates(k, n, steps, seed=0):
     obs = _release(np.bincount(x0, minlength=k), rng)
     with pm.Model() as model:
         x = pm.Categorical("x", pi, shape=n)
-        pdp.DPObserved("c", x, statistic=pdp.Counts(k), mechanism=pdp.DiscreteGaussian(sigma=SIGMA),
-                       observed=obs)
+        pdp.DPObserved(
+            "c",
+            x,
+            statistic=pdp.Counts(k),
+            mechanism=pdp.DiscreteGaussian(sigma=SIGMA),
+            observed=obs,
+        )
         step = pdp.DataAugmentation([x], rng=np.random.default_rng(1))
     point = model.initial_point(random_seed=0)
     point, _ = step.step(point)  # compile / warm up
@@ -77,8 +82,13 @@ def tract_model(n, k, seed=0):
     with pm.Model() as model:
         pi = pm.Dirichlet("pi", np.ones(k))
         x = pm.Categorical("x", pi, shape=n)
-        pdp.DPObserved("c", x, statistic=pdp.Counts(k), mechanism=pdp.DiscreteGaussian(sigma=SIGMA),
-                       observed=obs)
+        pdp.DPObserved(
+            "c",
+            x,
+            statistic=pdp.Counts(k),
+            mechanism=pdp.DiscreteGaussian(sigma=SIGMA),
+            observed=obs,
+        )
     return model
 
 
@@ -108,10 +118,20 @@ def tract_iteration_ms(n, k, tune, draws):
     model = tract_model(n, k)
     stamps = []
     with model:
-        pm.sample(tune=tune, draws=draws, chains=1, cores=1, random_seed=4, progressbar=False,
-                  compute_convergence_checks=False, callback=lambda **_: stamps.append(time.process_time()))
+        pm.sample(
+            tune=tune,
+            draws=draws,
+            chains=1,
+            cores=1,
+            random_seed=4,
+            progressbar=False,
+            compute_convergence_checks=False,
+            callback=lambda **_: stamps.append(time.process_time()),
+        )
     _, selected = assign_step_methods(model, None, methods=pm.STEP_METHODS)
-    steps = sorted(f"{cls.__name__}({', '.join(sorted(v.name for v in vs))})" for cls, vs in selected.items())
+    steps = sorted(
+        f"{cls.__name__}({', '.join(sorted(v.name for v in vs))})" for cls, vs in selected.items()
+    )
     return (stamps[-1] - stamps[0]) / (len(stamps) - 1) * 1e3, steps
 
 
@@ -129,19 +149,32 @@ def table_mixing(n, k, tune, draws):
     with pm.Model() as model:
         pi = pm.Dirichlet("pi", np.ones(k))
         c = pm.Multinomial("c", n=n, p=pi)
-        pdp.DPObserved("s", c, statistic=pdp.Cells(), mechanism=pdp.DiscreteGaussian(sigma=SIGMA),
-                       observed=rel)
+        pdp.DPObserved(
+            "s", c, statistic=pdp.Cells(), mechanism=pdp.DiscreteGaussian(sigma=SIGMA), observed=rel
+        )
     start = time.process_time()
     with model:
-        idata = pm.sample(tune=tune, draws=draws, chains=2, cores=1, random_seed=5, progressbar=False,
-                          compute_convergence_checks=False)
+        idata = pm.sample(
+            tune=tune,
+            draws=draws,
+            chains=2,
+            cores=1,
+            random_seed=5,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
     cpu = time.process_time() - start
     ess = np.asarray(az.ess(idata, var_names=["pi"])["pi"]) / (2 * draws)
     small = table < 20
-    return {"ms": cpu / (2 * (tune + draws)) * 1e3, "ess_median": float(np.median(ess)),
-            "ess_p5": float(np.percentile(ess, 5)), "ess_min": float(ess.min()),
-            "frac_03": float(np.mean(ess >= 0.3)), "ess_small_median": float(np.median(ess[small])),
-            "n_small": int(small.sum())}
+    return {
+        "ms": cpu / (2 * (tune + draws)) * 1e3,
+        "ess_median": float(np.median(ess)),
+        "ess_p5": float(np.percentile(ess, 5)),
+        "ess_min": float(ess.min()),
+        "frac_03": float(np.mean(ess >= 0.3)),
+        "ess_small_median": float(np.median(ess[small])),
+        "n_small": int(small.sum()),
+    }
 
 
 def worker(args):
@@ -160,7 +193,9 @@ def worker(args):
 def spawn(code_root, args, extra):
     env = dict(os.environ, PYTHONPATH=str(code_root))
     cmd = [sys.executable, str(pathlib.Path(__file__).resolve()), "--worker", *extra]
-    proc = subprocess.run(cmd, env=env, cwd=str(code_root), capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        cmd, env=env, cwd=str(code_root), capture_output=True, text=True, check=False
+    )
     for line in proc.stdout.splitlines():
         if line.startswith("RESULT "):
             return json.loads(line[7:])
@@ -169,8 +204,12 @@ def spawn(code_root, args, extra):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--before", type=pathlib.Path, default=None,
-                        help="checkout of the older package to compare with (e.g. main)")
+    parser.add_argument(
+        "--before",
+        type=pathlib.Path,
+        default=None,
+        help="checkout of the older package to compare with (e.g. main)",
+    )
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--n", type=int, default=100_000)
@@ -183,14 +222,41 @@ def main():
     args = parser.parse_args()
     if args.worker:
         return worker(args)
-    quick = ["--steps16", "5", "--steps2016", "5", "--conj-steps", "5", "--tune", "20", "--draws", "40"]
+    quick = [
+        "--steps16",
+        "5",
+        "--steps2016",
+        "5",
+        "--conj-steps",
+        "5",
+        "--tune",
+        "20",
+        "--draws",
+        "40",
+    ]
     load0, start = os.getloadavg(), time.strftime("%Y-%m-%d %H:%M", time.gmtime())
     after = spawn(HERE.parent, args, quick if args.quick else [])
     # the old code is slow (one-hot contributions, O(N·K)): few repetitions
     before = None
     if args.before is not None:
-        before = spawn(args.before, args, ["--steps16", "3", "--steps2016", "1", "--conj-steps", "5",
-                                           "--tune", "10", "--draws", "20", "--table", "0"])
+        before = spawn(
+            args.before,
+            args,
+            [
+                "--steps16",
+                "3",
+                "--steps2016",
+                "1",
+                "--conj-steps",
+                "5",
+                "--tune",
+                "10",
+                "--draws",
+                "20",
+                "--table",
+                "0",
+            ],
+        )
     load1, end = os.getloadavg(), time.strftime("%H:%M", time.gmtime())
     import numpy
     import pymc
@@ -205,28 +271,37 @@ def main():
         ("tract table, `pm.sample()` default, ms per iteration", "tract_ms", "{:.1f}"),
     ]
     lines = [
-        "# Noisy tables benchmark (issue 18)", "",
+        "# Noisy tables benchmark (issue 18)",
+        "",
         f"Machine: {platform.machine()}, {platform.system()}, Python {platform.python_version()}, "
         f"PyMC {pymc.__version__}, numpy {numpy.__version__}. Command: `python benchmarks/bench_tables.py"
         f"{' --quick' if args.quick else ''}{' --before ' + str(args.before) if args.before else ''}`. "
         f"Run {start}–{end} UTC; load average at start {load0[0]:.1f}/{load0[1]:.1f}/{load0[2]:.1f}, "
         f"at end {load1[0]:.1f}/{load1[1]:.1f}/{load1[2]:.1f} (2 cores shared with other jobs). "
-        "Times are CPU time of the measuring process (see the script's docstring).", "",
-        "| measurement | before | after |", "|---|---:|---:|",
+        "Times are CPU time of the measuring process (see the script's docstring).",
+        "",
+        "| measurement | before | after |",
+        "|---|---:|---:|",
     ]
     for label, key, fmt in rows:
         lines.append(f"| {label} | {cell(before, key, fmt)} | {cell(after, key, fmt)} |")
-    lines += ["", f"after: code {after['code']}; acceptance rate of record moves K = 16: "
-              f"{after['accept_k16']:.2f}, K = 2,016: {after['accept_k2016']:.2f}; "
-              f"steps assigned by `pm.sample()`: {', '.join(after['tract_steps']) or 'n/a'}."]
+    lines += [
+        "",
+        f"after: code {after['code']}; acceptance rate of record moves K = 16: "
+        f"{after['accept_k16']:.2f}, K = 2,016: {after['accept_k2016']:.2f}; "
+        f"steps assigned by `pm.sample()`: {', '.join(after['tract_steps']) or 'n/a'}.",
+    ]
     if before is not None:
         lines.append(f"before: code {before['code']} (fewer repetitions: the old route is slow).")
     t = after["table"]
     lines += [
-        "", "## Latent count table (`pdp.Cells`), N = 10⁶ people, K = 2,016 cells, σ = 3.18", "",
+        "",
+        "## Latent count table (`pdp.Cells`), N = 10⁶ people, K = 2,016 cells, σ = 3.18",
+        "",
         "`π ~ Dirichlet(1)`, `c ~ Multinomial(N, π)`, `DPObserved(c, statistic=pdp.Cells(), "
         "mechanism=DiscreteGaussian(3.18))`; `pm.sample()` default (ConjugateTheta on π, TableCells on c), "
-        "2 chains × (300 warm-up + 1,000 draws). No records: the old route would need 10⁶ latent records.", "",
+        "2 chains × (300 warm-up + 1,000 draws). No records: the old route would need 10⁶ latent records.",
+        "",
         "| CPU ms per iteration | ESS/draw of π: median | 5th percentile | min | cells with ESS/draw ≥ 0.3 "
         "| median over cells with < 20 people |",
         "|---:|---:|---:|---:|---:|---:|",

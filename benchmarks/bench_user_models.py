@@ -74,8 +74,15 @@ def run(build, ours, draws, tune, seed):
         _, sel = assign_step_methods(model, None, methods=pm.STEP_METHODS)
         steps = " + ".join(f"{c.__name__}[{','.join(v.name for v in vs)}]" for c, vs in sel.items())
         t0 = time.perf_counter()
-        idata = pm.sample(draws=draws, tune=tune, chains=2, cores=1, random_seed=seed,
-                          progressbar=False, compute_convergence_checks=False)
+        idata = pm.sample(
+            draws=draws,
+            tune=tune,
+            chains=2,
+            cores=1,
+            random_seed=seed,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
         wall = time.perf_counter() - t0
     routes = []
     if "dp_route" in idata.sample_stats:  # groups whose θ-move was kept after warm-up, per chain
@@ -83,8 +90,14 @@ def run(build, ours, draws, tune, seed):
         routes = [f"θ-move kept in chains {[int(c) for c in np.flatnonzero(r[:, -1] > 0)]}"]
     ess, rhat = diagnostics(idata, names)
     t = float(idata.sample_stats.attrs.get("sampling_time", wall))
-    return {"steps": steps, "route": "; ".join(routes), "per_draw": ess / (2 * draws), "rhat": rhat,
-                "rate": ess / t, "t": t}
+    return {
+        "steps": steps,
+        "route": "; ".join(routes),
+        "per_draw": ess / (2 * draws),
+        "rhat": rhat,
+        "rate": ess / t,
+        "t": t,
+    }
 
 
 def main():
@@ -92,14 +105,22 @@ def main():
     ap.add_argument("--draws", type=int, default=1000, help="draws (and tuning steps) per chain")
     ap.add_argument("--only", default=None, help="comma-separated model names")
     ap.add_argument("--skip-pymc", action="store_true", help="pymc-dp's assignment only")
-    ap.add_argument("--pymc-draws", type=int, default=500,
-                    help="draws (and tuning steps) per chain of PyMC's own assignment (slow)")
+    ap.add_argument(
+        "--pymc-draws",
+        type=int,
+        default=500,
+        help="draws (and tuning steps) per chain of PyMC's own assignment (slow)",
+    )
     ap.add_argument("--seed", type=int, default=3)
     args = ap.parse_args()
     names = args.only.split(",") if args.only else list(BUILDERS)
-    print(f"load: {os.getloadavg()}; PyMC {pm.__version__}; {platform.processor() or platform.machine()}")
+    print(
+        f"load: {os.getloadavg()}; PyMC {pm.__version__}; {platform.processor() or platform.machine()}"
+    )
     print(f"2 chains × ({args.draws} tune + {args.draws} draws), cores=1, seed {args.seed}")
-    print("| model | route | assignment (warm-up choice) | θ ESS/draw (min) | R-hat (max) | θ ESS/s | s |")
+    print(
+        "| model | route | assignment (warm-up choice) | θ ESS/draw (min) | R-hat (max) | θ ESS/s | s |"
+    )
     print("|---|---|---|---:|---:|---:|---:|")
     for name in names:
         for ours in (True, False) if not args.skip_pymc else (True,):
@@ -107,13 +128,19 @@ def main():
                 draws = args.draws if ours else args.pymc_draws
                 r = run(BUILDERS[name], ours, draws, draws, args.seed)
             except Exception as err:  # noqa: BLE001 - report and go on
-                print(f"| {name} | {'pm.sample()' if ours else 'PyMC default'} | failed: "
-                      f"{type(err).__name__}: {str(err)[:120]} | | | | |", flush=True)
+                print(
+                    f"| {name} | {'pm.sample()' if ours else 'PyMC default'} | failed: "
+                    f"{type(err).__name__}: {str(err)[:120]} | | | | |",
+                    flush=True,
+                )
                 continue
             label = "pm.sample() (pymc-dp)" if ours else "PyMC default (joint NUTS)"
             route = f" ({r['route']})" if r["route"] else ""
-            print(f"| {name} | {label} | {r['steps']}{route} | {r['per_draw']:.3f} | {r['rhat']:.3f} | "
-                  f"{r['rate']:.1f} | {r['t']:.0f} |", flush=True)
+            print(
+                f"| {name} | {label} | {r['steps']}{route} | {r['per_draw']:.3f} | {r['rhat']:.3f} | "
+                f"{r['rate']:.1f} | {r['t']:.0f} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

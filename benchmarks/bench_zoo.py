@@ -56,7 +56,9 @@ def _pymc_own(c, keys, draws, tune, seed):
     model, _, _ = c.build()
     ours = {m for m in pm.STEP_METHODS if m.__module__.startswith("pymc_dp")}
     with model:
-        _, selected = assign_step_methods(model, None, methods=[m for m in pm.STEP_METHODS if m not in ours])
+        _, selected = assign_step_methods(
+            model, None, methods=[m for m in pm.STEP_METHODS if m not in ours]
+        )
         steps = [cls(vars=list(vs)) for cls, vs in selected.items()]
     route = {cls.__name__: sorted(v.name for v in vs) for cls, vs in selected.items()}
     with warnings.catch_warnings():
@@ -67,7 +69,11 @@ def _pymc_own(c, keys, draws, tune, seed):
     for key in keys:
         d = _select(idata.posterior, key)
         ess, rhat = _ess_rhat(d)
-        out[key] = {"ess_per_draw": ess / (d.shape[0] * d.shape[1]), "r_hat": rhat, "ess_per_s": ess / seconds}
+        out[key] = {
+            "ess_per_draw": ess / (d.shape[0] * d.shape[1]),
+            "r_hat": rhat,
+            "ess_per_s": ess / seconds,
+        }
     return {"route": route, "rows": out, "seconds": seconds}
 
 
@@ -80,16 +86,39 @@ def _run(c, args):
     t0 = time.perf_counter()
     try:
         r = run_case(c, draws=args.draws, tune=args.tune, seed=args.seed)
-        res = {"name": c.name, "description": r["description"].strip(), "route": r["route"],
-               "seconds": r["seconds"], "wall": time.perf_counter() - t0, "guard": len(r["guard"]),
-               "rows": {k: {kk: float(np.max(v)) if kk in ("ess_per_draw", "r_hat", "ess_per_s", "z_mean", "z_sd")
-                            else None for kk, v in row.items() if kk in ("ess_per_draw", "r_hat", "ess_per_s", "z_mean", "z_sd")}
-                        for k, row in r["rows"].items()},
-               "error": None}
+        res = {
+            "name": c.name,
+            "description": r["description"].strip(),
+            "route": r["route"],
+            "seconds": r["seconds"],
+            "wall": time.perf_counter() - t0,
+            "guard": len(r["guard"]),
+            "rows": {
+                k: {
+                    kk: float(np.max(v))
+                    if kk in ("ess_per_draw", "r_hat", "ess_per_s", "z_mean", "z_sd")
+                    else None
+                    for kk, v in row.items()
+                    if kk in ("ess_per_draw", "r_hat", "ess_per_s", "z_mean", "z_sd")
+                }
+                for k, row in r["rows"].items()
+            },
+            "error": None,
+        }
     except Exception as err:  # noqa: BLE001 (a crash is a result: report it)
-        res = {"name": c.name, "description": c.build.__doc__.strip(), "route": {}, "seconds": float("nan"),
-               "wall": time.perf_counter() - t0, "guard": 0, "rows": {}, "error": f"{type(err).__name__}: {err}"}
-    res.update(statistic=c.statistic, mechanism=c.mechanism, records=c.records, fast=c.fast, xfail=c.xfail)
+        res = {
+            "name": c.name,
+            "description": c.build.__doc__.strip(),
+            "route": {},
+            "seconds": float("nan"),
+            "wall": time.perf_counter() - t0,
+            "guard": 0,
+            "rows": {},
+            "error": f"{type(err).__name__}: {err}",
+        }
+    res.update(
+        statistic=c.statistic, mechanism=c.mechanism, records=c.records, fast=c.fast, xfail=c.xfail
+    )
     if args.pymc and res["rows"]:
         try:
             res["pymc"] = _pymc_own(c, list(res["rows"]), args.draws, args.tune, args.seed)
@@ -112,14 +141,16 @@ def write(results, args):
     lines = [
         "# Model zoo: `pm.sample()` without `step=`",
         "",
-        (f"`python benchmarks/bench_zoo.py` — {len(results)} models of `tests/support/zoo.py`, 2 chains × "
-        f"{args.draws} draws after {args.tune} tuning steps, `cores=1`, seed {args.seed}; PyMC "
-        f"{pm.__version__}. ESS is ArviZ's bulk ESS of the worst entry; |z| is the distance of the "
-        "posterior mean / sd from the exact value in Monte Carlo standard errors (tests fail at 4); "
-        "ESS/s uses PyMC's `sampling_time` (compilation excluded). *guard*: the number of "
-        "`pdp.ConvergenceWarning`s issued during sampling (one check per chain end). *PyMC own*: the "
-        "same model with the steps PyMC assigns without pymc_dp (NUTS on the joint model for continuous "
-        "records, Metropolis-type samplers for discrete ones)."),
+        (
+            f"`python benchmarks/bench_zoo.py` — {len(results)} models of `tests/support/zoo.py`, 2 chains × "
+            f"{args.draws} draws after {args.tune} tuning steps, `cores=1`, seed {args.seed}; PyMC "
+            f"{pm.__version__}. ESS is ArviZ's bulk ESS of the worst entry; |z| is the distance of the "
+            "posterior mean / sd from the exact value in Monte Carlo standard errors (tests fail at 4); "
+            "ESS/s uses PyMC's `sampling_time` (compilation excluded). *guard*: the number of "
+            "`pdp.ConvergenceWarning`s issued during sampling (one check per chain end). *PyMC own*: the "
+            "same model with the steps PyMC assigns without pymc_dp (NUTS on the joint model for continuous "
+            "records, Metropolis-type samplers for discrete ones)."
+        ),
         "",
         "| model | statistic / mechanism / records | route picked | θ | ESS/draw | R-hat | \\|z\\| mean / sd | ESS/s | guard | PyMC own: ESS/draw, R-hat, ESS/s | speed-up (ESS/s) |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
@@ -131,28 +162,61 @@ def write(results, args):
             lines.append(f"| {head} | {kind} | **crash**: {r['error'][:200]} | | | | | | | | |")
             continue
         for key, row in r["rows"].items():
-            z = (f"{_fmt(row.get('z_mean'), '.2f')} / {_fmt(row.get('z_sd'), '.2f')}" if row.get("z_mean") is not None
-                 else "no exact answer")
+            z = (
+                f"{_fmt(row.get('z_mean'), '.2f')} / {_fmt(row.get('z_sd'), '.2f')}"
+                if row.get("z_mean") is not None
+                else "no exact answer"
+            )
             own = r.get("pymc") or {}
             orow = (own.get("rows") or {}).get(key)
             if orow:
                 o = f"{_fmt(orow['ess_per_draw'])}, {_fmt(orow['r_hat'], '.3f')}, {_fmt(orow['ess_per_s'])}"
-                ratio = _fmt(row["ess_per_s"] / orow["ess_per_s"] if orow["ess_per_s"] > 0 else float("nan"), ".3g") + "×"
+                ratio = (
+                    _fmt(
+                        row["ess_per_s"] / orow["ess_per_s"]
+                        if orow["ess_per_s"] > 0
+                        else float("nan"),
+                        ".3g",
+                    )
+                    + "×"
+                )
             else:
                 o, ratio = (own.get("error", "not run")[:80], "—")
-            lines.append(f"| {head} | {kind} | {_route(r['route'])} | `{key}` | {_fmt(row['ess_per_draw'])} | "
-                         f"{_fmt(row['r_hat'], '.3f')} | {z} | {_fmt(row['ess_per_s'])} | {r['guard']} | {o} | {ratio} |")
-    bad = [r for r in results if r["rows"] and any(
-        (row.get("z_mean") or 0) >= 4 or (row.get("z_sd") or 0) >= 4 for row in r["rows"].values())]
-    stuck = [r for r in results if r["rows"] and any(
-        row["ess_per_draw"] < 0.05 or round(row["r_hat"], 2) > 1.01 for row in r["rows"].values())]
+            lines.append(
+                f"| {head} | {kind} | {_route(r['route'])} | `{key}` | {_fmt(row['ess_per_draw'])} | "
+                f"{_fmt(row['r_hat'], '.3f')} | {z} | {_fmt(row['ess_per_s'])} | {r['guard']} | {o} | {ratio} |"
+            )
+    bad = [
+        r
+        for r in results
+        if r["rows"]
+        and any(
+            (row.get("z_mean") or 0) >= 4 or (row.get("z_sd") or 0) >= 4
+            for row in r["rows"].values()
+        )
+    ]
+    stuck = [
+        r
+        for r in results
+        if r["rows"]
+        and any(
+            row["ess_per_draw"] < 0.05 or round(row["r_hat"], 2) > 1.01
+            for row in r["rows"].values()
+        )
+    ]
+
     def names(rs):
         return ", ".join(f"`{r['name']}`" for r in rs) or "none"
 
-    lines += ["", "## Verdict", "",
-              f"* beyond 4 MCSE of the exact posterior: {names(bad)}",
-              f"* not mixing (ESS/draw < 0.05 or R-hat > 1.01): {names(stuck)}",
-              f"* crashed: {names([r for r in results if r['error']])}", ""]
+    lines += [
+        "",
+        "## Verdict",
+        "",
+        f"* beyond 4 MCSE of the exact posterior: {names(bad)}",
+        f"* not mixing (ESS/draw < 0.05 or R-hat > 1.01): {names(stuck)}",
+        f"* crashed: {names([r for r in results if r['error']])}",
+        "",
+    ]
     OUT.write_text("\n".join(lines))
     print(f"wrote {OUT}")
 
@@ -165,19 +229,31 @@ def main(argv=None):
     ap.add_argument("--pymc", action="store_true", help="also run PyMC's own assignment")
     ap.add_argument("--only", nargs="*", default=None, help="model names (default: all)")
     ap.add_argument("--fresh", action="store_true", help="ignore cached results")
-    ap.add_argument("--cached", action="store_true", help="write the report from the cached models only")
+    ap.add_argument(
+        "--cached", action="store_true", help="write the report from the cached models only"
+    )
     args = ap.parse_args(argv)
     cases = [c for c in CASES if args.only is None or c.name in args.only]
     if args.cached:
-        done = [json.loads((CACHE / f"{c.name}.json").read_text()) for c in cases if (CACHE / f"{c.name}.json").exists()]
+        done = [
+            json.loads((CACHE / f"{c.name}.json").read_text())
+            for c in cases
+            if (CACHE / f"{c.name}.json").exists()
+        ]
         write(done, args)
         return
     results = []
     for c in cases:
         r = _run(c, args)
-        print(f"{c.name}: route {_route(r['route'])} " + "; ".join(
-            f"{k} ESS/draw {v['ess_per_draw']:.3f} R-hat {v['r_hat']:.3f}" for k, v in r["rows"].items())
-            + (f" ERROR {r['error']}" if r["error"] else ""), flush=True)
+        print(
+            f"{c.name}: route {_route(r['route'])} "
+            + "; ".join(
+                f"{k} ESS/draw {v['ess_per_draw']:.3f} R-hat {v['r_hat']:.3f}"
+                for k, v in r["rows"].items()
+            )
+            + (f" ERROR {r['error']}" if r["error"] else ""),
+            flush=True,
+        )
         results.append(r)
     if args.only is None:
         write(results, args)

@@ -58,14 +58,25 @@ def parser(doc: str, *, results: str | None = None) -> argparse.ArgumentParser:
     ``results`` names the committed results (e.g. ``"examples/FISHER_RESULTS.md and
     examples/figures/fisher_fig*.png"``) that ``--refresh`` rewrites.
     """
-    p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--smoke", action="store_true",
-                   help="tiny settings (well under a minute) to check the script runs")
+    p = argparse.ArgumentParser(
+        description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "--smoke",
+        action="store_true",
+        help="tiny settings (well under a minute) to check the script runs",
+    )
     if results:
-        p.add_argument("--refresh", action="store_true",
-                       help=f"rewrite the committed results ({results}) instead of writing under --outdir")
-    p.add_argument("--outdir", default=os.environ.get("PYMC_DP_EXAMPLES_OUT", str(DEFAULT_OUT)),
-                   help="folder for figures and result files (default examples/output/, untracked)")
+        p.add_argument(
+            "--refresh",
+            action="store_true",
+            help=f"rewrite the committed results ({results}) instead of writing under --outdir",
+        )
+    p.add_argument(
+        "--outdir",
+        default=os.environ.get("PYMC_DP_EXAMPLES_OUT", str(DEFAULT_OUT)),
+        help="folder for figures and result files (default examples/output/, untracked)",
+    )
     return p
 
 
@@ -117,7 +128,9 @@ def summary(idata, var_names, *, title: str | None = None, prob: float = 0.94) -
     head = f"{'':<{w}} {'mean':>9} {'sd':>9} {lo_name:>9} {hi_name:>9} {'ess_bulk':>8} {'ess_tail':>8} {'r_hat':>6}"
     lines = ([title] if title else []) + [head]
     for lab, (m, s, lo, hi), eb, et, r in zip(labels, rows, ess_b, ess_t, rhat, strict=True):
-        lines.append(f"{lab:<{w}} {m:9.4g} {s:9.3g} {lo:9.4g} {hi:9.4g} {eb:8.0f} {et:8.0f} {r:6.3f}")
+        lines.append(
+            f"{lab:<{w}} {m:9.4g} {s:9.3g} {lo:9.4g} {hi:9.4g} {eb:8.0f} {et:8.0f} {r:6.3f}"
+        )
     text = "\n".join(lines)
     print(text, flush=True)
     return text
@@ -128,5 +141,5 @@ def timer():
     """``with timer() as t: ...`` then ``t()`` is the elapsed seconds."""
     t0 = time.perf_counter()
     box = [None]
-    yield lambda: (box[0] if box[0] is not None else time.perf_counter() - t0)
+    yield lambda: box[0] if box[0] is not None else time.perf_counter() - t0
     box[0] = time.perf_counter() - t0

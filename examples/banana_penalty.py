@@ -70,8 +70,13 @@ def draws_of(idata):
 def main(argv=None):
     p = parser(__doc__, results="examples/figures/banana_penalty.png")
     p.add_argument("--n", type=int, default=10_000)
-    p.add_argument("--eps", type=float, nargs="+", default=None,
-                   help="whole-run ε values (default 3 10 30 100 300; --smoke 30 300)")
+    p.add_argument(
+        "--eps",
+        type=float,
+        nargs="+",
+        default=None,
+        help="whole-run ε values (default 3 10 30 100 300; --smoke 30 300)",
+    )
     p.add_argument("--delta", type=float, default=1e-5)
     p.add_argument("--draws", type=int, default=1500)
     p.add_argument("--tune", type=int, default=500)
@@ -81,8 +86,12 @@ def main(argv=None):
     p.add_argument("--scale", type=float, default=1.5, help="proposal sd in posterior sds")
     p.add_argument("--seed", type=int, default=2020)
     p.add_argument("--repeats", type=int, default=3, help="independent runs per setting")
-    p.add_argument("--out", default=None, help="figure path (default banana_penalty.png in the output "
-                   "folder; with --refresh, examples/figures/banana_penalty.png)")
+    p.add_argument(
+        "--out",
+        default=None,
+        help="figure path (default banana_penalty.png in the output "
+        "folder; with --refresh, examples/figures/banana_penalty.png)",
+    )
     args = p.parse_args(argv)
     if args.smoke:
         args.n, args.draws, args.tune, args.repeats = min(args.n, 2000), 300, 150, 1
@@ -94,12 +103,24 @@ def main(argv=None):
     x = simulate(args.n, rng)
     exact = exact_draws(x, 2000, rng)
     exact2 = exact_draws(x, 2000, rng)
-    scale = args.scale / np.sqrt(args.n / np.array([S1**2, S2**2]))  # ~1.5 posterior sd per coordinate
+    scale = args.scale / np.sqrt(
+        args.n / np.array([S1**2, S2**2])
+    )  # ~1.5 posterior sd per coordinate
     model = banana_model(x)
-    start = {"theta1": 0.1, "theta2": 0.1}  # fixed in advance: the start must not depend on the data
+    start = {
+        "theta1": 0.1,
+        "theta2": 0.1,
+    }  # fixed in advance: the start must not depend on the data
     total = args.chains * (args.tune + args.draws)
-    kw = dict(draws=args.draws, tune=args.tune, chains=args.chains, cores=1, initvals=start,
-              progressbar=False, compute_convergence_checks=False)
+    kw = dict(
+        draws=args.draws,
+        tune=args.tune,
+        chains=args.chains,
+        cores=1,
+        initvals=start,
+        progressbar=False,
+        compute_convergence_checks=False,
+    )
 
     def score(draws):
         idx = np.random.default_rng(0).choice(len(draws), size=min(2000, len(draws)), replace=False)
@@ -109,38 +130,61 @@ def main(argv=None):
     floor = score(exact2)
     with model:
         t = time.perf_counter()
-        base = [score(draws_of(pm.sample(step=pm.Metropolis(), random_seed=sd, **kw))) for sd in seeds]
-        print(f"non-private RW Metropolis: MMD={np.mean(base):.4f} ± {np.std(base):.4f} "
-              f"({time.perf_counter() - t:.1f} s)")
+        base = [
+            score(draws_of(pm.sample(step=pm.Metropolis(), random_seed=sd, **kw))) for sd in seeds
+        ]
+        print(
+            f"non-private RW Metropolis: MMD={np.mean(base):.4f} ± {np.std(base):.4f} "
+            f"({time.perf_counter() - t:.1f} s)"
+        )
         # the same kernel with negligible noise: what the privacy noise alone costs
         nonoise = []
         for sd in seeds:
-            step0 = pdp.PenaltyMH(lipschitz=args.lipschitz, tau=1e-9, scale=scale, proposal=args.proposal)
+            step0 = pdp.PenaltyMH(
+                lipschitz=args.lipschitz, tau=1e-9, scale=scale, proposal=args.proposal
+            )
             nonoise.append(score(draws_of(pm.sample(step=[step0], random_seed=sd, **kw))))
-        print(f"same kernel without noise (tau=1e-9): MMD={np.mean(nonoise):.4f} ± {np.std(nonoise):.4f}")
+        print(
+            f"same kernel without noise (tau=1e-9): MMD={np.mean(nonoise):.4f} ± {np.std(nonoise):.4f}"
+        )
         rows = []
         for eps in args.eps:
             tau = penalty_tau(eps, args.delta, total)
             vals, accs, clips, spent = [], [], [], []
             t = time.perf_counter()
             for sd in seeds:
-                step = pdp.PenaltyMH(lipschitz=args.lipschitz, tau=tau, scale=scale, proposal=args.proposal)
+                step = pdp.PenaltyMH(
+                    lipschitz=args.lipschitz, tau=tau, scale=scale, proposal=args.proposal
+                )
                 idata = pm.sample(step=[step], random_seed=sd, **kw)
                 spent.append(pdp.privacy_spent(idata, delta=args.delta))
                 ss = idata["sample_stats"]
                 accs.append(float(np.asarray(ss["dp_accepted"]).mean()))
                 clips.append(float(np.asarray(ss["dp_clipped_fraction"]).mean()))
                 vals.append(score(draws_of(idata)))
-            rows.append((eps, tau, max(spent), np.mean(accs), np.mean(clips), np.mean(vals), np.std(vals)))
-            print(f"eps={eps:7.2f} tau={tau:9.3f} spent/run={max(spent):8.3f} accept={np.mean(accs):.3f} "
-                  f"clipped={np.mean(clips):.4f} MMD={np.mean(vals):.4f} ± {np.std(vals):.4f} "
-                  f"({time.perf_counter() - t:.1f} s)")
+            rows.append(
+                (eps, tau, max(spent), np.mean(accs), np.mean(clips), np.mean(vals), np.std(vals))
+            )
+            print(
+                f"eps={eps:7.2f} tau={tau:9.3f} spent/run={max(spent):8.3f} accept={np.mean(accs):.3f} "
+                f"clipped={np.mean(clips):.4f} MMD={np.mean(vals):.4f} ± {np.std(vals):.4f} "
+                f"({time.perf_counter() - t:.1f} s)"
+            )
     print(f"exact vs exact MMD={floor:.4f}\n")
-    summary(idata, ["theta1", "theta2"], title=f"DP penalty MH posterior at ε = {args.eps[-1]:g} (last run, "
-            f"{args.chains} chains × {args.draws}):")
+    summary(
+        idata,
+        ["theta1", "theta2"],
+        title=f"DP penalty MH posterior at ε = {args.eps[-1]:g} (last run, "
+        f"{args.chains} chains × {args.draws}):",
+    )
     ex = exact_draws(x, 4000, np.random.default_rng(2))
-    print("exact posterior: " + ", ".join(f"{nm} mean {ex[:, j].mean():.4g} sd {ex[:, j].std():.3g}"
-                                          for j, nm in enumerate(("theta1", "theta2"))))
+    print(
+        "exact posterior: "
+        + ", ".join(
+            f"{nm} mean {ex[:, j].mean():.4g} sd {ex[:, j].std():.3g}"
+            for j, nm in enumerate(("theta1", "theta2"))
+        )
+    )
     base_mmd, nonoise_mmd = float(np.mean(base)), float(np.mean(nonoise))
 
     import matplotlib
@@ -150,8 +194,14 @@ def main(argv=None):
 
     fig, ax = plt.subplots(1, 2, figsize=(10, 4))
     e = [r[0] for r in rows]
-    ax[0].errorbar(e, [r[5] for r in rows], yerr=[r[6] for r in rows], fmt="o-", capsize=3,
-                   label=f"DP penalty MH (mean ± sd of {args.repeats} runs)")
+    ax[0].errorbar(
+        e,
+        [r[5] for r in rows],
+        yerr=[r[6] for r in rows],
+        fmt="o-",
+        capsize=3,
+        label=f"DP penalty MH (mean ± sd of {args.repeats} runs)",
+    )
     ax[0].axhline(base_mmd, color="C1", ls="--", label="non-private RW Metropolis")
     ax[0].axhline(nonoise_mmd, color="C2", ls="-.", label=f"{args.proposal} MH without noise")
     ax[0].axhline(floor, color="k", ls=":", label="exact vs exact")

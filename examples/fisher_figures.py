@@ -109,28 +109,65 @@ def figure4(rng, lines):
     for eps, c in colors.items():
         f1 = fisher_randomized_response(grid, N, eps)
         axes[0].semilogy(grid, f1, color=c, label=f"F1 ε={eps:g}")
-        axes[0].semilogy(grid, fisher_noisy_values(grid, N, eps), "--", color=c, label=f"F2 ε={eps:g}")
+        axes[0].semilogy(
+            grid, fisher_noisy_values(grid, N, eps), "--", color=c, label=f"F2 ε={eps:g}"
+        )
         axes[1].semilogy(grid, f1, color=c, label=f"F1 ε={eps:g}")
-        axes[1].semilogy(grid, fisher_noisy_mean(grid, N, eps), "--", color=c, label=f"F3 ε={eps:g}")
-    lines.append("| θ | ε | F₁ closed | F₁ Alg. 3 (± s.e.) | F₂ closed | F₂ exact (quadrature) | "
-                 "F₂ Alg. 3 (± s.e.) | F₃ closed | F₃ exact (binomial sum) | F₃ Alg. 2 (± s.e.) |")
+        axes[1].semilogy(
+            grid, fisher_noisy_mean(grid, N, eps), "--", color=c, label=f"F3 ε={eps:g}"
+        )
+    lines.append(
+        "| θ | ε | F₁ closed | F₁ Alg. 3 (± s.e.) | F₂ closed | F₂ exact (quadrature) | "
+        "F₂ Alg. 3 (± s.e.) | F₃ closed | F₃ exact (binomial sum) | F₃ Alg. 2 (± s.e.) |"
+    )
     lines.append("|---|---|---|---|---|---|---|---|---|---|")
     for th in (0.2, 0.5, 0.8):
         eps = 1.0
-        a1 = fisher_information(th, n=N, population=bern, statistic=pdp.Local(),
-                                mechanism=pdp.RandomizedResponse(eps), n_outer=_k(2000), n_inner=_k(1000), rng=rng)
-        a2 = fisher_information(th, n=N, population=bern, statistic=pdp.Local(),
-                                mechanism=pdp.Gaussian(sigma=1 / eps), n_outer=_k(2000), n_inner=_k(1000), rng=rng)
-        a3 = fisher_information(th, n=N, population=bern, statistic=pdp.Mean(),
-                                mechanism=pdp.Gaussian(sigma=1 / (N * eps)), n_outer=_k(300), n_inner=_k(300), rng=rng)
-        for ax, est, marker in ((axes[0], a1, "o"), (axes[0], a2, "s"), (axes[1], a1, "o"), (axes[1], a3, "s")):
+        a1 = fisher_information(
+            th,
+            n=N,
+            population=bern,
+            statistic=pdp.Local(),
+            mechanism=pdp.RandomizedResponse(eps),
+            n_outer=_k(2000),
+            n_inner=_k(1000),
+            rng=rng,
+        )
+        a2 = fisher_information(
+            th,
+            n=N,
+            population=bern,
+            statistic=pdp.Local(),
+            mechanism=pdp.Gaussian(sigma=1 / eps),
+            n_outer=_k(2000),
+            n_inner=_k(1000),
+            rng=rng,
+        )
+        a3 = fisher_information(
+            th,
+            n=N,
+            population=bern,
+            statistic=pdp.Mean(),
+            mechanism=pdp.Gaussian(sigma=1 / (N * eps)),
+            n_outer=_k(300),
+            n_inner=_k(300),
+            rng=rng,
+        )
+        for ax, est, marker in (
+            (axes[0], a1, "o"),
+            (axes[0], a2, "s"),
+            (axes[1], a1, "o"),
+            (axes[1], a3, "s"),
+        ):
             ax.errorbar([th], [est.value], yerr=[2 * est.stderr], fmt=marker, color="k", ms=4)
         lines.append(
             f"| {th} | {eps:g} | {fisher_randomized_response(th, N, eps):.2f} | {a1.value:.2f} ± {a1.stderr:.2f} "
             f"| {fisher_noisy_values(th, N, eps):.2f} | {_mixture_exact(th, 1 / eps):.2f} | {a2.value:.2f} ± {a2.stderr:.2f} "
             f"| {fisher_noisy_mean(th, N, eps):.1f} | {fisher_noisy_mean_exact(th, N, 1 / (N * eps)):.1f} | {a3.value:.1f} ± {a3.stderr:.1f} |"
         )
-    for ax, t in zip(axes, ("F1 (randomized response) vs F2 (noisy values)", "F1 vs F3 (noisy mean)")):
+    for ax, t in zip(
+        axes, ("F1 (randomized response) vs F2 (noisy values)", "F1 vs F3 (noisy mean)")
+    ):
         ax.set_title(t + ", n = 100", fontsize=10)
         ax.set_xlabel("θ")
         ax.legend(fontsize=7, ncol=2)
@@ -153,31 +190,77 @@ def example2_checks(rng, lines):
     """Example 2 at θ = 2: closed form vs Algorithm 1 (IS and MCMC) vs Algorithm 2."""
     pop = Population(pm.Normal, lambda t: {"mu": 0.0, "sigma": pt.sqrt(t)}, theta_bounds=(0, None))
     A = 10.0
-    lines.append("Monte Carlo columns use the seed's estimator (mean of γ̂γ̂ᵀ, biased up at small inner size); "
-                 "'split' multiplies the scores of the two inner halves (biased down); ± is 1 s.e.")
+    lines.append(
+        "Monte Carlo columns use the seed's estimator (mean of γ̂γ̂ᵀ, biased up at small inner size); "
+        "'split' multiplies the scores of the two inner halves (biased down); ± is 1 s.e."
+    )
     lines.append("")
-    lines.append("| s(x) | noise | §3.1 closed form | Alg. 1 IS | Alg. 1 MCMC (plain / split) | Alg. 1 IS split | Alg. 2 (exact marginal) |")
+    lines.append(
+        "| s(x) | noise | §3.1 closed form | Alg. 1 IS | Alg. 1 MCMC (plain / split) | Alg. 1 IS split | Alg. 2 (exact marginal) |"
+    )
     lines.append("|---|---|---|---|---|---|---|")
     for a in (1, 2):
         stat = pdp.Mean(lower=0, upper=A**a, fn=lambda x, a=a: pt.abs(x) ** a)
         for mech in (pdp.Gaussian(sigma=A**a / N), pdp.Laplace(scale=A**a / N)):
             m = normal_variance_example(a)
-            closed = clt_gaussian_fisher(m, 2.0, n=N, mechanism=mech) if isinstance(mech, pdp.Gaussian) else None
-            is_ = fisher_information(2.0, n=N, moments=m, mechanism=mech, method="normal_approx_mc",
-                                     n_outer=_k(3000), n_inner=_k(400), estimator="plain", rng=rng)
-            mc = fisher_information(2.0, n=N, moments=m, mechanism=mech, method="normal_approx_mc",
-                                    n_outer=_k(3000), n_inner=_k(200), inner="mcmc", estimator="plain",
-                                    rng=rng)
-            pl = fisher_information(2.0, n=N, moments=m, mechanism=mech, method="normal_approx_mc",
-                                    n_outer=_k(3000), n_inner=_k(400), estimator="split", rng=rng)
-            a2 = fisher_information(2.0, n=N, population=pop, statistic=stat, mechanism=mech,
-                                    n_outer=_k(500), n_inner=_k(100), estimator="plain", rng=rng)
+            closed = (
+                clt_gaussian_fisher(m, 2.0, n=N, mechanism=mech)
+                if isinstance(mech, pdp.Gaussian)
+                else None
+            )
+            is_ = fisher_information(
+                2.0,
+                n=N,
+                moments=m,
+                mechanism=mech,
+                method="normal_approx_mc",
+                n_outer=_k(3000),
+                n_inner=_k(400),
+                estimator="plain",
+                rng=rng,
+            )
+            mc = fisher_information(
+                2.0,
+                n=N,
+                moments=m,
+                mechanism=mech,
+                method="normal_approx_mc",
+                n_outer=_k(3000),
+                n_inner=_k(200),
+                inner="mcmc",
+                estimator="plain",
+                rng=rng,
+            )
+            pl = fisher_information(
+                2.0,
+                n=N,
+                moments=m,
+                mechanism=mech,
+                method="normal_approx_mc",
+                n_outer=_k(3000),
+                n_inner=_k(400),
+                estimator="split",
+                rng=rng,
+            )
+            a2 = fisher_information(
+                2.0,
+                n=N,
+                population=pop,
+                statistic=stat,
+                mechanism=mech,
+                n_outer=_k(500),
+                n_inner=_k(100),
+                estimator="plain",
+                rng=rng,
+            )
             name = type(mech).__name__ + f"(scale {A**a / N:g})"
             cl = "—" if closed is None else f"{closed:.4f}"
-            lines.append(f"| \\|x\\|^{a} | {name} | {cl} | {is_.value:.4f} ± {is_.stderr:.4f} | "
-                         f"{mc.value:.4f} ± {mc.stderr:.4f} / {mc.info['value_split']:.4f} | "
-                         f"{pl.value:.4f} ± {pl.stderr:.4f} | "
-                         f"{a2.value:.4f} ± {a2.stderr:.4f} |")
+            lines.append(
+                f"| \\|x\\|^{a} | {name} | {cl} | {is_.value:.4f} ± {is_.stderr:.4f} | "
+                f"{mc.value:.4f} ± {mc.stderr:.4f} / {mc.info['value_split']:.4f} | "
+                f"{pl.value:.4f} ± {pl.stderr:.4f} | "
+                f"{a2.value:.4f} ± {a2.stderr:.4f} |"
+            )
 
 
 def nonadditive_and_sequential(rng, lines):
@@ -186,18 +269,35 @@ def nonadditive_and_sequential(rng, lines):
     pop = Population(pm.Normal, lambda t: {"mu": 0.0, "sigma": pt.sqrt(t)}, theta_bounds=(0, None))
     A = 10.0
     mech = pdp.SmoothLaplace(epsilon=5.0, delta=1 / N**2)
-    lines.append("| θ | median (Alg. 2) | max (Alg. 2) | \\|x\\| sequential (Alg. 3) | x² sequential (Alg. 3) |")
+    lines.append(
+        "| θ | median (Alg. 2) | max (Alg. 2) | \\|x\\| sequential (Alg. 3) | x² sequential (Alg. 3) |"
+    )
     lines.append("|---|---|---|---|---|")
     for th in (0.5, 1.0, 2.0):
         row = []
         for stat in (pdp.Median(lower=0, upper=A, fn=pt.abs), pdp.Max(lower=0, upper=A, fn=pt.abs)):
-            est = fisher_information(th, n=N, population=pop, statistic=stat, mechanism=mech,
-                                     n_outer=_k(150), n_inner=_k(150), rng=rng)
+            est = fisher_information(
+                th,
+                n=N,
+                population=pop,
+                statistic=stat,
+                mechanism=mech,
+                n_outer=_k(150),
+                n_inner=_k(150),
+                rng=rng,
+            )
             row.append(f"{est.value:.3g} ± {est.stderr:.2g}")
         for a in (1, 2):
-            est = fisher_information(th, n=N, population=pop,
-                                     statistic=pdp.Local(lower=0, upper=A**a, fn=lambda x, a=a: pt.abs(x) ** a),
-                                     mechanism=pdp.Laplace(epsilon=1.0), n_outer=_k(3000), n_inner=_k(1000), rng=rng)
+            est = fisher_information(
+                th,
+                n=N,
+                population=pop,
+                statistic=pdp.Local(lower=0, upper=A**a, fn=lambda x, a=a: pt.abs(x) ** a),
+                mechanism=pdp.Laplace(epsilon=1.0),
+                n_outer=_k(3000),
+                n_inner=_k(1000),
+                rng=rng,
+            )
             row.append(f"{est.value:.3g} ± {est.stderr:.2g}")
         lines.append(f"| {th:g} | " + " | ".join(row) + " |")
 
@@ -228,7 +328,9 @@ def figure6(rng, lines, full):
             ys = np.minimum(np.abs(X) ** a, A**a).mean(axis=1) + rng.normal(0, sigma, size=reps_q)
             mu, var = law[a]
             H = var / N + sigma**2
-            logpost = -0.5 * (ys[:, None] - mu[None, :]) ** 2 / H[None, :] - 0.5 * np.log(H)[None, :]
+            logpost = (
+                -0.5 * (ys[:, None] - mu[None, :]) ** 2 / H[None, :] - 0.5 * np.log(H)[None, :]
+            )
             w = np.exp(logpost - logpost.max(axis=1, keepdims=True))
             pmean = (w * tgrid).sum(1) / w.sum(1)
             sq[a] = (pmean - theta_star) ** 2
@@ -241,10 +343,24 @@ def figure6(rng, lines, full):
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     e = np.array(eps_grid)
     for a, c in ((1, "C0"), (2, "C3")):
-        axes[0].loglog(e, [res[(a, x)][1] for x in eps_grid], "-o", color=c, label=f"|x|^{a}: CLT posterior (quadrature)")
-        axes[0].loglog(eps_da, [res[(a, x)][3] for x in eps_da], "s", color=c, mfc="none",
-                       label=f"|x|^{a}: DataAugmentation + NUTS")
-        axes[1].semilogx(e, [math.log(res[(a, x)][0]) for x in eps_grid], "-o", color=c, label=f"|x|^{a}")
+        axes[0].loglog(
+            e,
+            [res[(a, x)][1] for x in eps_grid],
+            "-o",
+            color=c,
+            label=f"|x|^{a}: CLT posterior (quadrature)",
+        )
+        axes[0].loglog(
+            eps_da,
+            [res[(a, x)][3] for x in eps_da],
+            "s",
+            color=c,
+            mfc="none",
+            label=f"|x|^{a}: DataAugmentation + NUTS",
+        )
+        axes[1].semilogx(
+            e, [math.log(res[(a, x)][0]) for x in eps_grid], "-o", color=c, label=f"|x|^{a}"
+        )
     axes[0].set_xlabel("ε")
     axes[0].set_ylabel("MSE of posterior mean")
     axes[1].set_xlabel("ε")
@@ -254,13 +370,17 @@ def figure6(rng, lines, full):
     fig.tight_layout()
     fig.savefig(OUT / "fisher_fig6.png", dpi=110)
     plt.close(fig)
-    lines.append(f"θ* = {theta_star}, A = {A:g}, n = {N}, Gaussian noise σ = A^a/(nε); flat prior "
-                 f"U(0.05, 20). Quadrature: {reps_q} datasets per ε, shared by both statistics (paired "
-                 f"difference); DataAugmentation + NUTS (`pm.sample`): {reps_da} datasets at ε ∈ "
-                 f"{eps_da}.")
+    lines.append(
+        f"θ* = {theta_star}, A = {A:g}, n = {N}, Gaussian noise σ = A^a/(nε); flat prior "
+        f"U(0.05, 20). Quadrature: {reps_q} datasets per ε, shared by both statistics (paired "
+        f"difference); DataAugmentation + NUTS (`pm.sample`): {reps_da} datasets at ε ∈ "
+        f"{eps_da}."
+    )
     lines.append("")
-    lines.append("| ε | F(θ*) \\|x\\| | F(θ*) x² | larger F | MSE \\|x\\| (quadr.) | MSE x² (quadr.) | "
-                 "paired MSE diff (± s.e.) | verdict | MSE \\|x\\| (DA) | MSE x² (DA) |")
+    lines.append(
+        "| ε | F(θ*) \\|x\\| | F(θ*) x² | larger F | MSE \\|x\\| (quadr.) | MSE x² (quadr.) | "
+        "paired MSE diff (± s.e.) | verdict | MSE \\|x\\| (DA) | MSE x² (DA) |"
+    )
     lines.append("|---|---|---|---|---|---|---|---|---|---|")
     verdicts = []
     for eps in eps_grid:
@@ -296,15 +416,23 @@ def _mse_data_augmentation(stat, mech, ys, rng, theta_star, full):
     for y in ys:
         with model:
             pm.set_data({"y": np.asarray(y, dtype=float)})
-            idata = pm.sample(draws=draws, tune=draws, chains=2, cores=1,
-                              step=[pdp.DataAugmentation([x], sweeps=2)],
-                              random_seed=int(rng.integers(2**31)), progressbar=False,
-                              compute_convergence_checks=False)
+            idata = pm.sample(
+                draws=draws,
+                tune=draws,
+                chains=2,
+                cores=1,
+                step=[pdp.DataAugmentation([x], sweeps=2)],
+                random_seed=int(rng.integers(2**31)),
+                progressbar=False,
+                compute_convergence_checks=False,
+            )
         LAST_FIT[:] = [(idata, stat, mech)]
         post = idata["posterior"] if not hasattr(idata, "posterior") else idata.posterior
         errs.append((float(np.asarray(post["theta"].values).mean()) - theta_star) ** 2)
     errs = np.array(errs)
-    return float(errs.mean()), float(errs.std(ddof=1) / math.sqrt(len(errs))) if len(errs) > 1 else float("nan")
+    return float(errs.mean()), float(errs.std(ddof=1) / math.sqrt(len(errs))) if len(
+        errs
+    ) > 1 else float("nan")
 
 
 def main(argv=None):
@@ -317,42 +445,98 @@ def main(argv=None):
     SMOKE = args.smoke
     rng = np.random.default_rng(args.seed)
     t0 = time.time()
-    cmd = ("python examples/fisher_figures.py" + (" --full" if args.full else "")
-           + (" --smoke" if args.smoke else ""))
-    lines = ["# Fisher information reproductions (seed 001 §3, §5.1)", "",
-             f"Command: `{cmd}` (seed {args.seed}); figures in `{'examples/figures/' if args.refresh else '--outdir'}`.", ""]
+    cmd = (
+        "python examples/fisher_figures.py"
+        + (" --full" if args.full else "")
+        + (" --smoke" if args.smoke else "")
+    )
+    lines = [
+        "# Fisher information reproductions (seed 001 §3, §5.1)",
+        "",
+        f"Command: `{cmd}` (seed {args.seed}); figures in `{'examples/figures/' if args.refresh else '--outdir'}`.",
+        "",
+    ]
 
     lines += ["## Figures 1–3: pointwise winners (largest F(θ)), n = 100", ""]
     specs = [
-        (1, normal_mean_example, (1, 3), 10.0, np.linspace(0.1, 9.5, 95), lambda a: f"x^{a}", "N(θ, 1), A = 10"),
-        (2, normal_variance_example, (0.5, 1, 2, 3), 100.0, np.linspace(0.1, 10, 100), lambda a: f"|x|^{a:g}", "N(0, θ), A = 100"),
-        (3, uniform_width_example, (0.1, 0.5, 1, 2), 100.0, np.linspace(0.1, 10, 100), lambda a: f"|x|^{a:g}", "Unif(-θ, θ), A = 100"),
+        (
+            1,
+            normal_mean_example,
+            (1, 3),
+            10.0,
+            np.linspace(0.1, 9.5, 95),
+            lambda a: f"x^{a}",
+            "N(θ, 1), A = 10",
+        ),
+        (
+            2,
+            normal_variance_example,
+            (0.5, 1, 2, 3),
+            100.0,
+            np.linspace(0.1, 10, 100),
+            lambda a: f"|x|^{a:g}",
+            "N(0, θ), A = 100",
+        ),
+        (
+            3,
+            uniform_width_example,
+            (0.1, 0.5, 1, 2),
+            100.0,
+            np.linspace(0.1, 10, 100),
+            lambda a: f"|x|^{a:g}",
+            "Unif(-θ, θ), A = 100",
+        ),
     ]
     for num, ex, powers, A, grid, label, title in specs:
         summ = figure_123(num, ex, powers, A, grid, label, title)
-        lines.append(f"- Figure {num} ({title}): ε = 1: {_runs(summ['1'], grid, label)}; "
-                     f"ε = ∞: {_runs(summ['inf'], grid, label)}.")
-    lines += ["", "## Example 4 (Figure 4): closed forms vs Monte Carlo, n = 100, ε = 1", "",
-              "F₂/F₃ closed forms are the normal approximations with the Gaussian-variance term "
-              "(1−2θ)²/(2v²) (the seed prints it without the 1/2); 'exact' is the true marginal.", ""]
+        lines.append(
+            f"- Figure {num} ({title}): ε = 1: {_runs(summ['1'], grid, label)}; "
+            f"ε = ∞: {_runs(summ['inf'], grid, label)}."
+        )
+    lines += [
+        "",
+        "## Example 4 (Figure 4): closed forms vs Monte Carlo, n = 100, ε = 1",
+        "",
+        "F₂/F₃ closed forms are the normal approximations with the Gaussian-variance term "
+        "(1−2θ)²/(2v²) (the seed prints it without the 1/2); 'exact' is the true marginal.",
+        "",
+    ]
     figure4(rng, lines)
-    lines += ["", "## Example 2 at θ = 2: closed form vs Algorithms 1 and 2 (n = 100, A = 10, ε = 1 scale A^a/n)", ""]
+    lines += [
+        "",
+        "## Example 2 at θ = 2: closed form vs Algorithms 1 and 2 (n = 100, A = 10, ε = 1 scale A^a/n)",
+        "",
+    ]
     example2_checks(rng, lines)
-    lines += ["", "## Non-additive and sequential releases (n = 100, A = 10)", "",
-              "Median/max of |x| with SmoothLaplace(ε = 5, δ = 1/n²) (seed 000 §6.3: the median wins); "
-              "|x| vs x² released per record with Laplace(ε = 1) noise (seed 001 Fig. 9: |x| wins).", ""]
+    lines += [
+        "",
+        "## Non-additive and sequential releases (n = 100, A = 10)",
+        "",
+        "Median/max of |x| with SmoothLaplace(ε = 5, δ = 1/n²) (seed 000 §6.3: the median wins); "
+        "|x| vs x² released per record with Laplace(ε = 1) noise (seed 001 Fig. 9: |x| wins).",
+        "",
+    ]
     nonadditive_and_sequential(rng, lines)
     lines += ["", "## Figure 6: MSE of the posterior mean vs F(θ*)", ""]
     ok = figure6(rng, lines, args.full)
-    lines += ["", "Ordering by F(θ*) never contradicts a significant MSE difference (quadrature "
-              f"posterior): {'yes' if ok else 'no'}.", "", f"Run time: {time.time() - t0:.0f} s."]
+    lines += [
+        "",
+        "Ordering by F(θ*) never contradicts a significant MSE difference (quadrature "
+        f"posterior): {'yes' if ok else 'no'}.",
+        "",
+        f"Run time: {time.time() - t0:.0f} s.",
+    ]
     (results_dir / "FISHER_RESULTS.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     if LAST_FIT:
         idata, stat, mech = LAST_FIT[0]
         print()
-        summary(idata, ["theta"], title=f"Last Figure 6 posterior (θ* = 2, released mean of "
-                f"{'|x|' if stat.upper == 10 else 'x²'}, Gaussian σ = {mech.sigma:g}), 2 chains:")
+        summary(
+            idata,
+            ["theta"],
+            title=f"Last Figure 6 posterior (θ* = 2, released mean of "
+            f"{'|x|' if stat.upper == 10 else 'x²'}, Gaussian σ = {mech.sigma:g}), 2 chains:",
+        )
     print(f"\nwrote {results_dir / 'FISHER_RESULTS.md'} and figures in {OUT}")
     return 0
 

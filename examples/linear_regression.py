@@ -49,7 +49,12 @@ def contributions(x0, y):
     xt = pt.concatenate([pt.ones((x0.shape[0], 1)), normalise(x0)], axis=1)  # (n, p+1)
     yt = normalise(y)
     cols = [xt * yt[:, None], (yt**2)[:, None]]
-    cols += [(xt[:, j] * xt[:, k])[:, None] for j in range(P + 1) for k in range(j, P + 1) if (j, k) != (0, 0)]
+    cols += [
+        (xt[:, j] * xt[:, k])[:, None]
+        for j in range(P + 1)
+        for k in range(j, P + 1)
+        if (j, k) != (0, 0)
+    ]
     return pt.concatenate(cols, axis=1)
 
 
@@ -64,20 +69,43 @@ def fit(release, stat, eps, draws, seed):
         beta = pm.Normal("beta", 0.0, 2.0, shape=P + 1)
         x0 = pm.MvNormal("x0", M, COV, shape=(N, P))
         y = pm.Normal("y", beta[0] + x0 @ beta[1:], SIGMA, shape=N)
-        pdp.DPObserved("s", (x0, y), statistic=stat, mechanism=pdp.Laplace(epsilon=eps), observed=release)
-        idata = pm.sample(step=[pdp.DataAugmentation([x0, y])], draws=draws, tune=draws, chains=2,
-                          cores=1, random_seed=seed, progressbar=False, compute_convergence_checks=False)
+        pdp.DPObserved(
+            "s", (x0, y), statistic=stat, mechanism=pdp.Laplace(epsilon=eps), observed=release
+        )
+        idata = pm.sample(
+            step=[pdp.DataAugmentation([x0, y])],
+            draws=draws,
+            tune=draws,
+            chains=2,
+            cores=1,
+            random_seed=seed,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
     post = np.asarray(idata.posterior["beta"])
-    return (post.mean(axis=(0, 1)), np.asarray(idata.sample_stats["dp_accept_rate"]).mean(),
-            np.asarray(idata.sample_stats["dp_min_accept"]).min(), idata)
+    return (
+        post.mean(axis=(0, 1)),
+        np.asarray(idata.sample_stats["dp_accept_rate"]).mean(),
+        np.asarray(idata.sample_stats["dp_min_accept"]).min(),
+        idata,
+    )
 
 
 def main(argv=None):
     ap = parser(__doc__)
-    ap.add_argument("--eps", type=float, nargs="+", default=None,
-                    help="privacy budgets (default 0.1 0.3 1 3 10; --smoke: 10)")
-    ap.add_argument("--draws", type=int, default=None,
-                    help="draws per chain after as many tuning steps (default 500; --smoke 100)")
+    ap.add_argument(
+        "--eps",
+        type=float,
+        nargs="+",
+        default=None,
+        help="privacy budgets (default 0.1 0.3 1 3 10; --smoke: 10)",
+    )
+    ap.add_argument(
+        "--draws",
+        type=int,
+        default=None,
+        help="draws per chain after as many tuning steps (default 500; --smoke 100)",
+    )
     ap.add_argument("--seed", type=int, default=5)
     ap.add_argument("--seed-delta", action="store_true", help="use the seed's Δ = p² + 3p + 3")
     args = ap.parse_args(argv)
@@ -95,14 +123,23 @@ def main(argv=None):
     print(f"{'eps':>5} | {'posterior mean of beta':^26} | accept mean | accept min | e^-eps")
     for eps in args.eps:
         release = pdp.release((x0, y), stat, pdp.Laplace(epsilon=eps), rng=rng)
-        mean, acc, min_acc, idata = fit(release, stat, eps, args.draws, seed=int(rng.integers(2**31)))
+        mean, acc, min_acc, idata = fit(
+            release, stat, eps, args.draws, seed=int(rng.integers(2**31))
+        )
         fits.append((eps, idata))
-        print(f"{eps:5.1f} | {np.array2string(mean, precision=3):^26} | {acc:11.3f} | {min_acc:10.3f} | "
-              f"{math.exp(-eps):.3f}", flush=True)
+        print(
+            f"{eps:5.1f} | {np.array2string(mean, precision=3):^26} | {acc:11.3f} | {min_acc:10.3f} | "
+            f"{math.exp(-eps):.3f}",
+            flush=True,
+        )
         assert min_acc >= math.exp(-eps) - 1e-12
     for eps, idata in fits:
         print()
-        summary(idata, ["beta"], title=f"ε = {eps:g}: posterior of β (true {BETA}), 2 chains × {args.draws}:")
+        summary(
+            idata,
+            ["beta"],
+            title=f"ε = {eps:g}: posterior of β (true {BETA}), 2 chains × {args.draws}:",
+        )
 
 
 if __name__ == "__main__":

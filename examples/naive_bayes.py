@@ -29,7 +29,7 @@ import pytensor.tensor as pt  # noqa: E402
 
 import pymc_dp as pdp  # noqa: E402
 
-N, I, K, J = 100, 5, 5, 3
+N, I, K, J = 100, 5, 5, 3  # noqa: E741 - the seed's notation (I levels of the class)
 
 
 def cooccurrence(y, x):
@@ -57,9 +57,19 @@ def fit(release, eps, draws, seed):
         pk = pm.Dirichlet("pk", np.full((K, I, J), 2.0))
         y = pm.Categorical("y", p, shape=N)
         x = pm.Categorical("x", pk[:, y, :].dimshuffle(1, 0, 2), shape=(N, K))
-        pdp.DPObserved("m", (y, x), statistic=STAT, mechanism=pdp.Laplace(epsilon=eps), observed=release)
-        idata = pm.sample(step=[pdp.DataAugmentation([y, x])], draws=draws, tune=draws, chains=2,
-                          cores=1, random_seed=seed, progressbar=False, compute_convergence_checks=False)
+        pdp.DPObserved(
+            "m", (y, x), statistic=STAT, mechanism=pdp.Laplace(epsilon=eps), observed=release
+        )
+        idata = pm.sample(
+            step=[pdp.DataAugmentation([y, x])],
+            draws=draws,
+            tune=draws,
+            chains=2,
+            cores=1,
+            random_seed=seed,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
     post = np.asarray(idata.posterior["p"]).mean(axis=(0, 1))
     acc = np.asarray(idata.sample_stats["dp_accept_rate"])
     min_acc = np.asarray(idata.sample_stats["dp_min_accept"])
@@ -68,11 +78,20 @@ def fit(release, eps, draws, seed):
 
 def main(argv=None):
     ap = parser(__doc__)
-    ap.add_argument("--eps", type=float, nargs="+", default=None,
-                    help="privacy budgets (default 0.1 0.3 1 3 10; --smoke: 1)")
+    ap.add_argument(
+        "--eps",
+        type=float,
+        nargs="+",
+        default=None,
+        help="privacy budgets (default 0.1 0.3 1 3 10; --smoke: 1)",
+    )
     ap.add_argument("--releases", type=int, default=1, help="private releases per ε (seed: 100)")
-    ap.add_argument("--draws", type=int, default=None,
-                    help="draws per chain after as many tuning steps (default 500, --smoke 100; seed: 5000)")
+    ap.add_argument(
+        "--draws",
+        type=int,
+        default=None,
+        help="draws per chain after as many tuning steps (default 500, --smoke 100; seed: 5000)",
+    )
     ap.add_argument("--seed", type=int, default=3)
     args = ap.parse_args(argv)
     args.eps = args.eps or ([1.0] if args.smoke else [0.1, 0.3, 1.0, 3.0, 10.0])
@@ -84,15 +103,22 @@ def main(argv=None):
     print(f"non-private posterior mean of p: {np.round(nonprivate, 3)}   prior mean: 0.2 each\n")
     print(f"{'eps':>5} | {'posterior mean of p_1..p_5':^37} | accept mean | accept min | e^-eps")
     for eps in args.eps:
-        for r in range(args.releases):
+        for _ in range(args.releases):
             release = pdp.release((y, x), STAT, pdp.Laplace(epsilon=eps), rng=rng)
             post, acc, min_acc, idata = fit(release, eps, args.draws, seed=int(rng.integers(2**31)))
-            print(f"{eps:5.1f} | {np.array2string(post, precision=3):^37} | {acc:11.3f} | "
-                  f"{min_acc:10.3f} | {math.exp(-eps):.3f}", flush=True)
+            print(
+                f"{eps:5.1f} | {np.array2string(post, precision=3):^37} | {acc:11.3f} | "
+                f"{min_acc:10.3f} | {math.exp(-eps):.3f}",
+                flush=True,
+            )
             assert min_acc >= math.exp(-eps) - 1e-12
     print()
-    summary(idata, ["p"], title=f"Posterior of the class probabilities p at ε = {eps:g} (last release, "
-            f"2 chains × {args.draws} draws):")
+    summary(
+        idata,
+        ["p"],
+        title=f"Posterior of the class probabilities p at ε = {eps:g} (last release, "
+        f"2 chains × {args.draws} draws):",
+    )
 
 
 if __name__ == "__main__":

@@ -45,8 +45,13 @@ import pymc_dp as pdp  # noqa: E402
 def exact_private_count_posterior(s, n, a, b, scale):
     """Mean and sd of p | s for p ~ Beta(a, b), k ~ Bin(n, p), s = k + Laplace(scale)."""
     k = np.arange(n + 1)
-    logw = (special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(n - k + 1)
-            + special.betaln(a + k, b + n - k) - np.abs(s - k) / scale)
+    logw = (
+        special.gammaln(n + 1)
+        - special.gammaln(k + 1)
+        - special.gammaln(n - k + 1)
+        + special.betaln(a + k, b + n - k)
+        - np.abs(s - k) / scale
+    )
     w = np.exp(logw - logw.max())
     w /= w.sum()
     m1 = np.sum(w * (a + k) / (a + b + n))
@@ -58,8 +63,12 @@ def main(argv=None) -> None:
     p = parser(__doc__)
     p.add_argument("--seed", type=int, default=2026)
     p.add_argument("--n", type=int, default=None, help="patients (default 300; --smoke 100)")
-    p.add_argument("--draws", type=int, default=None, help="draws per chain after as many tuning steps "
-                   "(default 1000; --smoke 200)")
+    p.add_argument(
+        "--draws",
+        type=int,
+        default=None,
+        help="draws per chain after as many tuning steps (default 1000; --smoke 200)",
+    )
     p.add_argument("--no-progressbar", action="store_true", help="hide PyMC's progress bar")
     args = p.parse_args(argv)
     out_dir, fig_dir = outputs(args)
@@ -75,7 +84,9 @@ def main(argv=None) -> None:
     s_count = pdp.release(condition, count_stat, count_mech, rng=rng)
     s_stay = pdp.release(stay, stay_stat, stay_mech, rng=rng)
     print(f"confidential: {condition.sum()} with the condition, mean stay {stay.mean():.3f} days")
-    print(f"released:     count {float(s_count):.2f} (eps=0.5), mean stay {float(s_stay):.3f} (eps=1)\n")
+    print(
+        f"released:     count {float(s_count):.2f} (eps=0.5), mean stay {float(s_stay):.3f} (eps=1)\n"
+    )
 
     # --- the analyst: PyMC model of the confidential data + one DPObserved per release ----------
     with pm.Model() as model:
@@ -83,18 +94,33 @@ def main(argv=None) -> None:
         mean_stay = pm.Gamma("mean_stay", alpha=2.0, beta=0.4)
         has_condition = pm.Bernoulli("has_condition", p, shape=n)
         length_of_stay = pm.Gamma("length_of_stay", alpha=2.0, beta=2.0 / mean_stay, shape=n)
-        pdp.DPObserved("count", has_condition, statistic=count_stat, mechanism=count_mech, observed=s_count)
-        pdp.DPObserved("stay", length_of_stay, statistic=stay_stat, mechanism=stay_mech, observed=s_stay)
+        pdp.DPObserved(
+            "count", has_condition, statistic=count_stat, mechanism=count_mech, observed=s_count
+        )
+        pdp.DPObserved(
+            "stay", length_of_stay, statistic=stay_stat, mechanism=stay_mech, observed=s_stay
+        )
         t0 = time.perf_counter()
-        idata = pm.sample(draws=draws, tune=draws, chains=2, cores=1, random_seed=seed,
-                          progressbar=not args.no_progressbar)  # pymc-dp's steps picked by PyMC
+        idata = pm.sample(
+            draws=draws,
+            tune=draws,
+            chains=2,
+            cores=1,
+            random_seed=seed,
+            progressbar=not args.no_progressbar,
+        )  # pymc-dp's steps picked by PyMC
         t_total = time.perf_counter() - t0
         sys.stderr.flush()
     t_sample = float(idata.sample_stats.attrs.get("sampling_time", t_total))
     print(f"compile time (building the samplers PyMC picked): {t_total - t_sample:.1f} s")
-    print(f"sampling time (2 chains x ({draws} tuning + {draws} kept) iterations): {t_sample:.1f} s\n")
-    summary(idata, ["p", "mean_stay"],
-            title="Private posterior (pm.sample(): Collapsed[p], SufficientTheta[mean_stay], DataAugmentation):")
+    print(
+        f"sampling time (2 chains x ({draws} tuning + {draws} kept) iterations): {t_sample:.1f} s\n"
+    )
+    summary(
+        idata,
+        ["p", "mean_stay"],
+        title="Private posterior (pm.sample(): Collapsed[p], SufficientTheta[mean_stay], DataAugmentation):",
+    )
 
     # --- comparisons -----------------------------------------------------------------------------
     k = condition.sum()
@@ -106,7 +132,8 @@ def main(argv=None) -> None:
     # non-private: the same model with the confidential stays observed (1-d quadrature in m)
     m = np.linspace(2.0, 10.0, 20_001)
     logpost = stats.gamma.logpdf(m, 2.0, scale=1 / 0.4) + stats.gamma.logpdf(
-        stay[:, None], 2.0, scale=m[None, :] / 2.0).sum(axis=0)
+        stay[:, None], 2.0, scale=m[None, :] / 2.0
+    ).sum(axis=0)
     w = np.exp(logpost - logpost.max())
     w /= w.sum()
     np_mean = np.sum(w * m)
@@ -121,10 +148,14 @@ def main(argv=None) -> None:
     acc = np.asarray(sample_stats["dp_accept_rate"])
     min_acc = float(np.asarray(sample_stats["dp_min_accept"]).min())
     imh = np.asarray(sample_stats["dp_accept"], dtype=float)
-    print(f"\nCollapsed[p]: independence-proposal acceptance {np.nanmean(imh):.3f} (the count's records "
-          "are drawn exactly given p)")
-    print(f"stay records (DataAugmentation): acceptance rate mean {acc.mean():.3f}, smallest per-record "
-          f"probability {min_acc:.3f}; Ju et al. (2022) Prop. 3.1 bound e^-eps = e^-1 = {math.exp(-1.0):.3f}")
+    print(
+        f"\nCollapsed[p]: independence-proposal acceptance {np.nanmean(imh):.3f} (the count's records "
+        "are drawn exactly given p)"
+    )
+    print(
+        f"stay records (DataAugmentation): acceptance rate mean {acc.mean():.3f}, smallest per-record "
+        f"probability {min_acc:.3f}; Ju et al. (2022) Prop. 3.1 bound e^-eps = e^-1 = {math.exp(-1.0):.3f}"
+    )
 
     az.plot_trace(idata, var_names=["p", "mean_stay"])
     plt.tight_layout()

@@ -57,13 +57,27 @@ def one_run(n, d, J, epsilons, delta, rng, draws, tune, prior_kind="seed"):
     Xtr, ytr, Xte, yte = X[:n_train], y[:n_train], X[n_train:], y[n_train:]
     x_bound = float(np.linalg.norm(Xtr, axis=1).max())
     y_bound = float(np.abs(ytr).max())
-    prior = (R.RegressionPrior.seed000(d, Lam=Lam) if prior_kind == "seed"
-             else R.RegressionPrior(Lam=Lam))
+    prior = (
+        R.RegressionPrior.seed000(d, Lam=Lam)
+        if prior_kind == "seed"
+        else R.RegressionPrior(Lam=Lam)
+    )
     rows = []
     for eps in epsilons:
-        releases = {s: R.release_suff_stats(Xtr, ytr, x_bound=x_bound, y_bound=y_bound,
-                                            epsilon=eps, delta=delta, n_nodes=J, scheme=s, rng=rng)
-                    for s in ("sz", "szu", "adassp")}
+        releases = {
+            s: R.release_suff_stats(
+                Xtr,
+                ytr,
+                x_bound=x_bound,
+                y_bound=y_bound,
+                epsilon=eps,
+                delta=delta,
+                n_nodes=J,
+                scheme=s,
+                rng=rng,
+            )
+            for s in ("sz", "szu", "adassp")
+        }
         for m in METHODS:
             st = releases[SCHEME.get(m, "sz")]
             kw = {} if m == "adassp" else {"rng": rng, "prior": prior}
@@ -73,19 +87,29 @@ def one_run(n, d, J, epsilons, delta, rng, draws, tune, prior_kind="seed"):
             if eps == epsilons[len(epsilons) // 2] and fit.draws is not None:
                 SHOWN.setdefault(m, (eps, fit))
             lo, hi = fit.interval(0.9)
-            rows.append(dict(eps=eps, method=m,
-                             pred=float(np.mean((fit.predict(Xte) - yte) ** 2)),
-                             est=float(np.mean((fit.theta_hat - theta) ** 2)),
-                             cover=(float(np.mean((lo <= theta) & (theta <= hi)))
-                                    if fit.draws is not None else float("nan")),
-                             secs=fit.seconds))
+            rows.append(
+                dict(
+                    eps=eps,
+                    method=m,
+                    pred=float(np.mean((fit.predict(Xte) - yte) ** 2)),
+                    est=float(np.mean((fit.theta_hat - theta) ** 2)),
+                    cover=(
+                        float(np.mean((lo <= theta) & (theta <= hi)))
+                        if fit.draws is not None
+                        else float("nan")
+                    ),
+                    secs=fit.seconds,
+                )
+            )
     return rows
 
 
 def table(rows, epsilons):
-    lines = ["| ε | method | pred. MSE median | pred. MSE mean | est. MSE median | est. MSE mean "
-             "| 90% coverage | s / fit |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| ε | method | pred. MSE median | pred. MSE mean | est. MSE median | est. MSE mean "
+        "| 90% coverage | s / fit |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for eps in epsilons:
         for m in METHODS:
             r = [x for x in rows if x["eps"] == eps and x["method"] == m]
@@ -93,9 +117,11 @@ def table(rows, epsilons):
             cov_s = "—" if np.isnan(cov) else f"{cov:.2f}"
             pred = [x["pred"] for x in r]
             est = [x["est"] for x in r]
-            lines.append(f"| {eps:g} | {m} | {np.median(pred):.4f} | {np.mean(pred):.4g} | "
-                         f"{np.median(est):.2e} | {np.mean(est):.2e} | {cov_s} | "
-                         f"{np.mean([x['secs'] for x in r]):.3f} |")
+            lines.append(
+                f"| {eps:g} | {m} | {np.median(pred):.4f} | {np.mean(pred):.4g} | "
+                f"{np.median(est):.2e} | {np.mean(est):.2e} | {cov_s} | "
+                f"{np.mean([x['secs'] for x in r]):.3f} |"
+            )
     return "\n".join(lines)
 
 
@@ -104,31 +130,62 @@ def main(argv=None):
     ap.add_argument("--full", action="store_true", help="n=1e5, d∈{2,5}, J∈{1,5,10}, 20 reps")
     ap.add_argument("--reps", type=int, default=None)
     ap.add_argument("--seed", type=int, default=2023)
-    ap.add_argument("--prior", choices=["seed", "weak"], default="seed",
-                    help="seed §7.2 hyper-parameters (default) or the package's weak default prior")
-    ap.add_argument("--out", default=None, help="results file (default REGRESSION_RESULTS.md in the "
-                    "output folder; with --refresh, examples/REGRESSION_RESULTS.md)")
+    ap.add_argument(
+        "--prior",
+        choices=["seed", "weak"],
+        default="seed",
+        help="seed §7.2 hyper-parameters (default) or the package's weak default prior",
+    )
+    ap.add_argument(
+        "--out",
+        default=None,
+        help="results file (default REGRESSION_RESULTS.md in the "
+        "output folder; with --refresh, examples/REGRESSION_RESULTS.md)",
+    )
     args = ap.parse_args(argv)
     if args.out is None:
         args.out = str(outputs(args)[0] / "REGRESSION_RESULTS.md")
     if args.full:
-        n, dims, nodes, epsilons, reps, draws, tune = 100_000, (2, 5), (1, 5, 10), \
-            (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0), 20, 2000, 1000
+        n, dims, nodes, epsilons, reps, draws, tune = (
+            100_000,
+            (2, 5),
+            (1, 5, 10),
+            (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0),
+            20,
+            2000,
+            1000,
+        )
     else:
-        n, dims, nodes, epsilons, reps, draws, tune = 20_000, (2,), (5,), (0.2, 1.0, 5.0), 15, 1000, 600
+        n, dims, nodes, epsilons, reps, draws, tune = (
+            20_000,
+            (2,),
+            (5,),
+            (0.2, 1.0, 5.0),
+            15,
+            1000,
+            600,
+        )
     if args.smoke:
         n, dims, nodes, epsilons, reps, draws, tune = 5_000, (2,), (5,), (1.0,), 1, 1000, 500
     reps = args.reps or reps
     rng = np.random.default_rng(args.seed)
-    cmd = "python examples/regression_seed000.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    cmd = "python examples/regression_seed000.py " + " ".join(
+        sys.argv[1:] if argv is None else argv
+    )
     delta = 1.0 / n**2
-    out = [f"# Seed 000 §7.2 in miniature\n\nCommand: `{cmd.strip()}`\n",
-           (f"Settings: n = {n} (80 % train), δ = 1/n² = {delta:.0e}, repetitions = {reps}, "
+    out = [
+        f"# Seed 000 §7.2 in miniature\n\nCommand: `{cmd.strip()}`\n",
+        (
+            f"Settings: n = {n} (80 % train), δ = 1/n² = {delta:.0e}, repetitions = {reps}, "
             f"MCMC: 2 chains, {tune} tuning + {draws} kept iterations each; prior: "
-            + ("seed §7.2 (a = 20, b = 0.5, m = 0, C = (a−1)/b·I, κ = d + 1, Λ as generated)"
-               if args.prior == "seed" else "package default (a = 2, b = 1, m = 0, C = 10·I, "
-               "κ = d + 1, Λ as generated)")
-            + "; bounds = data maxima (as the seed); Bayes-fixedS-fast uses σ̃² = ‖Y‖/3.\n")]
+            + (
+                "seed §7.2 (a = 20, b = 0.5, m = 0, C = (a−1)/b·I, κ = d + 1, Λ as generated)"
+                if args.prior == "seed"
+                else "package default (a = 2, b = 1, m = 0, C = 10·I, κ = d + 1, Λ as generated)"
+            )
+            + "; bounds = data maxima (as the seed); Bayes-fixedS-fast uses σ̃² = ‖Y‖/3.\n"
+        ),
+    ]
     t0 = time.perf_counter()
     for d in dims:
         for J in nodes:
@@ -142,8 +199,12 @@ def main(argv=None):
     for m, (eps, fit) in SHOWN.items():
         print()
         names = [v for v in ("theta", "sigma2_y") if v in fit.draws]
-        summary(fit.idata, names, title=f"{m} at ε = {eps:g} (first repetition, d = {dims[0]}, "
-                f"J = {nodes[0]}), {fit.draws['theta'].shape[0]} chains × {fit.draws['theta'].shape[1]}:")
+        summary(
+            fit.idata,
+            names,
+            title=f"{m} at ε = {eps:g} (first repetition, d = {dims[0]}, "
+            f"J = {nodes[0]}), {fit.draws['theta'].shape[0]} chains × {fit.draws['theta'].shape[1]}:",
+        )
     path = pathlib.Path(args.out)
     old = path.read_text() if path.exists() else ""
     out.append(MARKER + old.split(MARKER, 1)[1] if MARKER in old else MARKER + "\n")

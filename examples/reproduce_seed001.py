@@ -42,8 +42,14 @@ import pymc_dp as pdp
 
 MARKER = "<!-- commentary below is kept when the script rewrites this file -->"
 THETA_STAR, N_RECORDS, A = 2.0, 100, 10.0
-SEED_TABLE3 = {2: (44.03, 17.99), 5: (28.19, 17.10), 10: (21.11, 16.13), 20: (18.16, 15.44),
-               50: (15.32, 13.78), 100: (16.42, 15.86)}
+SEED_TABLE3 = {
+    2: (44.03, 17.99),
+    5: (28.19, 17.10),
+    10: (21.11, 16.13),
+    20: (18.16, 15.44),
+    50: (15.32, 13.78),
+    100: (16.42, 15.86),
+}
 SEED_TABLE4 = {"median": 0.391, "max": 22.64}
 
 
@@ -62,9 +68,13 @@ def drive(model, step, y, iters, burn, seed, var="th", start=None):
         rv = model[var]
         tr = model.rvs_to_transforms.get(rv)
         value = model.rvs_to_values[rv].name
-        point[value] = np.asarray(tr.forward(start, *rv.owner.inputs).eval() if tr else start, float)
+        point[value] = np.asarray(
+            tr.forward(start, *rv.owner.inputs).eval() if tr else start, float
+        )
     (graph,) = model.replace_rvs_by_values([model[var]])
-    natural = model.compile_fn(graph, inputs=model.value_vars, point_fn=True, on_unused_input="ignore")
+    natural = model.compile_fn(
+        graph, inputs=model.value_vars, point_fn=True, on_unused_input="ignore"
+    )
     out = np.empty(iters)
     step.tune = True
     for _ in range(burn):
@@ -86,8 +96,15 @@ def clt_model(a, eps, prior="flat"):
         th = pm.HalfFlat("th") if prior == "flat" else pm.Uniform("th", 0.0, 20.0)
         y = pm.Data("y", 0.0)
         mu, var = pdp.normal_variance_moments(th, a=a)
-        pdp.CLTRelease("s", mu, var, N_RECORDS, mechanism=pdp.Laplace(epsilon=eps),
-                       sensitivity=A**a / N_RECORDS, observed=y)
+        pdp.CLTRelease(
+            "s",
+            mu,
+            var,
+            N_RECORDS,
+            mechanism=pdp.Laplace(epsilon=eps),
+            sensitivity=A**a / N_RECORDS,
+            observed=y,
+        )
     return model
 
 
@@ -106,10 +123,16 @@ def table3(cfg, rng):
         for name, Step in (("pmmh", pdp.PMMH), ("mhaar", pdp.MHAAR)):
             with model:
                 step = Step([model["th"]], n_particles=N, proposal_scale=cfg["t3_scale"])
-            res[name] = np.mean([
-                iac(drive(model, step, y, cfg["t3_iters"], 0, seed=1000 * N + r)[cfg["t3_iters"] // 4:])
-                for r, y in enumerate(releases)
-            ])
+            res[name] = np.mean(
+                [
+                    iac(
+                        drive(model, step, y, cfg["t3_iters"], 0, seed=1000 * N + r)[
+                            cfg["t3_iters"] // 4 :
+                        ]
+                    )
+                    for r, y in enumerate(releases)
+                ]
+            )
         rows.append((N, res["pmmh"], res["mhaar"]))
         print(f"table3 N={N}: PMMH {rows[-1][1]:.2f}  MHAAR {rows[-1][2]:.2f}", flush=True)
     return rows
@@ -150,8 +173,15 @@ def figure7(cfg, rng):
                 y = abs_power_release(confidential(rng), a, eps, rng)
                 # start at the moment estimate (E|X| = sqrt(2θ/π), E X² = θ), not at θ*
                 guess = math.pi * y**2 / 2 if a == 1 else y
-                d = drive(model, step, y, cfg["f7_iters"], cfg["f7_iters"] // 4, seed=m,
-                          start=float(np.clip(guess, 0.1, 19.0)))
+                d = drive(
+                    model,
+                    step,
+                    y,
+                    cfg["f7_iters"],
+                    cfg["f7_iters"] // 4,
+                    seed=m,
+                    start=float(np.clip(guess, 0.1, 19.0)),
+                )
                 errs.append((d.mean() - THETA_STAR) ** 2)
             mse[a] = float(np.mean(errs))
         rows.append((eps, mse[1], mse[2]))
@@ -166,11 +196,22 @@ def illustrate(rng, draws):
     y = abs_power_release(confidential(rng), 1, 5.0, rng)
     with model:
         pm.set_data({"y": y})
-        idata = pm.sample(draws=draws, tune=draws, chains=2, cores=1, progressbar=False,
-                          step=[pdp.MHAAR([model["th"]], n_particles=10)],
-                          random_seed=int(rng.integers(2**31)), compute_convergence_checks=False)
-    return summary(idata, ["th"], title=f"\nPosterior of θ (θ* = {THETA_STAR}) from one release "
-                   f"{y:.3f} of mean |x| (Laplace ε = 5), MHAAR N = 10, 2 chains × {draws}:")
+        idata = pm.sample(
+            draws=draws,
+            tune=draws,
+            chains=2,
+            cores=1,
+            progressbar=False,
+            step=[pdp.MHAAR([model["th"]], n_particles=10)],
+            random_seed=int(rng.integers(2**31)),
+            compute_convergence_checks=False,
+        )
+    return summary(
+        idata,
+        ["th"],
+        title=f"\nPosterior of θ (θ* = {THETA_STAR}) from one release "
+        f"{y:.3f} of mean |x| (Laplace ε = 5), MHAAR N = 10, 2 chains × {draws}:",
+    )
 
 
 def main(argv=None):
@@ -178,59 +219,102 @@ def main(argv=None):
     p.add_argument("--full", action="store_true", help="the seed's settings (long)")
     p.add_argument("--only", choices=["table3", "table4", "figure7"], action="append")
     p.add_argument("--seed", type=int, default=2024)
-    p.add_argument("--out", default=None, help="results file (default SEED001_RESULTS.md in the "
-                   "output folder; with --refresh, examples/SEED001_RESULTS.md)")
+    p.add_argument(
+        "--out",
+        default=None,
+        help="results file (default SEED001_RESULTS.md in the "
+        "output folder; with --refresh, examples/SEED001_RESULTS.md)",
+    )
     args = p.parse_args(argv)
     if args.out is None:  # only --refresh overwrites the recorded results
         results_dir, _ = outputs(args)
         args.out = str(results_dir / "SEED001_RESULTS.md")
-    small = dict(particles=[2, 5, 10, 20, 50, 100], t3_reps=2, t3_iters=4000, t3_scale=0.15,
-                 t4_M=10, t4_N=10, t4_iters=1500, epsilons=[0.5, 1.0, 2.0, 5.0, 10.0],
-                 f7_M=20, f7_N=50, f7_iters=1500)
-    full = dict(small, t3_reps=5, t3_iters=50000, t4_M=100, t4_iters=10000, f7_M=100,
-                f7_iters=10000)
-    smoke = dict(small, particles=[2, 10], t3_reps=1, t3_iters=300, t4_M=2, t4_iters=200,
-                 epsilons=[1.0], f7_M=2, f7_iters=200)
+    small = dict(
+        particles=[2, 5, 10, 20, 50, 100],
+        t3_reps=2,
+        t3_iters=4000,
+        t3_scale=0.15,
+        t4_M=10,
+        t4_N=10,
+        t4_iters=1500,
+        epsilons=[0.5, 1.0, 2.0, 5.0, 10.0],
+        f7_M=20,
+        f7_N=50,
+        f7_iters=1500,
+    )
+    full = dict(
+        small, t3_reps=5, t3_iters=50000, t4_M=100, t4_iters=10000, f7_M=100, f7_iters=10000
+    )
+    smoke = dict(
+        small,
+        particles=[2, 10],
+        t3_reps=1,
+        t3_iters=300,
+        t4_M=2,
+        t4_iters=200,
+        epsilons=[1.0],
+        f7_M=2,
+        f7_iters=200,
+    )
     cfg = full if args.full else smoke if args.smoke else small
     which = args.only or ["table3", "table4", "figure7"]
     rng = np.random.default_rng(args.seed)
-    command = "python examples/reproduce_seed001.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = "python examples/reproduce_seed001.py " + " ".join(
+        argv if argv is not None else sys.argv[1:]
+    )
     t0 = time.time()
     lines = [
-        "# Seed 001 reproductions (pymc-dp)", "",
+        "# Seed 001 reproductions (pymc-dp)",
+        "",
         f"Command: `{command.strip()}`  ",
         f"Settings: `{cfg}`, seed {args.seed}; PyMC {pm.__version__}. "
-        f"θ* = {THETA_STAR}, n = {N_RECORDS}, A = {A}.", "",
+        f"θ* = {THETA_STAR}, n = {N_RECORDS}, A = {A}.",
+        "",
     ]
     if "table3" in which:
         rows = table3(cfg, rng)
-        lines += ["## Table 3: IAC of θ, PMMH vs MHAAR (u-space), s(x)=|x|, Laplace, ε=5", "",
-                  "Same random walk on log θ (sd " + str(cfg["t3_scale"]) + ", no tuning), flat prior, "
-                  f"{cfg['t3_iters']} iterations (first quarter dropped), IAC = draws / ESS averaged "
-                  f"over {cfg['t3_reps']} releases.", "",
-                  "| N | PMMH (ours) | MHAAR (ours) | PMMH (seed) | MHAAR (seed) |", "|---|---|---|---|---|"]
+        lines += [
+            "## Table 3: IAC of θ, PMMH vs MHAAR (u-space), s(x)=|x|, Laplace, ε=5",
+            "",
+            "Same random walk on log θ (sd " + str(cfg["t3_scale"]) + ", no tuning), flat prior, "
+            f"{cfg['t3_iters']} iterations (first quarter dropped), IAC = draws / ESS averaged "
+            f"over {cfg['t3_reps']} releases.",
+            "",
+            "| N | PMMH (ours) | MHAAR (ours) | PMMH (seed) | MHAAR (seed) |",
+            "|---|---|---|---|---|",
+        ]
         for N, a, b in rows:
             sa, sb = SEED_TABLE3.get(N, (float("nan"),) * 2)
             lines.append(f"| {N} | {a:.2f} | {b:.2f} | {sa} | {sb} |")
         lines.append("")
     if "table4" in which:
         res = table4(cfg, rng)
-        lines += ["## Table 4: MSE of E[θ | s_dp], median vs max of |x|, SmoothLaplace(ε=5, δ=1/n²)", "",
-                  f"MHAAR z-space (Algorithm 7), N = {cfg['t4_N']} particles, {cfg['t4_iters']} "
-                  f"iterations, prior Uniform(0, 20), M = {cfg['t4_M']} releases (± is the MC standard "
-                  "error over releases).", "",
-                  "| statistic | MSE (ours) | MSE (seed) |", "|---|---|---|"]
+        lines += [
+            "## Table 4: MSE of E[θ | s_dp], median vs max of |x|, SmoothLaplace(ε=5, δ=1/n²)",
+            "",
+            f"MHAAR z-space (Algorithm 7), N = {cfg['t4_N']} particles, {cfg['t4_iters']} "
+            f"iterations, prior Uniform(0, 20), M = {cfg['t4_M']} releases (± is the MC standard "
+            "error over releases).",
+            "",
+            "| statistic | MSE (ours) | MSE (seed) |",
+            "|---|---|---|",
+        ]
         for k in ("median", "max"):
             lines.append(f"| {k} | {res[k][0]:.3f} ± {res[k][1]:.3f} | {SEED_TABLE4[k]} |")
         lines.append("")
     if "figure7" in which:
         rows = figure7(cfg, rng)
-        lines += ["## Figure 7: MSE of E[θ | s_dp], s(x)=|x| vs s(x)=x², Laplace mechanism", "",
-                  f"PMMH on the CLT latent statistic, N = {cfg['f7_N']}, {cfg['f7_iters']} iterations "
-                  "(first quarter warm-up), started at the moment estimate of θ from the release, "
-                  f"prior Uniform(0, 20), M = {cfg['f7_M']} releases per ε. Seed (Figure 7, plotted, "
-                  "no table): |x| has the smaller MSE and the larger Fisher information.", "",
-                  "| ε | MSE s=|x| | MSE s=x² | smaller |", "|---|---|---|---|"]
+        lines += [
+            "## Figure 7: MSE of E[θ | s_dp], s(x)=|x| vs s(x)=x², Laplace mechanism",
+            "",
+            f"PMMH on the CLT latent statistic, N = {cfg['f7_N']}, {cfg['f7_iters']} iterations "
+            "(first quarter warm-up), started at the moment estimate of θ from the release, "
+            f"prior Uniform(0, 20), M = {cfg['f7_M']} releases per ε. Seed (Figure 7, plotted, "
+            "no table): |x| has the smaller MSE and the larger Fisher information.",
+            "",
+            "| ε | MSE s=|x| | MSE s=x² | smaller |",
+            "|---|---|---|---|",
+        ]
         for eps, m1, m2 in rows:
             lines.append(f"| {eps} | {m1:.4f} | {m2:.4f} | {'abs' if m1 < m2 else 'square'} |")
         lines.append("")

@@ -45,7 +45,9 @@ PI_TRUE = np.array([0.45, 0.15, 0.25, 0.15])  # cell order: 2·exposure + outcom
 # --- the one line that chooses the privacy mechanism ----------------------------------------------
 MECHANISMS = {
     "laplace": lambda: pdp.Laplace(epsilon=0.5),  # ε = 0.5: scale Δ₁/ε = 2/0.5 = 4 per cell
-    "discrete_gaussian": lambda: pdp.DiscreteGaussian(sigma=5.0),  # ρ = Δ₂²/(2σ²) = 2/50 = 0.04 zCDP
+    "discrete_gaussian": lambda: pdp.DiscreteGaussian(
+        sigma=5.0
+    ),  # ρ = Δ₂²/(2σ²) = 2/50 = 0.04 zCDP
 }
 DEFAULT = "discrete_gaussian" if hasattr(pdp, "DiscreteGaussian") else "laplace"
 
@@ -57,16 +59,24 @@ def log_odds_ratio(pi):
 
 def describe(name, draws):
     lo, hi = hdi(draws)
-    return (f"{name:<28} mean {np.mean(draws):7.3f}  median {np.median(draws):7.3f}  sd {np.std(draws):7.3f}"
-            f"  94% HDI [{lo:6.3f}, {hi:6.3f}]")
+    return (
+        f"{name:<28} mean {np.mean(draws):7.3f}  median {np.median(draws):7.3f}  sd {np.std(draws):7.3f}"
+        f"  94% HDI [{lo:6.3f}, {hi:6.3f}]"
+    )
 
 
 def main(argv=None):
     p = parser(__doc__)
-    p.add_argument("--mechanism", choices=sorted(MECHANISMS), default=DEFAULT,
-                   help=f"privacy mechanism of the release (default here: {DEFAULT})")
+    p.add_argument(
+        "--mechanism",
+        choices=sorted(MECHANISMS),
+        default=DEFAULT,
+        help=f"privacy mechanism of the release (default here: {DEFAULT})",
+    )
     p.add_argument("--n", type=int, default=300, help="records in the table")
-    p.add_argument("--draws", type=int, default=None, help="draws per chain (default 1000; --smoke 200)")
+    p.add_argument(
+        "--draws", type=int, default=None, help="draws per chain (default 1000; --smoke 200)"
+    )
     p.add_argument("--seed", type=int, default=11)
     args = p.parse_args(argv)
     _, fig_dir = outputs(args)
@@ -87,12 +97,25 @@ def main(argv=None):
         pi = pm.Dirichlet("pi", np.ones(4))
         cell = pm.Categorical("cell", pi, shape=args.n)  # the latent confidential records
         pdp.DPObserved("table", cell, statistic=statistic, mechanism=mechanism, observed=noisy)
-        pm.Deterministic("log_odds_ratio", pm.math.log(pi[3]) + pm.math.log(pi[0])
-                         - pm.math.log(pi[2]) - pm.math.log(pi[1]))
-        idata = pm.sample(step=[pdp.DataAugmentation([cell])], draws=draws, tune=draws, chains=2,
-                          cores=1, random_seed=args.seed, progressbar=False,
-                          compute_convergence_checks=False)
-    summary(idata, ["pi", "log_odds_ratio"], title="Private posterior (DataAugmentation + NUTS, 2 chains):")
+        pm.Deterministic(
+            "log_odds_ratio",
+            pm.math.log(pi[3]) + pm.math.log(pi[0]) - pm.math.log(pi[2]) - pm.math.log(pi[1]),
+        )
+        idata = pm.sample(
+            step=[pdp.DataAugmentation([cell])],
+            draws=draws,
+            tune=draws,
+            chains=2,
+            cores=1,
+            random_seed=args.seed,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
+    summary(
+        idata,
+        ["pi", "log_odds_ratio"],
+        title="Private posterior (DataAugmentation + NUTS, 2 chains):",
+    )
     post = idata["posterior"]
     pi_priv = np.asarray(post["pi"]).reshape(-1, 4)
 
@@ -100,22 +123,34 @@ def main(argv=None):
     naive_counts = np.maximum(np.rint(noisy), 0)
     pi_naive = rng.dirichlet(1 + naive_counts, size=len(pi_priv))
     pi_conf = rng.dirichlet(1 + table, size=len(pi_priv))
-    lor = {"private (exact)": log_odds_ratio(pi_priv), "naive (noise ignored)": log_odds_ratio(pi_naive),
-           "confidential (reference)": log_odds_ratio(pi_conf)}
-    print(f"\nlog odds ratio (true value {log_odds_ratio(PI_TRUE):.3f}, "
-          f"OR = {math.exp(log_odds_ratio(PI_TRUE)):.2f}):")
+    lor = {
+        "private (exact)": log_odds_ratio(pi_priv),
+        "naive (noise ignored)": log_odds_ratio(pi_naive),
+        "confidential (reference)": log_odds_ratio(pi_conf),
+    }
+    print(
+        f"\nlog odds ratio (true value {log_odds_ratio(PI_TRUE):.3f}, "
+        f"OR = {math.exp(log_odds_ratio(PI_TRUE)):.2f}):"
+    )
     for k, v in lor.items():
         print(describe(k, v))
     print("odds ratio:")
     for k, v in lor.items():
         print(describe(k, np.exp(v)))
     sd_ratio = np.std(lor["private (exact)"]) / np.std(lor["naive (noise ignored)"])
-    print(f"\nThe exact private posterior of log OR is {sd_ratio:.2f} times as wide as the naive one.")
+    print(
+        f"\nThe exact private posterior of log OR is {sd_ratio:.2f} times as wide as the naive one."
+    )
 
     # --- figures ---------------------------------------------------------------------------------
     fig, ax = plt.subplots(figsize=(9, 3.6))
-    for j, (name, d, c) in enumerate((("private (exact)", pi_priv, "C0"), ("naive", pi_naive, "C3"),
-                                      ("confidential", pi_conf, "0.4"))):
+    for j, (name, d, c) in enumerate(
+        (
+            ("private (exact)", pi_priv, "C0"),
+            ("naive", pi_naive, "C3"),
+            ("confidential", pi_conf, "0.4"),
+        )
+    ):
         for k in range(4):
             lo, hi = hdi(d[:, k])
             y = k + (j - 1) * 0.22
@@ -130,8 +165,11 @@ def main(argv=None):
     plt.close(fig)
 
     fig, ax = plt.subplots(figsize=(7, 3.6))
-    bins = np.linspace(min(np.quantile(v, 0.002) for v in lor.values()),
-                       max(np.quantile(v, 0.998) for v in lor.values()), 60)
+    bins = np.linspace(
+        min(np.quantile(v, 0.002) for v in lor.values()),
+        max(np.quantile(v, 0.998) for v in lor.values()),
+        60,
+    )
     for (name, v), c in zip(lor.items(), ("C0", "C3", "0.4")):
         ax.hist(v, bins=bins, density=True, histtype="step", lw=2, color=c, label=name)
     ax.axvline(log_odds_ratio(PI_TRUE), color="k", ls=":", label="true log OR")

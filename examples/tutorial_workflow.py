@@ -62,8 +62,11 @@ def curator(rng, n):
         "clinic_counts": (clinic, pdp.Counts(3), pdp.Laplace(epsilon=0.3)),
     }
     releases = {k: pdp.release(data, stat, mech, rng=rng) for k, (data, stat, mech) in spec.items()}
-    truth = {"n_smokers": smoker.sum(), "mean_age": np.clip(age, 18, 90).mean(),
-             "clinic_counts": np.bincount(clinic, minlength=3)}
+    truth = {
+        "n_smokers": smoker.sum(),
+        "mean_age": np.clip(age, 18, 90).mean(),
+        "clinic_counts": np.bincount(clinic, minlength=3),
+    }
     return spec, releases, truth
 
 
@@ -79,7 +82,9 @@ def compose(releases, model):
 def main(argv=None):
     p = parser(__doc__)
     p.add_argument("--n", type=int, default=None, help="patients (default 400; --smoke 150)")
-    p.add_argument("--draws", type=int, default=None, help="draws per chain (default 1000; --smoke 200)")
+    p.add_argument(
+        "--draws", type=int, default=None, help="draws per chain (default 1000; --smoke 200)"
+    )
     p.add_argument("--seed", type=int, default=7)
     args = p.parse_args(argv)
     _, fig_dir = outputs(args)
@@ -105,35 +110,63 @@ def main(argv=None):
         for name, rv in (("n_smokers", smoker), ("mean_age", age), ("clinic_counts", clinic)):
             _, stat, mech = spec[name]
             pdp.DPObserved(name, rv, statistic=stat, mechanism=mech, observed=releases[name])
-        idata = pm.sample(step=[pdp.DataAugmentation([smoker]), pdp.DataAugmentation([age]),
-                                pdp.DataAugmentation([clinic])],
-                          draws=draws, tune=draws, chains=2, cores=1, random_seed=args.seed,
-                          progressbar=False, compute_convergence_checks=False)
+        idata = pm.sample(
+            step=[
+                pdp.DataAugmentation([smoker]),
+                pdp.DataAugmentation([age]),
+                pdp.DataAugmentation([clinic]),
+            ],
+            draws=draws,
+            tune=draws,
+            chains=2,
+            cores=1,
+            random_seed=args.seed,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
 
     eps, how = compose(releases, model)
-    print(f"\nTotal privacy loss of the three releases: ε = {eps:.3f} at δ = {DELTA:g}\n  via {how}")
-    print("  (pure-DP parts alone: 0.5 + 0.3 = 0.8 by basic composition; the Gaussian adds the rest)\n")
+    print(
+        f"\nTotal privacy loss of the three releases: ε = {eps:.3f} at δ = {DELTA:g}\n  via {how}"
+    )
+    print(
+        "  (pure-DP parts alone: 0.5 + 0.3 = 0.8 by basic composition; the Gaussian adds the rest)\n"
+    )
 
-    summary(idata, ["p_smoke", "mu_age", "pi_clinic"],
-            title="Posterior (DataAugmentation for the records + ConjugateTheta, 2 chains):")
+    summary(
+        idata,
+        ["p_smoke", "mu_age", "pi_clinic"],
+        title="Posterior (DataAugmentation for the records + ConjugateTheta, 2 chains):",
+    )
 
     # --- posterior predictive check: new records from the posterior, then new noise -------------------
     with model:
         ppc = pm.sample_posterior_predictive(
-            idata, var_names=["smoker", "age", "clinic", "n_smokers", "mean_age", "clinic_counts"],
-            random_seed=args.seed + 1, progressbar=False)
+            idata,
+            var_names=["smoker", "age", "clinic", "n_smokers", "mean_age", "clinic_counts"],
+            random_seed=args.seed + 1,
+            progressbar=False,
+        )
     pp = ppc["posterior_predictive"]
     panels = [("n_smokers", None), ("mean_age", None)] + [("clinic_counts", j) for j in range(3)]
     fig, axes = plt.subplots(1, len(panels), figsize=(14, 2.8))
-    print("\nposterior predictive check (p-value = share of replicated releases ≥ the observed one):")
+    print(
+        "\nposterior predictive check (p-value = share of replicated releases ≥ the observed one):"
+    )
     for ax, (name, j) in zip(axes, panels):
         rep = np.asarray(pp[name]).reshape(-1, *np.shape(releases[name]))
-        obs = float(np.asarray(releases[name], dtype=float)) if j is None else float(releases[name][j])
+        obs = (
+            float(np.asarray(releases[name], dtype=float))
+            if j is None
+            else float(releases[name][j])
+        )
         rep = rep if j is None else rep[:, j]
         pval = float(np.mean(rep >= obs))
         label = name if j is None else f"{name}[{j}]"
-        print(f"  {label:<17} observed {obs:8.2f}   replicated mean {rep.mean():8.2f} sd {rep.std():6.2f}"
-              f"   p = {pval:.2f}")
+        print(
+            f"  {label:<17} observed {obs:8.2f}   replicated mean {rep.mean():8.2f} sd {rep.std():6.2f}"
+            f"   p = {pval:.2f}"
+        )
         ax.hist(rep, bins=40, color="C0", alpha=0.7)
         ax.axvline(obs, color="k", lw=2)
         ax.set_title(f"{label}\np = {pval:.2f}", fontsize=9)

@@ -1,10 +1,10 @@
 """pymc-dp: Bayesian inference from differentially private releases with PyMC.
 
-Write the confidential-data model in PyMC, add a :func:`DPObserved` node per release and sample with
-the step methods of :mod:`pymc_dp.samplers`. The data holder's side (private posterior samples from
-confidential data) is :class:`PenaltyMH` with :func:`privacy_spent`; choosing what to release is
-:func:`fisher_information` and :func:`select_statistic`; private linear regression from distributed
-noisy sufficient statistics is :mod:`pymc_dp.regression`.
+Write the confidential-data model in PyMC, add a `DPObserved` node per release and sample with
+the step methods of `pymc_dp.samplers`. The data holder's side (private posterior samples from
+confidential data) is `PenaltyMH` with `privacy_spent`; choosing what to release is
+`fisher_information` and `select_statistic`; private linear regression from distributed
+noisy sufficient statistics is `pymc_dp.regression`.
 """
 
 from pymc_dp import accounting, diagnostics, fisher, regression

@@ -80,7 +80,9 @@ def check_bounds(lower, upper, *, owner: str):
     return lo, hi
 
 
-def check_count(value, *, name: str, minimum: int = 1, rule: str | None = None, fix: str = "") -> int:
+def check_count(
+    value, *, name: str, minimum: int = 1, rule: str | None = None, fix: str = ""
+) -> int:
     """Return ``value`` as an int after checking it is an integer (not a bool) ``>= minimum``.
 
     ``rule`` words the requirement in the message (default ``"an integer >= {minimum}"``).
@@ -100,8 +102,10 @@ def check_rng(rng, *, name: str = "rng") -> np.random.Generator:
     """
     if isinstance(rng, np.random.Generator):
         return rng
-    if rng is None or isinstance(rng, np.random.SeedSequence) or (
-        isinstance(rng, numbers.Integral) and not isinstance(rng, bool)
+    if (
+        rng is None
+        or isinstance(rng, np.random.SeedSequence)
+        or (isinstance(rng, numbers.Integral) and not isinstance(rng, bool))
     ):
         return np.random.default_rng(rng)
     raise TypeError(
@@ -123,7 +127,7 @@ def check_partition(partition):
     if not ok:
         raise ValueError(
             f"partition must be a pair (key, cell) with a str key and a hashable cell, got "
-            f"partition={partition!r}. Pass e.g. partition=(\"age_band\", \"30-39\"): releases "
+            f'partition={partition!r}. Pass e.g. partition=("age_band", "30-39"): releases '
             "with the same key and different cells are computed from disjoint groups of people."
         )
     return partition

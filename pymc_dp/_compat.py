@@ -1,7 +1,7 @@
 """Version shims for the PyMC 5 / PyMC 6 lines, in one place.
 
 * ``ancestors``: moved from ``pytensor.graph.basic`` to ``pytensor.graph.traversal`` in PyTensor 2.31.
-* :func:`az_from_dict`: ``arviz.from_dict`` takes keyword groups in ArviZ 0.2x and one nested dict
+* `az_from_dict`: ``arviz.from_dict`` takes keyword groups in ArviZ 0.2x and one nested dict
   (returning an ``xarray.DataTree``) in ArviZ 1.x.
 """
 

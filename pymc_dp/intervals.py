@@ -44,8 +44,10 @@ _BLOCK = 1 << 14
 
 
 def _check_prob(prob):
-    if isinstance(prob, bool) or not isinstance(prob, (int, float, np.floating, np.integer)) or not (
-        0.0 < float(prob) < 1.0
+    if (
+        isinstance(prob, bool)
+        or not isinstance(prob, (int, float, np.floating, np.integer))
+        or not (0.0 < float(prob) < 1.0)
     ):
         raise ValueError(
             f"prob must be a number strictly between 0 and 1 (the interval's posterior mass), got "
@@ -81,7 +83,9 @@ def _resolve(release, mechanism, statistic, n):
         )
     values = np.asarray(release)
     if values.dtype.kind not in "biuf":
-        raise TypeError(f"release must hold numbers, got dtype {values.dtype}. Pass a numeric array.")
+        raise TypeError(
+            f"release must hold numbers, got dtype {values.dtype}. Pass a numeric array."
+        )
     if statistic is None:
         raise TypeError(
             "statistic= is needed with a plain array: it says what the true value is (e.g. "
@@ -106,7 +110,10 @@ def _check_supported(statistic, mechanism):
             "randomize one record at a time (local DP): each entry says little about its true value "
             "alone. Model the records with pdp.DPObserved and sample the posterior instead."
         )
-    if name == "SmoothLaplace" or getattr(mechanism, "kernel_code", None) not in (LAPLACE_KERNEL, GAUSSIAN_KERNEL):
+    if name == "SmoothLaplace" or getattr(mechanism, "kernel_code", None) not in (
+        LAPLACE_KERNEL,
+        GAUSSIAN_KERNEL,
+    ):
         raise ValueError(
             f"intervals supports Laplace, Gaussian, DiscreteLaplace and DiscreteGaussian noise, got "
             f"mechanism={name}: its noise depends on the confidential data (SmoothLaplace) or is not "
@@ -174,7 +181,7 @@ def _integer_intervals(s, mechanism, lo, hi, prior, qs):
     offsets = np.arange(2 * w + 1, dtype=float)
     out = np.empty((s.size, 2))
     for b0 in range(0, s.size, _BLOCK):
-        sb = s[b0:b0 + _BLOCK]
+        sb = s[b0 : b0 + _BLOCK]
         centre = np.clip(np.round(sb), lo, hi)
         start = np.maximum(centre - w, lo)
         if math.isfinite(hi):
@@ -206,7 +213,7 @@ def _integer_intervals(s, mechanism, lo, hi, prior, qs):
         cdf /= total
         for j, q in enumerate(qs):
             idx = np.argmax(cdf >= q * (1.0 - 1e-12), axis=1)
-            out[b0:b0 + _BLOCK, j] = grid[np.arange(sb.size), idx]
+            out[b0 : b0 + _BLOCK, j] = grid[np.arange(sb.size), idx]
     return out
 
 
@@ -248,8 +255,17 @@ def _continuous_grid(s, mechanism, lo, hi, prior, qs):
     return out
 
 
-def intervals(release, prob: float = 0.95, *, prior="flat", mechanism=None, statistic=None,
-              n: int | None = None, integer: bool | None = None, as_frame: bool = False):
+def intervals(
+    release,
+    prob: float = 0.95,
+    *,
+    prior="flat",
+    mechanism=None,
+    statistic=None,
+    n: int | None = None,
+    integer: bool | None = None,
+    as_frame: bool = False,
+):
     """Posterior interval of the true value behind every released entry (module docstring).
 
     Parameters
@@ -293,11 +309,15 @@ def intervals(release, prob: float = 0.95, *, prior="flat", mechanism=None, stat
     elif not isinstance(integer, bool):
         raise TypeError(f"integer must be True, False or None, got integer={integer!r}.")
     if not integer and _is_count_like(statistic):
-        raise ValueError(f"integer=False contradicts statistic={statistic!r}, whose true values are counts. Drop integer=.")
+        raise ValueError(
+            f"integer=False contradicts statistic={statistic!r}, whose true values are counts. Drop integer=."
+        )
     lo, hi = _support(statistic, n, integer)
     s = np.asarray(values, dtype=float).ravel()
     if not np.all(np.isfinite(s)):
-        raise ValueError("release has non-finite entries (NaN or inf): a release is always finite. Pass the released values.")
+        raise ValueError(
+            "release has non-finite entries (NaN or inf): a release is always finite. Pass the released values."
+        )
     qs = ((1.0 - prob) / 2.0, (1.0 + prob) / 2.0)
     if integer:
         out = _integer_intervals(s, mechanism, lo, hi, prior, qs)

@@ -1,14 +1,14 @@
 r"""The curator's side: compute a statistic of confidential data, add calibrated noise, and keep
-what the analyst needs to use the result as a :class:`Release`.
+what the analyst needs to use the result as a `Release`.
 
 Neighbouring relation
 ---------------------
-Every statistic of :mod:`pymc_dp.statistics` declares its sensitivity for **replace-one**
+Every statistic of `pymc_dp.statistics` declares its sensitivity for **replace-one**
 neighbours (bounded DP: two datasets of the same public size ``n`` differing in one record), and
 every mechanism is calibrated to that sensitivity. A release is therefore ε-DP (or (ε, δ)-DP)
-under replace-one; :attr:`Release.neighbouring` says so and :meth:`Release.dp_event` expresses it
+under replace-one; `Release.neighbouring` says so and `Release.dp_event` expresses it
 as a ``dp_accounting`` event whose sensitivity unit is the replace-one sensitivity (see
-:mod:`pymc_dp.accounting.spent` for how such events compose).
+`pymc_dp.accounting.spent` for how such events compose).
 """
 
 from __future__ import annotations
@@ -30,7 +30,9 @@ def check_rng(rng):
         return rng
     if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
         if rng < 0:
-            raise ValueError(f"rng must be a non-negative int seed, got rng={rng!r}. Pass e.g. rng=1.")
+            raise ValueError(
+                f"rng must be a non-negative int seed, got rng={rng!r}. Pass e.g. rng=1."
+            )
         return np.random.default_rng(int(rng))
     raise TypeError(
         f"rng must be None, an int seed or a numpy.random.Generator, got rng={rng!r} "
@@ -77,9 +79,30 @@ def bind_mechanism(statistic, mechanism, n: int, dim: int):
 
 #: ndarray methods that return a new array: on a Release they return a plain ndarray
 _PLAIN_METHODS = (
-    "astype", "take", "copy", "reshape", "ravel", "flatten", "squeeze", "transpose", "swapaxes",
-    "repeat", "view", "round", "compress", "diagonal", "choose", "conj", "conjugate", "clip",
-    "cumsum", "cumprod", "dot", "__copy__", "__deepcopy__", "__array__",
+    "astype",
+    "take",
+    "copy",
+    "reshape",
+    "ravel",
+    "flatten",
+    "squeeze",
+    "transpose",
+    "swapaxes",
+    "repeat",
+    "view",
+    "round",
+    "compress",
+    "diagonal",
+    "choose",
+    "conj",
+    "conjugate",
+    "clip",
+    "cumsum",
+    "cumprod",
+    "dot",
+    "__copy__",
+    "__deepcopy__",
+    "__array__",
 )
 #: ndarray methods that change values in place: refused on a Release
 _INPLACE_METHODS = ("sort", "partition", "fill", "put", "itemset", "resize", "setfield")
@@ -148,14 +171,19 @@ class Release(np.ndarray):
     dim : int
         Entries of one record's contribution (what the sensitivity was computed for).
     neighbouring : str
-        ``"replace-one"``: the relation under which :meth:`dp_event` holds.
+        ``"replace-one"``: the relation under which `dp_event` holds.
     """
 
     def __new__(cls, value, *, statistic, mechanism, n: int, dim: int, **extra):
         obj = np.array(value, copy=True).view(cls)
         np.ndarray.setflags(obj, write=False)
-        obj._info = {"statistic": statistic, "mechanism": mechanism, "n": int(n), "dim": int(dim),
-                     **extra}
+        obj._info = {
+            "statistic": statistic,
+            "mechanism": mechanism,
+            "n": int(n),
+            "dim": int(dim),
+            **extra,
+        }
         return obj
 
     def __array_finalize__(self, obj):
@@ -228,8 +256,10 @@ class Release(np.ndarray):
         self._info = info
 
     def __repr__(self):
-        return (f"Release({np.ndarray.view(self, np.ndarray)!r}, statistic={self.statistic!r}, "
-                f"mechanism={self.mechanism!r}, n={self.n})")
+        return (
+            f"Release({np.ndarray.view(self, np.ndarray)!r}, statistic={self.statistic!r}, "
+            f"mechanism={self.mechanism!r}, n={self.n})"
+        )
 
     def _get(self, key):
         if self._info is None:
@@ -443,7 +473,9 @@ def release(data, statistic, mechanism, rng=None, *, partition=None) -> Release:
         )
     if mech.integer and mech.local_only:
         k = getattr(mech, "n_categories", None)
-        if k is not None and (np.any(value < 0) or np.any(value >= k) or np.any(value != np.rint(value))):
+        if k is not None and (
+            np.any(value < 0) or np.any(value >= k) or np.any(value != np.rint(value))
+        ):
             raise ValueError(
                 f"{type(mech).__name__}(n_categories={k}) needs every record's category in "
                 f"0..{k - 1}, and some records are outside it. Recode the categories (or raise "

@@ -57,8 +57,11 @@ def _key(name: str) -> str:
     h = hashlib.sha256()
     h.update(sys.version.encode())
     h.update(" ".join(EXAMPLES[name]).encode())
-    for path in [EXAMPLES_DIR / f"{name}.py", EXAMPLES_DIR / "_report.py",
-                 *sorted((ROOT / "pymc_dp").rglob("*.py"))]:
+    for path in [
+        EXAMPLES_DIR / f"{name}.py",
+        EXAMPLES_DIR / "_report.py",
+        *sorted((ROOT / "pymc_dp").rglob("*.py")),
+    ]:
         h.update(str(path.relative_to(ROOT)).encode())
         h.update(path.read_bytes())
     return h.hexdigest()[:16]
@@ -71,18 +74,30 @@ def _run(name: str, mode: str) -> dict:
     if out.parent.exists():
         shutil.rmtree(out.parent)
     out.mkdir(parents=True)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-               MPLBACKEND="Agg", PYTHONWARNINGS="ignore")
-    cmd = [sys.executable, str(EXAMPLES_DIR / f"{name}.py"), "--smoke", "--outdir", str(out / "files"),
-           *EXAMPLES[name]]
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        MPLBACKEND="Agg",
+        PYTHONWARNINGS="ignore",
+    )
+    cmd = [
+        sys.executable,
+        str(EXAMPLES_DIR / f"{name}.py"),
+        "--smoke",
+        "--outdir",
+        str(out / "files"),
+        *EXAMPLES[name],
+    ]
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=TIMEOUT,
-                          check=False)
+    proc = subprocess.run(
+        cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=TIMEOUT, check=False
+    )
     seconds = time.perf_counter() - t0
     if proc.returncode != 0:
         shutil.rmtree(out)
-        raise PluginError(f"examples/{name}.py --smoke failed (exit {proc.returncode}):\n"
-                          f"{proc.stderr[-3000:]}")
+        raise PluginError(
+            f"examples/{name}.py --smoke failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}"
+        )
     (out / "stdout.txt").write_text(proc.stdout)
     (out / "seconds.txt").write_text(f"{seconds:.1f}")
     return {"dir": out, "cached": False, "seconds": seconds}
@@ -115,8 +130,10 @@ def on_files(files, config):
             for name, fut in futures.items():
                 results[name] = fut.result()
                 r = results[name]
-                log.info(f"examples/{name}.py --smoke: "
-                         + ("cached" if r["cached"] else f"ran in {r['seconds']:.1f} s"))
+                log.info(
+                    f"examples/{name}.py --smoke: "
+                    + ("cached" if r["cached"] else f"ran in {r['seconds']:.1f} s")
+                )
         log.info(f"examples: {time.perf_counter() - t0:.1f} s in total")
     for name in EXAMPLES:
         title, body, src = _docstring(name)
@@ -124,19 +141,42 @@ def on_files(files, config):
         run = results.get(name)
         cmd = f"python examples/{name}.py --smoke"
         if run is None:
-            lines += ["!!! warning", "    Not executed in this build (`PYMC_DP_DOCS_EXAMPLES=skip`).", ""]
+            lines += [
+                "!!! warning",
+                "    Not executed in this build (`PYMC_DP_DOCS_EXAMPLES=skip`).",
+                "",
+            ]
         else:
             files_dir = run["dir"] / "files"
             stdout = _clean((run["dir"] / "stdout.txt").read_text(), files_dir)
-            lines += ["## Output", "",
-                      (f"Executed when this site was built: `{cmd}` (small settings; "
-                       f"{run['seconds']:.0f} s). Run it without `--smoke` for the full setting, "
-                       f"`--help` for the options."), "", "```text", stdout, "```", ""]
+            lines += [
+                "## Output",
+                "",
+                (
+                    f"Executed when this site was built: `{cmd}` (small settings; "
+                    f"{run['seconds']:.0f} s). Run it without `--smoke` for the full setting, "
+                    f"`--help` for the options."
+                ),
+                "",
+                "```text",
+                stdout,
+                "```",
+                "",
+            ]
             figs = sorted(files_dir.glob("*.png")) if files_dir.exists() else []
             for fig in figs:
                 uri = f"examples/{name}/{fig.name}"
                 files.append(File.generated(config, uri, abs_src_path=str(fig)))
                 lines += [f"![{fig.stem}]({name}/{fig.name})", ""]
-        lines += ["## Source", "", f"`examples/{name}.py`:", "", "```python", src.rstrip(), "```", ""]
+        lines += [
+            "## Source",
+            "",
+            f"`examples/{name}.py`:",
+            "",
+            "```python",
+            src.rstrip(),
+            "```",
+            "",
+        ]
         files.append(File.generated(config, f"examples/{name}.md", content="\n".join(lines)))
     return files

@@ -134,8 +134,9 @@ def mechanism_part(mech, what, *, partition=None, release_id=None):
                 f"{what} uses {mech!r}, whose privacy has no dp_accounting event and no "
                 "(epsilon, delta); it cannot be composed. Compose it by hand."
             )
-        return Part(approx=(float(eps), float(dlt)), partition=partition, release_id=release_id,
-                    label=what)
+        return Part(
+            approx=(float(eps), float(dlt)), partition=partition, release_id=release_id, label=what
+        )
     return Part(event=ev, partition=partition, release_id=release_id, label=what)
 
 

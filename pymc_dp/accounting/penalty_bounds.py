@@ -1,27 +1,27 @@
 r"""Closed-form privacy bounds of the DP penalty family (seed 002, Räisä 2020, §3.1, §4).
 
-Every iteration of DP penalty releases the log acceptance ratio :math:`\lambda(\theta, \theta')`
-through a Gaussian mechanism whose noise is proportional to the sensitivity :math:`c(\theta, \theta')`
-of :math:`\lambda`. Writing :math:`\sigma(\theta, \theta') = z\, c(\theta, \theta')`, the released
-quantity :math:`\lambda / c` has sensitivity 1 and noise standard deviation :math:`z`: every iteration
-is a Gaussian mechanism with *noise multiplier* :math:`z`, whatever :math:`\theta, \theta'`.
+Every iteration of DP penalty releases the log acceptance ratio `\lambda(\theta, \theta')`
+through a Gaussian mechanism whose noise is proportional to the sensitivity `c(\theta, \theta')`
+of `\lambda`. Writing `\sigma(\theta, \theta') = z\, c(\theta, \theta')`, the released
+quantity `\lambda / c` has sensitivity 1 and noise standard deviation `z`: every iteration
+is a Gaussian mechanism with *noise multiplier* `z`, whatever `\theta, \theta'`.
 
 Parameterisation used throughout the package: ``tau`` is the noise multiplier of the seed's
-Theorems 6 and 7, :math:`z = \tau n^{\alpha}` (``n`` and ``alpha`` default to 1 and 0, so
+Theorems 6 and 7, `z = \tau n^{\alpha}` (``n`` and ``alpha`` default to 1 and 0, so
 ``tau`` is the noise multiplier itself). Theorem 9 and Lemma 3 of the seed write
-:math:`\sigma^2 = \tau_{\text{seed}} c^2`, i.e. :math:`\tau_{\text{seed}} = z^2`.
+`\sigma^2 = \tau_{\text{seed}} c^2`, i.e. `\tau_{\text{seed}} = z^2`.
 
-The functions here are the seed's formulas; :mod:`pymc_dp.accounting.spent` composes the same
+The functions here are the seed's formulas; `pymc_dp.accounting.spent` composes the same
 iterations with ``dp_accounting`` (RDP and PLD accountants) and the tests check that the two agree
 or that the closed form is the looser.
 
 Notes on the seed
 -----------------
-* Theorem 7 prints :math:`\mu = 1/(\tau^2 n^{2\alpha})`; its proof plugs :math:`\Delta = 1`,
-  :math:`\sigma = \tau n^\alpha` into Theorem 4, whose :math:`\mu = \Delta^2/(2\sigma^2)`. We use
-  :math:`\mu = 1/(2\tau^2 n^{2\alpha})`, the value that matches the PLD accountant
+* Theorem 7 prints `\mu = 1/(\tau^2 n^{2\alpha})`; its proof plugs `\Delta = 1`,
+  `\sigma = \tau n^\alpha` into Theorem 4, whose `\mu = \Delta^2/(2\sigma^2)`. We use
+  `\mu = 1/(2\tau^2 n^{2\alpha})`, the value that matches the PLD accountant
   (``penalty_delta_tight(..., seed_printed=True)`` evaluates the printed variant).
-* Lemma 1 bounds :math:`\tfrac12\Delta\sigma_b^2` with a first term twice what the proof needs; we
+* Lemma 1 bounds `\tfrac12\Delta\sigma_b^2` with a first term twice what the proof needs; we
   keep the seed's (valid, slightly looser) expression.
 """
 
@@ -63,7 +63,7 @@ def _check_iterations(iterations, name="iterations"):
 
 
 def zcdp_epsilon(rho, delta) -> float:
-    r"""ε of a ρ-zCDP mechanism at δ (seed 002, Theorem 1): :math:`\rho + 2\sqrt{\rho\ln(1/\delta)}`."""
+    r"""ε of a ρ-zCDP mechanism at δ (seed 002, Theorem 1): `\rho + 2\sqrt{\rho\ln(1/\delta)}`."""
     delta = check_delta(delta)
     rho = float(rho)
     if rho < 0:
@@ -72,9 +72,12 @@ def zcdp_epsilon(rho, delta) -> float:
 
 
 def zcdp_rho(epsilon, delta) -> float:
-    r"""Largest ρ with :func:`zcdp_epsilon` ≤ ε (inverse of Theorem 1, used in Theorems 6 and 10).
+    r"""Largest ρ with `zcdp_epsilon` ≤ ε (inverse of Theorem 1, used in Theorems 6 and 10).
 
-    .. math:: \rho = \big(\sqrt{\varepsilon - \ln\delta} - \sqrt{-\ln\delta}\big)^2
+    ```text
+    \rho = \big(\sqrt{\varepsilon - \ln\delta} - \sqrt{-\ln\delta}\big)^2
+    ```
+
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
@@ -83,7 +86,7 @@ def zcdp_rho(epsilon, delta) -> float:
 
 
 def penalty_noise_multiplier(tau, *, n: int = 1, alpha: float = 0.0) -> float:
-    r"""Per-iteration noise multiplier :math:`z = \tau n^{\alpha}` (seed 002, Theorem 6)."""
+    r"""Per-iteration noise multiplier `z = \tau n^{\alpha}` (seed 002, Theorem 6)."""
     tau = check_positive(tau, name="tau", fix="tau is the noise multiplier sigma / c, e.g. tau=10.")
     n = check_positive(n, name="n", fix="Pass the number of confidential records.")
     return tau * n ** float(alpha)
@@ -92,25 +95,30 @@ def penalty_noise_multiplier(tau, *, n: int = 1, alpha: float = 0.0) -> float:
 def penalty_iterations_zcdp(epsilon, delta, tau, *, n: int = 1, alpha: float = 0.0) -> int:
     r"""Iterations DP penalty may run within (ε, δ) by zCDP (seed 002, Theorem 6).
 
-    .. math:: k = \lfloor 2 \tau^2 n^{2\alpha} \rho \rfloor,\quad
-              \rho = (\sqrt{\varepsilon - \ln\delta} - \sqrt{-\ln\delta})^2.
+    ```text
+    k = \lfloor 2 \tau^2 n^{2\alpha} \rho \rfloor,\quad
+    \rho = (\sqrt{\varepsilon - \ln\delta} - \sqrt{-\ln\delta})^2.
+    ```
+
     """
     z = penalty_noise_multiplier(tau, n=n, alpha=alpha)
     # tiny slack so that exact products (k = 2 z^2 rho) are not lost to rounding
     return int(math.floor(2.0 * z * z * zcdp_rho(epsilon, delta) * (1 + 1e-12)))
 
 
-def penalty_delta_tight(epsilon, iterations, tau, *, n: int = 1, alpha: float = 0.0,
-                        seed_printed: bool = False) -> float:
+def penalty_delta_tight(
+    epsilon, iterations, tau, *, n: int = 1, alpha: float = 0.0, seed_printed: bool = False
+) -> float:
     r"""Tight δ(ε) of ``iterations`` DP-penalty iterations (seed 002, Theorem 7; Theorem 4.3).
 
-    .. math::
-        \delta(\varepsilon) = \tfrac12\Big(\operatorname{erfc}\Big(\frac{z(\varepsilon - k\mu)}{\sqrt{2k}}\Big)
-        - e^{\varepsilon}\operatorname{erfc}\Big(\frac{z(\varepsilon + k\mu)}{\sqrt{2k}}\Big)\Big),
-        \quad z = \tau n^\alpha,\ \mu = \frac{1}{2z^2},
+    ```text
+    \delta(\varepsilon) = \tfrac12\Big(\operatorname{erfc}\Big(\frac{z(\varepsilon - k\mu)}{\sqrt{2k}}\Big)
+    - e^{\varepsilon}\operatorname{erfc}\Big(\frac{z(\varepsilon + k\mu)}{\sqrt{2k}}\Big)\Big),
+    \quad z = \tau n^\alpha,\ \mu = \frac{1}{2z^2},
+    ```
 
-    evaluated as :math:`\Phi(-a) - e^{\varepsilon + \ln\Phi(-b)}` for stability. ``seed_printed=True``
-    uses the seed's printed :math:`\mu = 1/z^2` instead (see the module notes).
+    evaluated as `\Phi(-a) - e^{\varepsilon + \ln\Phi(-b)}` for stability. ``seed_printed=True``
+    uses the seed's printed `\mu = 1/z^2` instead (see the module notes).
     """
     epsilon = float(epsilon)
     if not epsilon >= 0:
@@ -128,7 +136,7 @@ def penalty_delta_tight(epsilon, iterations, tau, *, n: int = 1, alpha: float = 
 
 
 def penalty_epsilon_tight(delta, iterations, tau, *, n: int = 1, alpha: float = 0.0) -> float:
-    """Smallest ε with :func:`penalty_delta_tight` ≤ δ (bisection; δ(ε) decreases in ε)."""
+    """Smallest ε with `penalty_delta_tight` ≤ δ (bisection; δ(ε) decreases in ε)."""
     delta = check_delta(delta)
     k = _check_iterations(iterations)
     if k == 0:
@@ -151,8 +159,9 @@ def penalty_epsilon_tight(delta, iterations, tau, *, n: int = 1, alpha: float = 
     return hi
 
 
-def penalty_iterations(epsilon, delta, tau, *, n: int = 1, alpha: float = 0.0,
-                       method: str = "tight") -> int:
+def penalty_iterations(
+    epsilon, delta, tau, *, n: int = 1, alpha: float = 0.0, method: str = "tight"
+) -> int:
     """Largest number of iterations within the budget (ε, δ) for noise multiplier ``tau``.
 
     ``method="zcdp"``: Theorem 6 (closed form); ``method="tight"``: Theorem 7 solved for k
@@ -171,16 +180,25 @@ def penalty_iterations(epsilon, delta, tau, *, n: int = 1, alpha: float = 0.0,
     return largest_within(ok, upper=10**15)
 
 
-def penalty_tau(epsilon, delta, iterations, *, n: int = 1, alpha: float = 0.0,
-                method: str = "accountant", batch_size=None, grad_noise_multiplier=None,
-                accountant=None) -> float:
+def penalty_tau(
+    epsilon,
+    delta,
+    iterations,
+    *,
+    n: int = 1,
+    alpha: float = 0.0,
+    method: str = "accountant",
+    batch_size=None,
+    grad_noise_multiplier=None,
+    accountant=None,
+) -> float:
     """Smallest ``tau`` that lets ``iterations`` iterations stay within (ε, δ).
 
     ``method="accountant"`` (default): the accountant `PenaltyMH(budget=...)` enforces
     (`pymc_dp.accounting.penalty_plan.plan_tau`; PLD, RDP with ``batch_size``), so a step built with
     this τ and the same budget allows at least ``iterations`` iterations. ``n`` is then the number of
     records (needed with ``batch_size``); ``grad_noise_multiplier`` plans DP MALA. The seeds' closed
-    forms: ``method="zcdp"`` inverts Theorem 6, :math:`\\tau = \\sqrt{k / (2\\rho)}\\, n^{-\\alpha}`;
+    forms: ``method="zcdp"`` inverts Theorem 6, `\\tau = \\sqrt{k / (2\\rho)}\\, n^{-\\alpha}`;
     ``method="tight"`` solves Theorem 7 for τ by bisection (δ decreases in τ) — mathematically tight,
     but the PLD accountant's pessimistic discretisation may then allow one iteration fewer.
     """
@@ -192,9 +210,15 @@ def penalty_tau(epsilon, delta, iterations, *, n: int = 1, alpha: float = 0.0,
             )
         from pymc_dp.accounting.penalty_plan import plan_tau
 
-        return plan_tau(epsilon, delta, iterations, n=None if batch_size is None else n,
-                        batch_size=batch_size, grad_noise_multiplier=grad_noise_multiplier,
-                        accountant=accountant)
+        return plan_tau(
+            epsilon,
+            delta,
+            iterations,
+            n=None if batch_size is None else n,
+            batch_size=batch_size,
+            grad_noise_multiplier=grad_noise_multiplier,
+            accountant=accountant,
+        )
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     k = _check_iterations(iterations)
@@ -225,35 +249,40 @@ def penalty_tau(epsilon, delta, iterations, *, n: int = 1, alpha: float = 0.0,
 def subsampled_sensitivity(n, batch_size, lipschitz, step_norm, *, temperature: float = 1.0):
     r"""Sensitivities of the subsampled penalty ratio (seed 002, Lemma 1 and Theorem 9).
 
-    .. math::
-        \Delta_\lambda = \frac{2nTL}{b}\lVert\theta'-\theta\rVert_2,\qquad
-        \Delta_\sigma = \Big(\frac{nT}{b}\Big)^2\Big(1-\frac1b\Big)L^2\lVert\theta'-\theta\rVert_2^2
-                        + \frac{2(b-1)}{b}\Big(\frac{nT}{b}\Big)^2 L^2\lVert\theta'-\theta\rVert_2^2,
+    ```text
+    \Delta_\lambda = \frac{2nTL}{b}\lVert\theta'-\theta\rVert_2,\qquad
+    \Delta_\sigma = \Big(\frac{nT}{b}\Big)^2\Big(1-\frac1b\Big)L^2\lVert\theta'-\theta\rVert_2^2
+    + \frac{2(b-1)}{b}\Big(\frac{nT}{b}\Big)^2 L^2\lVert\theta'-\theta\rVert_2^2,
+    ```
 
-    and :math:`c = \Delta_\lambda + \Delta_\sigma` bounds the sensitivity of
-    :math:`\hat\lambda - \tfrac12\sigma_b^2` under substitution of one record. Vectorised in
+    and `c = \Delta_\lambda + \Delta_\sigma` bounds the sensitivity of
+    `\hat\lambda - \tfrac12\sigma_b^2` under substitution of one record. Vectorised in
     ``step_norm``. Returns ``(delta_lambda, delta_sigma, c)``.
     """
     step_norm = np.asarray(step_norm, dtype=float)
     f = n * temperature / batch_size
     d_lam = 2.0 * f * lipschitz * step_norm
     ls2 = (lipschitz * step_norm) ** 2
-    d_sig = f * f * abs(1.0 - 1.0 / batch_size) * ls2 + 2.0 * (batch_size - 1) / batch_size * f * f * ls2
+    d_sig = (
+        f * f * abs(1.0 - 1.0 / batch_size) * ls2
+        + 2.0 * (batch_size - 1) / batch_size * f * f * ls2
+    )
     return d_lam, d_sig, d_lam + d_sig
 
 
 def subsampled_rdp(orders, sampling_rate, tau) -> np.ndarray:
     r"""RDP of one subsampled-penalty iteration (seed 002, Theorem 9; Wang, Balle & Kasiviswanathan 2019).
 
-    For integer orders :math:`\alpha \ge 2`, sampling rate :math:`q = b/n` (without replacement)
-    and the Gaussian base mechanism with :math:`\varepsilon'(j) = j / (2\tau^2)`:
+    For integer orders `\alpha \ge 2`, sampling rate `q = b/n` (without replacement)
+    and the Gaussian base mechanism with `\varepsilon'(j) = j / (2\tau^2)`:
 
-    .. math::
-        \varepsilon(\alpha) = \frac{1}{\alpha-1}\ln\Big(1 + q^2\binom{\alpha}{2}
-        \min\{4(e^{\varepsilon'(2)}-1), 2e^{\varepsilon'(2)}\}
-        + 2\sum_{j=3}^{\alpha} q^j\binom{\alpha}{j} e^{(j-1)\varepsilon'(j)}\Big).
+    ```text
+    \varepsilon(\alpha) = \frac{1}{\alpha-1}\ln\Big(1 + q^2\binom{\alpha}{2}
+    \min\{4(e^{\varepsilon'(2)}-1), 2e^{\varepsilon'(2)}\}
+    + 2\sum_{j=3}^{\alpha} q^j\binom{\alpha}{j} e^{(j-1)\varepsilon'(j)}\Big).
+    ```
 
-    Evaluated in log space; ``k`` iterations compose to :math:`k\varepsilon(\alpha)`.
+    Evaluated in log space; ``k`` iterations compose to `k\varepsilon(\alpha)`.
     """
     z = check_positive(tau, name="tau", fix="tau is the noise multiplier sigma / c.")
     q = float(sampling_rate)
@@ -280,7 +309,7 @@ def subsampled_rdp(orders, sampling_rate, tau) -> np.ndarray:
 
 
 def rdp_epsilon(orders, rdp, delta) -> float:
-    r"""ε from an RDP curve by Theorem 1 of the seed: :math:`\min_\alpha \varepsilon(\alpha) + \ln(1/\delta)/(\alpha-1)`."""
+    r"""ε from an RDP curve by Theorem 1 of the seed: `\min_\alpha \varepsilon(\alpha) + \ln(1/\delta)/(\alpha-1)`."""
     delta = check_delta(delta)
     orders = np.asarray(orders, dtype=float)
     rdp = np.asarray(rdp, dtype=float)
@@ -291,37 +320,42 @@ def rdp_epsilon(orders, rdp, delta) -> float:
 
 
 def mala_sensitivity(lipschitz, grad_bound, step_norm, step_size, a, n, *, total_grad_bound=None):
-    r"""Sensitivity :math:`c_l` of the DP-MALA log ratio (seed 002, §4.2).
+    r"""Sensitivity `c_l` of the DP-MALA log ratio (seed 002, §4.2).
 
-    .. math::
-        c_l = 2L\lVert\theta-\theta'\rVert_2 + \frac{2}{a}L_g\lVert\theta-\theta'\rVert_2
-              + \frac{\sigma_p^2}{a}(n-1)L_g^2 + \frac{\sigma_p^2 L_g^2}{2a},
+    ```text
+    c_l = 2L\lVert\theta-\theta'\rVert_2 + \frac{2}{a}L_g\lVert\theta-\theta'\rVert_2
+    + \frac{\sigma_p^2}{a}(n-1)L_g^2 + \frac{\sigma_p^2 L_g^2}{2a},
+    ```
 
-    with :math:`(n-1)L_g` replaced by :math:`L_S + L_g` when a bound
-    :math:`\lVert\nabla\ln p(X\mid\theta)\rVert_2 \le L_S` (``total_grad_bound``) is given and tighter.
-    ``step_size`` is :math:`\sigma_p`. Vectorised in ``step_norm``.
+    with `(n-1)L_g` replaced by `L_S + L_g` when a bound
+    `\lVert\nabla\ln p(X\mid\theta)\rVert_2 \le L_S` (``total_grad_bound``) is given and tighter.
+    ``step_size`` is `\sigma_p`. Vectorised in ``step_norm``.
     """
     step_norm = np.asarray(step_norm, dtype=float)
     s2 = float(step_size) ** 2
     other = (n - 1) * grad_bound
     if total_grad_bound is not None:
         other = min(other, total_grad_bound + grad_bound)
-    return (2 * lipschitz * step_norm + 2.0 / a * grad_bound * step_norm
-            + s2 / a * other * grad_bound + s2 * grad_bound**2 / (2 * a))
+    return (
+        2 * lipschitz * step_norm
+        + 2.0 / a * grad_bound * step_norm
+        + s2 / a * other * grad_bound
+        + s2 * grad_bound**2 / (2 * a)
+    )
 
 
 def mala_rho(step_size, grad_bound, a, tau):
     r"""Per-iteration zCDP of DP MALA (seed 002, Lemmas 2 and 3 with clipped gradients).
 
-    :math:`\rho_g = \sigma_p^2 L_g^2 / (2a)` (proposal released with variance :math:`a\sigma_p^2`,
-    drift sensitivity :math:`\sigma_p^2 L_g`) and :math:`\rho_l = 1 / (2\tau^2)` (log ratio with
-    noise standard deviation :math:`\tau c_l`). Returns ``(rho_g, rho_l)``.
+    `\rho_g = \sigma_p^2 L_g^2 / (2a)` (proposal released with variance `a\sigma_p^2`,
+    drift sensitivity `\sigma_p^2 L_g`) and `\rho_l = 1 / (2\tau^2)` (log ratio with
+    noise standard deviation `\tau c_l`). Returns ``(rho_g, rho_l)``.
     """
     return float(step_size) ** 2 * float(grad_bound) ** 2 / (2.0 * a), 1.0 / (2.0 * float(tau) ** 2)
 
 
 def mala_iterations(epsilon, delta, step_size, grad_bound, a, tau) -> int:
-    r"""Iterations of DP MALA within (ε, δ) (seed 002, Theorem 10): :math:`\lfloor\rho/(\rho_g+\rho_l)\rfloor`."""
+    r"""Iterations of DP MALA within (ε, δ) (seed 002, Theorem 10): `\lfloor\rho/(\rho_g+\rho_l)\rfloor`."""
     rho = zcdp_rho(epsilon, delta)
     rg, rl = mala_rho(step_size, grad_bound, a, tau)
     return int(math.floor(rho / (rg + rl) * (1 + 1e-12)))

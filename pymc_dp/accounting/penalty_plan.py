@@ -69,7 +69,9 @@ def _check_k(iterations):
 
 
 def _event(tau, n, batch_size, grad_noise_multiplier):
-    return iteration_event(tau, grad_noise_multiplier=grad_noise_multiplier, n_records=n, batch_size=batch_size)
+    return iteration_event(
+        tau, grad_noise_multiplier=grad_noise_multiplier, n_records=n, batch_size=batch_size
+    )
 
 
 def _rdp_guess(event, epsilon, delta):
@@ -131,8 +133,9 @@ def _largest_near(ok, guess):
     return lo
 
 
-def budget_iterations(tau, epsilon, delta, *, n=None, batch_size=None, grad_noise_multiplier=None,
-                      accountant=None) -> int:
+def budget_iterations(
+    tau, epsilon, delta, *, n=None, batch_size=None, grad_noise_multiplier=None, accountant=None
+) -> int:
     """Iterations a `PenaltyMH` with noise multiplier ``tau`` may run within (ε, δ).
 
     The largest k with ``epsilon_of_event(run_event(iteration_event(tau, ...), k), delta) <= epsilon``
@@ -153,8 +156,16 @@ def budget_iterations(tau, epsilon, delta, *, n=None, batch_size=None, grad_nois
     return _largest_near(ok, guess)
 
 
-def plan_tau(epsilon, delta, iterations, *, n=None, batch_size=None, grad_noise_multiplier=None,
-             accountant=None) -> float:
+def plan_tau(
+    epsilon,
+    delta,
+    iterations,
+    *,
+    n=None,
+    batch_size=None,
+    grad_noise_multiplier=None,
+    accountant=None,
+) -> float:
     """Smallest noise multiplier τ (to a relative 1e-4, rounded up) whose budget allows ``iterations``.
 
     Guaranteed: ``budget_iterations(plan_tau(ε, δ, k, ...), ε, δ, ...) >= k`` — the same accountant
@@ -170,7 +181,10 @@ def plan_tau(epsilon, delta, iterations, *, n=None, batch_size=None, grad_noise_
         )
     if grad_noise_multiplier is not None:
         zg = check_positive(grad_noise_multiplier, name="grad_noise_multiplier")
-        if epsilon_of_event(run_event(_event(1e12, None, None, zg), k), delta, accountant=acc) > epsilon:
+        if (
+            epsilon_of_event(run_event(_event(1e12, None, None, zg), k), delta, accountant=acc)
+            > epsilon
+        ):
             raise ValueError(
                 f"the DP-MALA drift alone (grad_noise_multiplier={zg!r}) spends more than "
                 f"epsilon={epsilon} in {k} iterations, whatever tau. Lower the step size or "
@@ -178,8 +192,12 @@ def plan_tau(epsilon, delta, iterations, *, n=None, batch_size=None, grad_noise_
             )
 
     def ok(z):
-        return epsilon_of_event(run_event(_event(z, n, batch_size, grad_noise_multiplier), k), delta,
-                                accountant=acc) <= epsilon
+        return (
+            epsilon_of_event(
+                run_event(_event(z, n, batch_size, grad_noise_multiplier), k), delta, accountant=acc
+            )
+            <= epsilon
+        )
 
     from pymc_dp.accounting.penalty_bounds import penalty_tau
 
@@ -240,9 +258,22 @@ class PenaltyPlan(NamedTuple):
     accountant: str
 
 
-def plan_penalty(n, epsilon, delta, iterations, lipschitz, dim, *, posterior_scale=None,
-                 batch_size=None, proposal="guided", temperature=1.0, target_noise_sd=2.0,
-                 min_moves=10.0, warn=True) -> PenaltyPlan:
+def plan_penalty(
+    n,
+    epsilon,
+    delta,
+    iterations,
+    lipschitz,
+    dim,
+    *,
+    posterior_scale=None,
+    batch_size=None,
+    proposal="guided",
+    temperature=1.0,
+    target_noise_sd=2.0,
+    min_moves=10.0,
+    warn=True,
+) -> PenaltyPlan:
     r"""Feasibility planner of a `PenaltyMH` run, before any data are touched (issue 22.1).
 
     Parameters
@@ -293,9 +324,14 @@ def plan_penalty(n, epsilon, delta, iterations, lipschitz, dim, *, posterior_sca
             "Plan DP MALA with plan_tau(..., grad_noise_multiplier=...)."
         )
     k = _check_k(iterations)
-    tau = plan_tau(epsilon, delta, k, n=n if batch_size is not None else None, batch_size=batch_size)
-    rho = (1.0 / (lipschitz * math.sqrt(n * temperature)) if posterior_scale is None
-           else check_positive(posterior_scale, name="posterior_scale"))
+    tau = plan_tau(
+        epsilon, delta, k, n=n if batch_size is not None else None, batch_size=batch_size
+    )
+    rho = (
+        1.0 / (lipschitz * math.sqrt(n * temperature))
+        if posterior_scale is None
+        else check_positive(posterior_scale, name="posterior_scale")
+    )
     rms = math.sqrt(d) if proposal == "rw" else 1.0  # RMS ‖θ′−θ‖ in units of the scale
     factor = 1.0 if batch_size is None else n / batch_size  # Lemma 1's leading term
     per_unit = tau * 2.0 * temperature * lipschitz * factor * rms  # noise sd per unit of scale
@@ -308,8 +344,17 @@ def plan_penalty(n, epsilon, delta, iterations, lipschitz, dim, *, posterior_sca
     v = accept * scale**2 * moves_per_coord
     iat = max(1.0, 4.0 * rho**2 / v)
     moves = k / iat
-    plan = PenaltyPlan(tau, scale, noise_sd, accept, rho / scale, moves, rho, moves >= min_moves,
-                       budget_accountant(batch_size))
+    plan = PenaltyPlan(
+        tau,
+        scale,
+        noise_sd,
+        accept,
+        rho / scale,
+        moves,
+        rho,
+        moves >= min_moves,
+        budget_accountant(batch_size),
+    )
     if warn and not plan.feasible:
         warnings.warn(
             f"this PenaltyMH run cannot move: with n={n}, epsilon={epsilon}, delta={delta} over "
@@ -318,12 +363,15 @@ def plan_penalty(n, epsilon, delta, iterations, lipschitz, dim, *, posterior_sca
             "independent moves in the whole run; its draws would stay near the starting point and "
             "look falsely precise. Raise epsilon, plan fewer iterations, lower lipschitz (declared "
             "bounds of the data), use more records, or publish a release instead.",
-            InfeasibleRunWarning, stacklevel=2,
+            InfeasibleRunWarning,
+            stacklevel=2,
         )
     return plan
 
 
-def lipschitz_normal_regression(x_bound, y_bound, coef_bound, *, sigma=1.0, sigma_lower=None) -> float:
+def lipschitz_normal_regression(
+    x_bound, y_bound, coef_bound, *, sigma=1.0, sigma_lower=None
+) -> float:
     r"""``lipschitz`` of a Gaussian linear regression from declared bounds of the data.
 
     Per record $\ell(\beta) = \ln\mathcal N(y \mid x^\top\beta, \sigma^2)$, with the
@@ -341,9 +389,13 @@ def lipschitz_normal_regression(x_bound, y_bound, coef_bound, *, sigma=1.0, sigm
     public constants, never computed from the confidential data; the same holds for any
     centring or scaling of the data before the model (see docs/penalty.md).
     """
-    xb = check_positive(x_bound, name="x_bound", fix="Declare the largest row norm ||x||_2 allowed.")
+    xb = check_positive(
+        x_bound, name="x_bound", fix="Declare the largest row norm ||x||_2 allowed."
+    )
     yb = check_positive(y_bound, name="y_bound", fix="Declare the largest |y| allowed.")
-    cb = check_positive(coef_bound, name="coef_bound", fix="Declare the region ||beta||_2 <= coef_bound.")
+    cb = check_positive(
+        coef_bound, name="coef_bound", fix="Declare the region ||beta||_2 <= coef_bound."
+    )
     r = yb + xb * cb
     if sigma_lower is None:
         s = check_positive(sigma, name="sigma", fix="Pass the known noise sd.")

@@ -2,7 +2,7 @@ r"""Privacy spent by releases and data-holder MCMC runs, composed with ``dp_acco
 
 Releases
 --------
-Each release (a :class:`pymc_dp.release.Release`, or a ``DPObserved`` node of a model) is one
+Each release (a `pymc_dp.release.Release`, or a ``DPObserved`` node of a model) is one
 mechanism applied to the records; its event is ``mechanism.dp_event()``: ``LaplaceDpEvent(b/Δ₁)``,
 ``GaussianDpEvent(σ/Δ₂)``, ``DiscreteLaplaceDpEvent(1/b, Δ₁)``, ``RandomizedResponseDpEvent``, with
 Δ the replace-one sensitivity of the released statistic. Releases of one dataset compose
@@ -14,7 +14,7 @@ A release is counted once however often it is passed (its ``release_id``).
 
 PenaltyMH
 ---------
-Each DP-penalty iteration is a Gaussian mechanism with noise multiplier :math:`z = \sigma / c`
+Each DP-penalty iteration is a Gaussian mechanism with noise multiplier `z = \sigma / c`
 (noise standard deviation over the sensitivity of the released log ratio, seed 002 Theorem 7
 proof); a subsampled iteration (seed 002 §4.1) runs it on a batch of ``b`` of the ``n`` records
 drawn without replacement; a DP-MALA iteration (seed 002 §4.2) composes two Gaussian mechanisms
@@ -73,8 +73,9 @@ class PrivacyBudgetExceeded(RuntimeError):
     """Raised by a data-holder step before an iteration that would exceed the declared budget."""
 
 
-def iteration_event(noise_multiplier, *, grad_noise_multiplier=None, n_records=None,
-                    batch_size=None) -> dp_accounting.DpEvent:
+def iteration_event(
+    noise_multiplier, *, grad_noise_multiplier=None, n_records=None, batch_size=None
+) -> dp_accounting.DpEvent:
     """The ``dp_accounting`` event of one data-touching iteration.
 
     Parameters
@@ -88,12 +89,18 @@ def iteration_event(noise_multiplier, *, grad_noise_multiplier=None, n_records=N
     """
     z = float(noise_multiplier)
     if not z > 0:
-        raise ValueError(f"noise_multiplier must be > 0, got noise_multiplier={noise_multiplier!r}.")
+        raise ValueError(
+            f"noise_multiplier must be > 0, got noise_multiplier={noise_multiplier!r}."
+        )
     event = dp_accounting.GaussianDpEvent(z)
     if grad_noise_multiplier is not None and np.isfinite(grad_noise_multiplier):
-        event = dp_accounting.ComposedDpEvent([dp_accounting.GaussianDpEvent(float(grad_noise_multiplier)), event])
+        event = dp_accounting.ComposedDpEvent(
+            [dp_accounting.GaussianDpEvent(float(grad_noise_multiplier)), event]
+        )
     if batch_size is not None and n_records is not None and int(batch_size) < int(n_records):
-        event = dp_accounting.SampledWithoutReplacementDpEvent(int(n_records), int(batch_size), event)
+        event = dp_accounting.SampledWithoutReplacementDpEvent(
+            int(n_records), int(batch_size), event
+        )
     return event
 
 
@@ -167,19 +174,25 @@ def _pld_of(event, count, interval):
         # k compositions of a Gaussian are one Gaussian with noise multiplier z/√k
         return pld.from_gaussian_mechanism(
             standard_deviation=event.noise_multiplier / math.sqrt(count),
-            value_discretization_interval=interval)
+            value_discretization_interval=interval,
+        )
     if isinstance(event, dp_accounting.LaplaceDpEvent):
-        one = pld.from_laplace_mechanism(parameter=event.noise_multiplier,
-                                         value_discretization_interval=interval)
+        one = pld.from_laplace_mechanism(
+            parameter=event.noise_multiplier, value_discretization_interval=interval
+        )
     elif isinstance(event, dp_event.DiscreteLaplaceDpEvent):
-        one = pld.from_discrete_laplace_mechanism(parameter=event.noise_parameter,
-                                                  sensitivity=int(event.sensitivity),
-                                                  value_discretization_interval=interval)
+        one = pld.from_discrete_laplace_mechanism(
+            parameter=event.noise_parameter,
+            sensitivity=int(event.sensitivity),
+            value_discretization_interval=interval,
+        )
     elif isinstance(event, dp_accounting.RandomizedResponseDpEvent):
-        one = pld.from_randomized_response(noise_parameter=event.noise_parameter,
-                                           num_buckets=event.num_buckets,
-                                           value_discretization_interval=interval,
-                                           neighboring_relation=_REPLACE)
+        one = pld.from_randomized_response(
+            noise_parameter=event.noise_parameter,
+            num_buckets=event.num_buckets,
+            value_discretization_interval=interval,
+            neighboring_relation=_REPLACE,
+        )
     else:
         raise _unsupported(event, "pld")
     return one if count == 1 else one.self_compose(count)
@@ -260,13 +273,17 @@ def rho_of_event(event) -> float | None:
     return rho
 
 
-def max_iterations(per_iteration, epsilon, delta, *, accountant: str = "pld", upper: int = 10**9) -> int:
+def max_iterations(
+    per_iteration, epsilon, delta, *, accountant: str = "pld", upper: int = 10**9
+) -> int:
     """Largest k with ε(k iterations) ≤ ``epsilon`` at ``delta`` (binary search with the accountant)."""
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
 
     def ok(k):
-        return epsilon_of_event(run_event(per_iteration, k), delta, accountant=accountant) <= epsilon
+        return (
+            epsilon_of_event(run_event(per_iteration, k), delta, accountant=accountant) <= epsilon
+        )
 
     return largest_within(ok, upper)
 
@@ -354,8 +371,15 @@ class PrivacySpent(float):
         return float.__repr__(self)
 
     def __reduce__(self):
-        return _rebuild_spent, (float(self), self.delta, self.rho, self.accountant, self.event,
-                                self.approx_dp, self.cells)
+        return _rebuild_spent, (
+            float(self),
+            self.delta,
+            self.rho,
+            self.accountant,
+            self.event,
+            self.approx_dp,
+            self.cells,
+        )
 
     def __repr__(self):
         rho = "" if self.rho is None else f", rho={self.rho!r}"
@@ -363,8 +387,9 @@ class PrivacySpent(float):
 
 
 def _rebuild_spent(eps, delta, rho, accountant, event, extra, cells=None):
-    return PrivacySpent(eps, delta=delta, rho=rho, accountant=accountant, event=event, extra=extra,
-                        cells=cells)
+    return PrivacySpent(
+        eps, delta=delta, rho=rho, accountant=accountant, event=event, extra=extra, cells=cells
+    )
 
 
 def _is_model(obj) -> bool:
@@ -381,9 +406,17 @@ def _collect(source, parts):
         parts.append(Part(event=source, label="a dp_accounting event"))
     elif isinstance(source, Release):
         if source._info is None:
-            raise TypeError("this array lost its release metadata; pass the Release from pdp.release.")
-        parts.append(mechanism_part(source.mechanism, "a Release", partition=source.partition_cell,
-                                     release_id=source.release_id))
+            raise TypeError(
+                "this array lost its release metadata; pass the Release from pdp.release."
+            )
+        parts.append(
+            mechanism_part(
+                source.mechanism,
+                "a Release",
+                partition=source.partition_cell,
+                release_id=source.release_id,
+            )
+        )
     elif _is_model(source):
         nodes = model_nodes(source)
         if not nodes:
@@ -392,8 +425,14 @@ def _collect(source, parts):
                 "with pdp.DPObserved(...), or pass the Release objects or the InferenceData."
             )
         for name, node in nodes.items():
-            parts.append(mechanism_part(node.mechanism, f"DPObserved node {name!r}",
-                                         partition=node.partition, release_id=node.release_id))
+            parts.append(
+                mechanism_part(
+                    node.mechanism,
+                    f"DPObserved node {name!r}",
+                    partition=node.partition,
+                    release_id=node.release_id,
+                )
+            )
     elif isinstance(source, list | tuple):
         if not source:
             raise ValueError("privacy_spent got an empty list; pass releases, models or runs.")
@@ -405,12 +444,15 @@ def _collect(source, parts):
             warnings.warn(
                 "this step object ran no iteration in this process (with cores > 1 each worker "
                 "holds its own copy); pass the InferenceData returned by pm.sample instead.",
-                UserWarning, stacklevel=3,
+                UserWarning,
+                stacklevel=3,
             )
     elif hasattr(source, "methods"):
         evs = [m.dp_event() for m in source.methods if hasattr(m, "dp_event")]
         if not evs:
-            raise ValueError("the compound step contains no PenaltyMH step; nothing touched the data privately.")
+            raise ValueError(
+                "the compound step contains no PenaltyMH step; nothing touched the data privately."
+            )
         parts.extend(Part(event=e, label="a step") for e in evs)
     elif isinstance(source, np.ndarray | float | int):
         raise TypeError(
@@ -434,7 +476,7 @@ def privacy_spent(source, *, delta, accountant: str | None = None) -> PrivacySpe
         * a ``pm.Model``: every ``DPObserved`` node (its calibrated mechanism), those of nested
           ``pm.Model("sub")`` blocks and those ``marginalize`` collapsed included; a copy of the
           model (``clone_model``, ``pm.do``, ``pm.observe``, cloudpickle) gives the same;
-        * a :class:`pymc_dp.release.Release` (from ``pdp.release``);
+        * a `pymc_dp.release.Release` (from ``pdp.release``);
         * the result of ``pm.sample`` (any ArviZ version) with ``PenaltyMH`` steps: the per-chain,
           per-step iteration counters ``dp_iterations`` (tuning included) and the noise
           multipliers recorded as sampler stats (pass the full result);
@@ -496,5 +538,6 @@ def _compose(parts, delta, accountant, cells):
     eps = epsilon_of_event(event, left, accountant=accountant) if events else 0.0
     eps = (eps if math.isfinite(eps) else math.inf) + sum(e for e, _ in extra)
     rho = None if extra else rho_of_event(event)
-    return PrivacySpent(eps, delta=delta, rho=rho, accountant=accountant, event=event, extra=extra,
-                        cells=cells)
+    return PrivacySpent(
+        eps, delta=delta, rho=rho, accountant=accountant, event=event, extra=extra, cells=cells
+    )

@@ -6,12 +6,12 @@ from pymc_dp.diagnostics.mmd import median_bandwidth, mmd, mmd2
 from pymc_dp.diagnostics.particles import iac, loglik_estimate_sd, particles_for_sd
 
 __all__ = [
-           "ConvergenceWarning",
-           "check_convergence",
-           "iac",
-           "loglik_estimate_sd",
-           "median_bandwidth",
-           "mmd",
-           "mmd2",
-           "particles_for_sd",
+    "ConvergenceWarning",
+    "check_convergence",
+    "iac",
+    "loglik_estimate_sd",
+    "median_bandwidth",
+    "mmd",
+    "mmd2",
+    "particles_for_sd",
 ]

@@ -1,8 +1,8 @@
 r"""Tuning diagnostics for the samplers: the pseudo-marginal noise of PMMH and integrated autocorrelation.
 
-PMMH mixes well when the standard deviation of :math:`\log\hat Z(\theta)` at typical θ is about 1
+PMMH mixes well when the standard deviation of `\log\hat Z(\theta)` at typical θ is about 1
 (Doucet, Pitt, Deligiannidis & Kohn 2015 recommend 1.0–1.7 with the optimum near 1.2); the variance
-of :math:`\log\hat Z` falls like 1/N in the number of particles, so one pilot estimate tells how many
+of `\log\hat Z` falls like 1/N in the number of particles, so one pilot estimate tells how many
 particles to use.
 """
 
@@ -18,9 +18,9 @@ __all__ = ["iac", "loglik_estimate_sd", "particles_for_sd"]
 
 
 def loglik_estimate_sd(step, point, *, repeats: int = 200, rng=None) -> float:
-    r"""Standard deviation of PMMH's :math:`\log\hat Z(\theta)` at the θ in ``point`` over ``repeats`` estimates.
+    r"""Standard deviation of PMMH's `\log\hat Z(\theta)` at the θ in ``point`` over ``repeats`` estimates.
 
-    ``step`` is a :class:`pymc_dp.PMMH` (or :class:`pymc_dp.MHAAR`: the same conditional-prior
+    ``step`` is a `pymc_dp.PMMH` (or `pymc_dp.MHAAR`: the same conditional-prior
     estimate with its ``n_particles``, whose noise drives the noise of MHAAR's averaged ratio) built
     in the model; ``point`` a point of that model (e.g. ``model.initial_point()`` or a posterior
     draw as a dict of value-space arrays). With local releases the estimate is the factorised
@@ -35,7 +35,9 @@ def loglik_estimate_sd(step, point, *, repeats: int = 200, rng=None) -> float:
             "diagnostic is the noise of their particle estimate of p(s_dp | θ)."
         )
     if isinstance(repeats, bool) or not isinstance(repeats, int | np.integer) or repeats < 2:
-        raise ValueError(f"repeats must be an integer >= 2, got repeats={repeats!r}. Use e.g. repeats=200.")
+        raise ValueError(
+            f"repeats must be an integer >= 2, got repeats={repeats!r}. Use e.g. repeats=200."
+        )
     if not isinstance(rng, np.random.Generator):
         raise TypeError(
             f"rng must be a numpy.random.Generator, got {type(rng).__name__}. "
@@ -57,10 +59,18 @@ def particles_for_sd(sd: float, n_particles: int, *, target: float = 1.2) -> int
     """
     sd = float(sd)
     if not (math.isfinite(sd) and sd >= 0):
-        raise ValueError(f"sd must be finite and >= 0, got sd={sd!r}. Measure it with loglik_estimate_sd.")
-    if isinstance(n_particles, bool) or not isinstance(n_particles, int | np.integer) or n_particles < 1:
+        raise ValueError(
+            f"sd must be finite and >= 0, got sd={sd!r}. Measure it with loglik_estimate_sd."
+        )
+    if (
+        isinstance(n_particles, bool)
+        or not isinstance(n_particles, int | np.integer)
+        or n_particles < 1
+    ):
         raise ValueError(f"n_particles must be an integer >= 1, got n_particles={n_particles!r}.")
-    target = check_positive(target, name="target", fix="The recommended target is 1.0-1.7 (default 1.2).")
+    target = check_positive(
+        target, name="target", fix="The recommended target is 1.0-1.7 (default 1.2)."
+    )
     return max(1, math.ceil(n_particles * (sd / target) ** 2))
 
 

@@ -1,18 +1,22 @@
 r"""Normal (CLT) approximation of an additive statistic (seed 001, eq. 8–9, Algorithm 4).
 
-For :math:`S_n(x) = \frac1n\sum_i s(x_i)` with per-record moments
-:math:`\mu_s(\theta) = E_\theta[s(X)]`, :math:`\Sigma_s(\theta) = \mathrm{Var}_\theta[s(X)]`,
+For `S_n(x) = \frac1n\sum_i s(x_i)` with per-record moments
+`\mu_s(\theta) = E_\theta[s(X)]`, `\Sigma_s(\theta) = \mathrm{Var}_\theta[s(X)]`,
 
-.. math:: U = S_n(X_{1:n}) \approx \mathcal N\big(\mu_s(\theta), \Sigma_s(\theta)/n\big). \qquad (8)
+```text
+U = S_n(X_{1:n}) \approx \mathcal N\big(\mu_s(\theta), \Sigma_s(\theta)/n\big). \qquad (8)
+```
 
-* :func:`CLTStatistic` adds the latent statistic :math:`u` as a PyMC variable (a single "record" of
+* `CLTStatistic` adds the latent statistic `u` as a PyMC variable (a single "record" of
   shape ``(1,)`` or ``(1, d)``) to release with ``pdp.DPObserved(name, u,
-  statistic=pdp.LatentValue(sensitivity), ...)``; :class:`pymc_dp.PMMH` / :class:`pymc_dp.MHAAR`
+  statistic=pdp.LatentValue(sensitivity), ...)``; `pymc_dp.PMMH` / `pymc_dp.MHAAR`
   (u-space, Algorithm 6) integrate it.
-* :func:`CLTRelease` builds the release in one call. With a Gaussian mechanism of standard deviation
+* `CLTRelease` builds the release in one call. With a Gaussian mechanism of standard deviation
   σ the marginal is closed form,
 
-  .. math:: s_{dp} \sim \mathcal N\big(\mu_s(\theta), \Sigma_s(\theta)/n + \sigma^2 I\big), \qquad (9)
+  ```text
+  s_{dp} \sim \mathcal N\big(\mu_s(\theta), \Sigma_s(\theta)/n + \sigma^2 I\big), \qquad (9)
+  ```
 
   an ordinary observed PyMC variable that NUTS samples directly (Algorithm 4, done with gradients);
   with any other mechanism it adds the latent statistic and a ``DPObserved`` node.
@@ -97,11 +101,13 @@ def _normal(name, mu, var, extra_var, n, shape, observed=None):
         d = mu.shape[0]
         cov = var / n + extra_var * pt.eye(d)
         return pm.MvNormal(name, mu=mu, cov=cov, shape=shape, observed=observed)
-    return pm.Normal(name, mu=mu, sigma=pt.sqrt(var / n + extra_var), shape=shape, observed=observed)
+    return pm.Normal(
+        name, mu=mu, sigma=pt.sqrt(var / n + extra_var), shape=shape, observed=observed
+    )
 
 
 def CLTStatistic(name, mu, var, n, *, model=None):
-    r"""Latent statistic :math:`u \sim \mathcal N(\mu_s(\theta), \Sigma_s(\theta)/n)` (eq. 8).
+    r"""Latent statistic `u \sim \mathcal N(\mu_s(\theta), \Sigma_s(\theta)/n)` (eq. 8).
 
     Returns a PyMC variable of shape ``(1,)`` (scalar statistic) or ``(1, d)``: one "record" holding
     the statistic, the form ``DPObserved`` and the samplers expect. Release it with
@@ -122,7 +128,7 @@ def CLTRelease(name, mu, var, n, *, mechanism, observed, sensitivity, latent_nam
     name : str
         Name of the observed release.
     mu, var : PyTensor expressions of θ
-        Per-record moments :math:`\mu_s(\theta)`, :math:`\Sigma_s(\theta)`.
+        Per-record moments `\mu_s(\theta)`, `\Sigma_s(\theta)`.
     n : int
         Number of records.
     mechanism : pymc_dp mechanism
@@ -185,11 +191,11 @@ def _double_factorial(m: int) -> int:
 
 
 def normal_mean_moments(theta, a: int = 1):
-    r"""Example 1: :math:`X \sim \mathcal N(\theta, 1)`, :math:`s(x) = x^a` (integer a ≥ 1).
+    r"""Example 1: `X \sim \mathcal N(\theta, 1)`, `s(x) = x^a` (integer a ≥ 1).
 
-    :math:`\mu_s = \mathbb E X^a`, :math:`\Sigma_s = \mathbb E X^{2a} - (\mathbb E X^a)^2` with
-    :math:`\mathbb E X^k = \sum_{j\ \mathrm{even}} \binom kj (j-1)!!\,\theta^{k-j}`; for a = 3 this is
-    :math:`\theta^3 + 3\theta` and :math:`9\theta^4 + 36\theta^2 + 15`. ``theta`` may be a number or a
+    `\mu_s = \mathbb E X^a`, `\Sigma_s = \mathbb E X^{2a} - (\mathbb E X^a)^2` with
+    `\mathbb E X^k = \sum_{j\ \mathrm{even}} \binom kj (j-1)!!\,\theta^{k-j}`; for a = 3 this is
+    `\theta^3 + 3\theta` and `9\theta^4 + 36\theta^2 + 15`. ``theta`` may be a number or a
     PyTensor variable.
     """
     if isinstance(a, bool) or not (isinstance(a, int | np.integer) and a >= 1):
@@ -205,11 +211,14 @@ def normal_mean_moments(theta, a: int = 1):
 
 
 def normal_variance_moments(theta, a: float = 1):
-    r"""Example 2: :math:`X \sim \mathcal N(0, \theta)` (θ the variance), :math:`s(x) = |x|^a`.
+    r"""Example 2: `X \sim \mathcal N(0, \theta)` (θ the variance), `s(x) = |x|^a`.
 
-    .. math:: \mu_s = (2\theta)^{a/2}\frac{\Gamma(\frac{a+1}{2})}{\sqrt\pi}, \quad
-              \Sigma_s = (2\theta)^a\Big[\frac{\Gamma(\frac{2a+1}{2})}{\sqrt\pi}
-              - \frac{\Gamma(\frac{a+1}{2})^2}{\pi}\Big].
+    ```text
+    \mu_s = (2\theta)^{a/2}\frac{\Gamma(\frac{a+1}{2})}{\sqrt\pi}, \quad
+    \Sigma_s = (2\theta)^a\Big[\frac{\Gamma(\frac{2a+1}{2})}{\sqrt\pi}
+    - \frac{\Gamma(\frac{a+1}{2})^2}{\pi}\Big].
+    ```
+
     """
     a = check_moment_power(a)
     g1 = math.gamma((a + 1) / 2) / math.sqrt(math.pi)
@@ -218,22 +227,25 @@ def normal_variance_moments(theta, a: float = 1):
 
 
 def uniform_width_moments(theta, a: float = 1):
-    r"""Example 3: :math:`X \sim \mathrm{U}(-\theta, \theta)`, :math:`s(x) = |x|^a`.
+    r"""Example 3: `X \sim \mathrm{U}(-\theta, \theta)`, `s(x) = |x|^a`.
 
-    .. math:: \mu_s = \frac{\theta^a}{a+1}, \quad \Sigma_s = \frac{\theta^{2a} a^2}{(a+1)^2(2a+1)}.
+    ```text
+    \mu_s = \frac{\theta^a}{a+1}, \quad \Sigma_s = \frac{\theta^{2a} a^2}{(a+1)^2(2a+1)}.
+    ```
+
     """
     a = check_moment_power(a)
     return theta**a / (a + 1), theta ** (2 * a) * a**2 / ((a + 1) ** 2 * (2 * a + 1))
 
 
 def bernoulli_moments(theta):
-    r"""Example 4: :math:`X \sim \mathrm{Bern}(\theta)`, :math:`s(x) = x`: :math:`\mu_s = \theta`,
-    :math:`\Sigma_s = \theta(1-\theta)`."""
+    r"""Example 4: `X \sim \mathrm{Bern}(\theta)`, `s(x) = x`: `\mu_s = \theta`,
+    `\Sigma_s = \theta(1-\theta)`."""
     return theta, theta * (1 - theta)
 
 
 def check_moment_power(a) -> float:
-    """The power ``a`` of :math:`s(x) = |x|^a` as a float, checked finite and > 0."""
+    """The power ``a`` of `s(x) = |x|^a` as a float, checked finite and > 0."""
     if isinstance(a, bool):
         raise TypeError(f"a must be a number, got a={a!r}.")
     try:

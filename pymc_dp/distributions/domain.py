@@ -123,8 +123,11 @@ def check_domain(name, statistic, mechanism, data_t) -> None:
             continue
         shown = f"{lo}..{'inf' if hi is None else hi}"
         lost = "dropped from the counts" if not statistic.local else "given a meaningless density"
-        fix = (f"Use {bigger.format(hi + 1)} to cover every code the records take, or model"
-               if lo >= 0 and hi is not None else "Model")
+        fix = (
+            f"Use {bigger.format(hi + 1)} to cover every code the records take, or model"
+            if lo >= 0 and hi is not None
+            else "Model"
+        )
         raise ValueError(
             f"DPObserved {name!r}: {what} takes category codes 0..{k - 1}, but the records "
             f"{label!r} take values {shown}; codes outside 0..{k - 1} would be {lost} silently. "

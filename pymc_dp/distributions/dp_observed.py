@@ -1,10 +1,12 @@
 r"""``DPObserved``: the density of a privatized release given a statistic of latent records.
 
-.. math:: p(s_{dp} \mid x) = \eta\big(s_{dp} \mid S(x)\big)
+```text
+p(s_{dp} \mid x) = \eta\big(s_{dp} \mid S(x)\big)
+```
 
-where ``S`` is a :mod:`pymc_dp.statistics` statistic of the latent records ``x`` (a PyMC random
+where ``S`` is a `pymc_dp.statistics` statistic of the latent records ``x`` (a PyMC random
 variable, or a tuple of them sharing the record axis 0) and ``η`` the noise density of a
-:mod:`pymc_dp.mechanisms` mechanism. It is a ``pm.CustomDist`` whose parameter is the statistic
+`pymc_dp.mechanisms` mechanism. It is a ``pm.CustomDist`` whose parameter is the statistic
 graph, so prior and posterior predictive draws, ``dims`` and ``pm.Data`` releases work as for any
 PyMC observed variable. The samplers in `pymc_dp.samplers` find the nodes with
 `pymc_dp.distributions.registry.dp_nodes`.
@@ -152,8 +154,13 @@ def _release_meta(observed):
     if isinstance(observed, Release):
         if observed._info is None:
             return None
-        return {"statistic": observed.statistic, "mechanism": observed.mechanism, "n": observed.n,
-                "release_id": observed.release_id, "partition": observed.partition_cell}
+        return {
+            "statistic": observed.statistic,
+            "mechanism": observed.mechanism,
+            "n": observed.n,
+            "release_id": observed.release_id,
+            "partition": observed.partition_cell,
+        }
     return release_info(observed)
 
 
@@ -167,7 +174,8 @@ def _check_against_release(name, observed, statistic, mech, n, data_names):
         raise ValueError(
             f"observed for {name!r} is a Release computed from n={observed.n} records, but the "
             f"model's data {data_names} have n={n} records. The likelihood of a release depends on "
-            "the number of records behind it: give the record variable shape=(" + str(observed.n)
+            "the number of records behind it: give the record variable shape=("
+            + str(observed.n)
             + ", ...), or pass the release that was made from these records."
         )
     if not statistic.same_as(observed.statistic):
@@ -299,8 +307,9 @@ class _NodeCheck:
 
     def __call__(self, release):
         _validate_release(self.name, np.asarray(release), self.shape, self.mechanism)
-        _check_against_release(self.name, release, self.statistic, self.mechanism, self.n,
-                               list(self.data_names))
+        _check_against_release(
+            self.name, release, self.statistic, self.mechanism, self.n, list(self.data_names)
+        )
 
 
 class DPObserved:
@@ -322,7 +331,7 @@ class DPObserved:
         (``DiscreteLaplace``, ``DiscreteGaussian``) need a statistic that is an integer by
         construction (integer records, integer bounds, no ``fn``; ``Counts``; ``Local`` of integers).
     observed : array_like, Release, pdp.ReleaseData or pm.Data
-        The released values, shape of the statistic. A :class:`pymc_dp.release.Release` is
+        The released values, shape of the statistic. A `pymc_dp.release.Release` is
         checked against the node (record count, statistic, calibrated mechanism), and so is the
         Release held by a `pdp.ReleaseData` container, again at every ``pm.set_data``. A bare
         array or a plain ``pm.Data`` carries no metadata and is taken as is. One Release may be
@@ -340,8 +349,9 @@ class DPObserved:
         The observed random variable.
     """
 
-    def __new__(cls, name, data, *, statistic, mechanism, observed, dims=None, partition=None,
-                model=None):
+    def __new__(
+        cls, name, data, *, statistic, mechanism, observed, dims=None, partition=None, model=None
+    ):
         model = pm.modelcontext(model)
         data_t = _as_record_tensors(data, in_model=True)
         n, dim, mech, shape, contributions, params, pieces = _build(data_t, statistic, mechanism)
@@ -359,10 +369,21 @@ class DPObserved:
             observed = value.astype(pieces["dtype"])
         rv = pm.CustomDist(name, *params, observed=observed, dims=dims, **pieces)
         is_container = release_info(observed) is not None
-        set_spec(model, rv, NodeSpec(statistic=statistic, mechanism=mech, n=n, dim=dim, shape=shape,
-                              data=data_t, data_names=tuple(data_names),
-                              release_id=None if is_container else release_id,
-                              partition=partition))
+        set_spec(
+            model,
+            rv,
+            NodeSpec(
+                statistic=statistic,
+                mechanism=mech,
+                n=n,
+                dim=dim,
+                shape=shape,
+                data=data_t,
+                data_names=tuple(data_names),
+                release_id=None if is_container else release_id,
+                partition=partition,
+            ),
+        )
         if is_container:  # pm.set_data on it re-checks the new release against this node
             from pymc_dp.distributions.release_data import watch
 

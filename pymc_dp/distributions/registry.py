@@ -92,9 +92,17 @@ def _node(model, rv, spec):
     info = release_info(model.rvs_to_values.get(rv))
     if info is not None:  # a ReleaseData container: the release it holds now
         rid, part = info["release_id"], info["partition"] if part is None else part
-    return DPNode(rv=rv, data=_resolve(model, spec), statistic=spec.statistic,
-                  mechanism=spec.mechanism, n=spec.n, dim=spec.dim, shape=spec.shape,
-                  release_id=rid, partition=part)
+    return DPNode(
+        rv=rv,
+        data=_resolve(model, spec),
+        statistic=spec.statistic,
+        mechanism=spec.mechanism,
+        n=spec.n,
+        dim=spec.dim,
+        shape=spec.shape,
+        release_id=rid,
+        partition=part,
+    )
 
 
 def dp_nodes(model=None) -> dict:
@@ -157,8 +165,13 @@ def model_of(var):
 def _same_records(var, spec):
     """Whether ``var`` looks like a copy of one of the record variables of ``spec``."""
     for data, name in zip(spec.data, spec.data_names):
-        if name == var.name and data.type == var.type and data.owner is not None \
-                and var.owner is not None and type(data.owner.op) is type(var.owner.op):
+        if (
+            name == var.name
+            and data.type == var.type
+            and data.owner is not None
+            and var.owner is not None
+            and type(data.owner.op) is type(var.owner.op)
+        ):
             return True
     return False
 

@@ -23,14 +23,20 @@ __all__ = ["ReleaseData", "ReleaseSharedVariable", "set_release", "watch"]
 
 
 def _meta(release):
-    return {"statistic": release.statistic, "mechanism": release.mechanism, "n": release.n,
-            "release_id": release.release_id, "partition": release.partition_cell}
+    return {
+        "statistic": release.statistic,
+        "mechanism": release.mechanism,
+        "n": release.n,
+        "release_id": release.release_id,
+        "partition": release.partition_cell,
+    }
 
 
 def _require_release(value, what, fix):
     if not isinstance(value, Release) or value._info is None:
-        raise TypeError(f"{what} must be a Release returned by pdp.release, got "
-                        f"{type(value).__name__}. {fix}")
+        raise TypeError(
+            f"{what} must be a Release returned by pdp.release, got {type(value).__name__}. {fix}"
+        )
 
 
 class ReleaseSharedVariable(TensorSharedVariable):
@@ -46,9 +52,11 @@ class ReleaseSharedVariable(TensorSharedVariable):
                 f"the new value of the release container {self.name!r} must be a Release, got "
                 f"{type(new_value).__name__}. It feeds DPObserved {nodes} and was made by "
                 "pdp.ReleaseData, so every new value is checked against those nodes; pm.set_data "
-                "may hand over the numbers only. Use pdp.set_release({" + repr(self.name)
+                "may hand over the numbers only. Use pdp.set_release({"
+                + repr(self.name)
                 + ": release}, model=model). For simulated values that are not releases, build "
-                "the container with pm.Data instead.")
+                "the container with pm.Data instead."
+            )
         if not given and not np.array_equal(np.asarray(new_value), np.asarray(release)):
             raise ValueError(f"the value set into {self.name!r} is not the release being set.")
         for check in self.tag.pdp_checks:
@@ -74,8 +82,11 @@ def ReleaseData(name: str, release, *, dims=None, model=None) -> ReleaseSharedVa
         A ``pm.Data`` variable: pass it as ``observed=`` of ``pdp.DPObserved``; ``pm.set_data``
         with a new Release re-checks it against the node.
     """
-    _require_release(release, "release", "Pass the Release returned by pdp.release; for other "
-                     "numbers use pm.Data.")
+    _require_release(
+        release,
+        "release",
+        "Pass the Release returned by pdp.release; for other numbers use pm.Data.",
+    )
     data = pm.Data(name, np.array(release), dims=dims, model=model)
     if type(data) is not TensorSharedVariable:  # pragma: no cover - PyMC's container type
         raise TypeError(f"pm.Data returned a {type(data).__name__}; ReleaseData needs a tensor.")
@@ -107,8 +118,11 @@ def set_release(new_releases: dict, model=None) -> None:
         if not isinstance(container, ReleaseSharedVariable):
             raise TypeError(
                 f"{name!r} is not a pdp.ReleaseData container (got {type(container).__name__}). "
-                "Create it with pdp.ReleaseData(name, release), or use pm.set_data for pm.Data.")
-        _require_release(release, f"the new value of {name!r}", "Pass the Release from pdp.release.")
+                "Create it with pdp.ReleaseData(name, release), or use pm.set_data for pm.Data."
+            )
+        _require_release(
+            release, f"the new value of {name!r}", "Pass the Release from pdp.release."
+        )
         container.tag.pdp_pending = release
         try:
             pm.set_data({name: np.array(release)}, model=model)

@@ -1,12 +1,12 @@
 r"""Statistic selection by Fisher information (seed 001 §3; seed 000 §4.2 and §6.5).
 
 Before releasing, choose *what* to release: the statistic whose privatized release carries the
-most Fisher information about θ. Without privacy :math:`x^2` is best for a normal variance; with
-ε = 1 Gaussian noise :math:`|x|` wins (seed 001 Example 2).
+most Fisher information about θ. Without privacy `x^2` is best for a normal variance; with
+ε = 1 Gaussian noise `|x|` wins (seed 001 Example 2).
 
-Public entry points: :func:`fisher_information` (§3.1 closed form and Algorithms 1–3),
-:func:`select_statistic` (pointwise, prior-averaged, posterior-sample criteria),
-:func:`two_stage_release` (seed 000 §6.5). See ``docs/fisher.md`` for the mathematics.
+Public entry points: `fisher_information` (§3.1 closed form and Algorithms 1–3),
+`select_statistic` (pointwise, prior-averaged, posterior-sample criteria),
+`two_stage_release` (seed 000 §6.5). See ``docs/fisher.md`` for the mathematics.
 """
 
 from pymc_dp.fisher.analytic import (

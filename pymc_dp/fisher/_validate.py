@@ -1,4 +1,4 @@
-"""Argument checks of :mod:`pymc_dp.fisher`; messages name the argument, rule, value and fix."""
+"""Argument checks of `pymc_dp.fisher`; messages name the argument, rule, value and fix."""
 
 from __future__ import annotations
 
@@ -6,19 +6,33 @@ import numpy as np
 
 from pymc_dp._checks import check_count, check_rng
 
-__all__ = ["check_mc_size", "check_n", "check_rng", "check_theta_bounds", "require_density", "theta_array"]
+__all__ = [
+    "check_mc_size",
+    "check_n",
+    "check_rng",
+    "check_theta_bounds",
+    "require_density",
+    "theta_array",
+]
 
 
 def check_n(n, *, name: str = "n") -> int:
     """Return ``n`` as an int after checking it is a positive integer number of records."""
-    return check_count(n, name=name, rule="a positive integer", fix="Pass the number of confidential records behind the "
-                       "release (e.g. n=100).")
+    return check_count(
+        n,
+        name=name,
+        rule="a positive integer",
+        fix="Pass the number of confidential records behind the release (e.g. n=100).",
+    )
 
 
 def check_mc_size(value, *, name: str) -> int:
     """Return a Monte Carlo size as an int after checking ``value >= 1``."""
-    return check_count(value, name=name, fix=f"Use a Monte Carlo size such as {name}=1000 "
-                       "(larger is more accurate).")
+    return check_count(
+        value,
+        name=name,
+        fix=f"Use a Monte Carlo size such as {name}=1000 (larger is more accurate).",
+    )
 
 
 def require_density(mechanism, probe_release, probe_statistic, *extras) -> None:
@@ -57,7 +71,9 @@ def theta_array(theta, n_params, *, owner: str) -> np.ndarray:
             "for a grid)."
         )
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"theta must be finite, got theta={theta!r}. Pass a finite parameter value.")
+        raise ValueError(
+            f"theta must be finite, got theta={theta!r}. Pass a finite parameter value."
+        )
     return arr
 
 

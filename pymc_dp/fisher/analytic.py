@@ -2,35 +2,41 @@ r"""Closed-form Fisher information (seed 001 §3.1 and Example 4; seed 000 §4.2
 
 Additive statistic, Gaussian mechanism
 --------------------------------------
-With :math:`S_n \approx \mathcal N(\mu_s(\theta), \Sigma_s(\theta)/n)` (CLT) and Gaussian noise of
-standard deviation :math:`\tau` on the mean scale, the release is approximately
+With `S_n \approx \mathcal N(\mu_s(\theta), \Sigma_s(\theta)/n)` (CLT) and Gaussian noise of
+standard deviation `\tau` on the mean scale, the release is approximately
 
-.. math:: Y \sim \mathcal N\big(\mu_s(\theta),\ H(\theta)\big), \qquad
-          H(\theta) = \Sigma_s(\theta)/n + \tau^2 I ,
+```text
+Y \sim \mathcal N\big(\mu_s(\theta),\ H(\theta)\big), \qquad
+H(\theta) = \Sigma_s(\theta)/n + \tau^2 I ,
+```
 
 and the Fisher information of a Gaussian family gives (seed 001 §3.1)
 
-.. math:: [F(\theta)]_{ij} = \partial_i\mu_s^T H^{-1} \partial_j\mu_s
-          + \tfrac12 \operatorname{tr}\Big(H^{-1}\frac{\partial_i\Sigma_s}{n} H^{-1}\frac{\partial_j\Sigma_s}{n}\Big).
+```text
+[F(\theta)]_{ij} = \partial_i\mu_s^T H^{-1} \partial_j\mu_s
++ \tfrac12 \operatorname{tr}\Big(H^{-1}\frac{\partial_i\Sigma_s}{n} H^{-1}\frac{\partial_j\Sigma_s}{n}\Big).
+```
 
-The seed writes :math:`\tau^2 = \Delta_{s,2}^2/(n^2\varepsilon^2)` (ε-Gaussian DP); here τ is the
+The seed writes `\tau^2 = \Delta_{s,2}^2/(n^2\varepsilon^2)` (ε-Gaussian DP); here τ is the
 noise of whatever Gaussian mechanism is passed (``pdp.Gaussian(sigma=...)`` reproduces the seed,
 ``pdp.Gaussian(epsilon=, delta=)`` uses the analytic (ε, δ) calibration), divided by the statistic's
 scale ``c n`` (``c = statistic.factor(n)``; 1 for ``Mean``, ``n`` for ``Sum``).
 
 Binary responses (Example 4)
 ----------------------------
-``X_i ~ Bern(θ)``: randomized response of every record, :math:`F_1 = n\alpha^2/(\tau(1-\tau))`,
-:math:`\alpha = \tanh(\varepsilon/2)`, :math:`\tau = \theta e^\varepsilon/(1+e^\varepsilon) + (1-\theta)/(1+e^\varepsilon)`;
-noisy individual values :math:`Z_i = X_i + \mathcal N(0, 1/\varepsilon^2)` and noisy mean
-:math:`\bar X + \mathcal N(0, 1/(n\varepsilon)^2)` by the normal approximation of their average,
-:math:`\mathcal N(\theta, v/n)` with :math:`v = \theta(1-\theta) + 1/\varepsilon^2` (:math:`F_2`) or
-:math:`v = \theta(1-\theta) + 1/(n\varepsilon^2)` (:math:`F_3`):
+``X_i ~ Bern(θ)``: randomized response of every record, `F_1 = n\alpha^2/(\tau(1-\tau))`,
+`\alpha = \tanh(\varepsilon/2)`, `\tau = \theta e^\varepsilon/(1+e^\varepsilon) + (1-\theta)/(1+e^\varepsilon)`;
+noisy individual values `Z_i = X_i + \mathcal N(0, 1/\varepsilon^2)` and noisy mean
+`\bar X + \mathcal N(0, 1/(n\varepsilon)^2)` by the normal approximation of their average,
+`\mathcal N(\theta, v/n)` with `v = \theta(1-\theta) + 1/\varepsilon^2` (`F_2`) or
+`v = \theta(1-\theta) + 1/(n\varepsilon^2)` (`F_3`):
 
-.. math:: F = \frac{n}{v} + \frac{(1-2\theta)^2}{2 v^2}.
+```text
+F = \frac{n}{v} + \frac{(1-2\theta)^2}{2 v^2}.
+```
 
-The seed prints :math:`(nv + (1-2\theta)^2)/v^2`, i.e. without the factor 1/2 of the Gaussian
-variance term; ``printed=True`` returns that form. The two differ by :math:`(1-2\theta)^2/(2v^2)`,
+The seed prints `(nv + (1-2\theta)^2)/v^2`, i.e. without the factor 1/2 of the Gaussian
+variance term; ``printed=True`` returns that form. The two differ by `(1-2\theta)^2/(2v^2)`,
 below 0.5 % of F for n = 100.
 """
 
@@ -98,7 +104,7 @@ def clt_gaussian_fisher(moments, theta, *, n: int, mechanism=None, statistic=Non
     Parameters
     ----------
     moments : Moments or QuadratureMoments
-        :math:`\mu_s(\theta)`, :math:`\Sigma_s(\theta)` of the per-record statistic.
+        `\mu_s(\theta)`, `\Sigma_s(\theta)` of the per-record statistic.
     theta : float or array_like
         One parameter value (scalar, or length ``d`` for ``n_params=d``).
     n : int
@@ -148,9 +154,9 @@ def _check_binary(theta, n, epsilon):
 
 
 def fisher_randomized_response(theta, n: int, epsilon: float):
-    r""":math:`F_1(\theta) = n\alpha^2 / (\tau(1-\tau))` for randomized response of n Bernoulli records.
+    r"""`F_1(\theta) = n\alpha^2 / (\tau(1-\tau))` for randomized response of n Bernoulli records.
 
-    :math:`\alpha = (e^\varepsilon - 1)/(e^\varepsilon + 1)`, :math:`\tau = P(Y=1)` (seed 001 Ex. 4.1).
+    `\alpha = (e^\varepsilon - 1)/(e^\varepsilon + 1)`, `\tau = P(Y=1)` (seed 001 Ex. 4.1).
     """
     th, n, eps = _check_binary(theta, n, epsilon)
     alpha = math.tanh(eps / 2)
@@ -166,25 +172,25 @@ def _gauss_mean_fisher(th, n, v, printed):
 
 
 def fisher_noisy_values(theta, n: int, epsilon: float, *, printed: bool = False):
-    r""":math:`F_2`: n noisy values :math:`X_i + \mathcal N(0, 1/\varepsilon^2)` through their average
-    :math:`\approx \mathcal N(\theta, v/n)`, :math:`v = \theta(1-\theta) + 1/\varepsilon^2` (Ex. 4.2)."""
+    r"""`F_2`: n noisy values `X_i + \mathcal N(0, 1/\varepsilon^2)` through their average
+    `\approx \mathcal N(\theta, v/n)`, `v = \theta(1-\theta) + 1/\varepsilon^2` (Ex. 4.2)."""
     th, n, eps = _check_binary(theta, n, epsilon)
     return _gauss_mean_fisher(th, n, th * (1 - th) + 1 / eps**2, printed)
 
 
 def fisher_noisy_mean(theta, n: int, epsilon: float, *, printed: bool = False):
-    r""":math:`F_3`: the mean plus :math:`\mathcal N(0, 1/(n\varepsilon)^2)`,
-    :math:`\approx \mathcal N(\theta, v/n)`, :math:`v = \theta(1-\theta) + 1/(n\varepsilon^2)` (Ex. 4.3)."""
+    r"""`F_3`: the mean plus `\mathcal N(0, 1/(n\varepsilon)^2)`,
+    `\approx \mathcal N(\theta, v/n)`, `v = \theta(1-\theta) + 1/(n\varepsilon^2)` (Ex. 4.3)."""
     th, n, eps = _check_binary(theta, n, epsilon)
     return _gauss_mean_fisher(th, n, th * (1 - th) + 1 / (n * eps**2), printed)
 
 
 def fisher_noisy_mean_exact(theta, n: int, sigma: float) -> float:
-    r"""Exact F of :math:`\bar X + \mathcal N(0, \sigma^2)`, :math:`X_i \sim \mathrm{Bern}(\theta)`.
+    r"""Exact F of `\bar X + \mathcal N(0, \sigma^2)`, `X_i \sim \mathrm{Bern}(\theta)`.
 
-    The release's density is the binomial mixture :math:`p(y) = \sum_k \binom nk\theta^k(1-\theta)^{n-k}
+    The release's density is the binomial mixture `p(y) = \sum_k \binom nk\theta^k(1-\theta)^{n-k}
     \phi_\sigma(y - k/n)`; F = ∫ (∂_θ p)² / p dy by Simpson's rule over ±10σ beyond [0, 1].
-    The reference against which :func:`fisher_noisy_mean` (a normal approximation) and Algorithm 2
+    The reference against which `fisher_noisy_mean` (a normal approximation) and Algorithm 2
     are checked.
     """
     from scipy import integrate, stats

@@ -61,10 +61,24 @@ def _resolve_method(method, mechanism, moments, population, statistic):
     )
 
 
-def fisher_information(theta, *, n, mechanism=None, moments=None, population=None, statistic=None,
-                       method="auto", n_outer=None, n_inner=None, rng=None, inner="is",
-                       release_logpdf=None, release_sample=None, estimator="corrected") -> FisherEstimate:
-    r"""Fisher information :math:`F(\theta) = \mathbb E[\gamma\gamma^T]` of a privatized release.
+def fisher_information(
+    theta,
+    *,
+    n,
+    mechanism=None,
+    moments=None,
+    population=None,
+    statistic=None,
+    method="auto",
+    n_outer=None,
+    n_inner=None,
+    rng=None,
+    inner="is",
+    release_logpdf=None,
+    release_sample=None,
+    estimator="corrected",
+) -> FisherEstimate:
+    r"""Fisher information `F(\theta) = \mathbb E[\gamma\gamma^T]` of a privatized release.
 
     Parameters
     ----------
@@ -75,7 +89,7 @@ def fisher_information(theta, *, n, mechanism=None, moments=None, population=Non
     mechanism : pymc_dp mechanism, optional
         The noise; ``None`` = no privacy (``method="clt"`` only).
     moments : Moments or QuadratureMoments, optional
-        :math:`\mu_s(\theta), \Sigma_s(\theta)` for the CLT methods (seed 001 §3.1–3.2).
+        `\mu_s(\theta), \Sigma_s(\theta)` for the CLT methods (seed 001 §3.1–3.2).
     population : Population, optional
         The records' distribution for the exact methods (Algorithms 2 and 3).
     statistic : pymc_dp statistic, optional
@@ -89,7 +103,7 @@ def fisher_information(theta, *, n, mechanism=None, moments=None, population=Non
     inner : {"is", "mcmc"}
         Inner loop of Algorithm 1.
     release_logpdf, release_sample : callable, optional
-        Custom release density / sampler (see :func:`~pymc_dp.fisher.monte_carlo.marginal_mc`).
+        Custom release density / sampler (see `marginal_mc`).
     estimator : {"corrected", "plain", "split"}
         Monte Carlo estimator of E[γγᵀ]: bias-corrected (default), the seed's γ̂γ̂ᵀ (biased up by
         (complete − observed information)/ESS) or the product of two half-sample scores (biased
@@ -122,9 +136,19 @@ def fisher_information(theta, *, n, mechanism=None, moments=None, population=Non
     if method == "normal_approx_mc":
         if moments is None:
             raise ValueError("method='normal_approx_mc' needs moments=Moments(mean, cov) of s(X).")
-        return normal_approx_mc(moments, theta, n=n, mechanism=mechanism, statistic=statistic,
-                                n_outer=N, n_inner=M, rng=rng, inner=inner,
-                                release_logpdf=release_logpdf, estimator=estimator)
+        return normal_approx_mc(
+            moments,
+            theta,
+            n=n,
+            mechanism=mechanism,
+            statistic=statistic,
+            n_outer=N,
+            n_inner=M,
+            rng=rng,
+            inner=inner,
+            release_logpdf=release_logpdf,
+            estimator=estimator,
+        )
     if population is None or statistic is None:
         raise ValueError(
             f"method={method!r} needs population=Population(...) and statistic=..., got "
@@ -132,8 +156,14 @@ def fisher_information(theta, *, n, mechanism=None, moments=None, population=Non
         )
     if mechanism is None:
         raise ValueError(f"method={method!r} needs a mechanism with a density, got mechanism=None.")
-    kw = dict(n_outer=N, n_inner=M, rng=rng, release_logpdf=release_logpdf,
-              release_sample=release_sample, estimator=estimator)
+    kw = dict(
+        n_outer=N,
+        n_inner=M,
+        rng=rng,
+        release_logpdf=release_logpdf,
+        release_sample=release_sample,
+        estimator=estimator,
+    )
     if method == "sequential_mc":
         return sequential_mc(population, statistic, mechanism, theta, n=n, **kw)
     return marginal_mc(population, statistic, mechanism, theta, n=n, **kw)
@@ -141,7 +171,7 @@ def fisher_information(theta, *, n, mechanism=None, moments=None, population=Non
 
 @dataclasses.dataclass(frozen=True)
 class Candidate:
-    """A statistic to release, with what :func:`fisher_information` needs to score it.
+    """A statistic to release, with what `fisher_information` needs to score it.
 
     Parameters
     ----------
@@ -150,11 +180,11 @@ class Candidate:
         What would be released (also calibrates ``mechanism``).
     mechanism : pymc_dp mechanism, optional
     moments, population : optional
-        As in :func:`fisher_information`.
+        As in `fisher_information`.
     n : int, optional
         Number of records (may be given to ``select_statistic`` instead).
     options : dict
-        Further keyword arguments of :func:`fisher_information` (``method``, ``n_outer``, …).
+        Further keyword arguments of `fisher_information` (``method``, ``n_outer``, …).
     """
 
     name: str
@@ -174,8 +204,13 @@ class Candidate:
                 "select_statistic."
             )
         return fisher_information(
-            theta, n=n, mechanism=self.mechanism, moments=self.moments,
-            population=self.population, statistic=self.statistic, rng=rng,
+            theta,
+            n=n,
+            mechanism=self.mechanism,
+            moments=self.moments,
+            population=self.population,
+            statistic=self.statistic,
+            rng=rng,
             **{**self.options, **overrides},
         )
 

@@ -1,17 +1,19 @@
 r"""What the Fisher information is computed from: moments of ``s(X)`` or the population itself.
 
-Seed 001 §3.1 (seed 000 §4.2.1): for an additive statistic :math:`S_n = \frac1n\sum_i s(X_i)` the
-central limit theorem gives :math:`S_n \approx \mathcal N(\mu_s(\theta), \Sigma_s(\theta)/n)` with
+Seed 001 §3.1 (seed 000 §4.2.1): for an additive statistic `S_n = \frac1n\sum_i s(X_i)` the
+central limit theorem gives `S_n \approx \mathcal N(\mu_s(\theta), \Sigma_s(\theta)/n)` with
 
-.. math:: \mu_s(\theta) = \mathbb E_\theta[s(X)], \qquad \Sigma_s(\theta) = \operatorname{Var}_\theta[s(X)].
+```text
+\mu_s(\theta) = \mathbb E_\theta[s(X)], \qquad \Sigma_s(\theta) = \operatorname{Var}_\theta[s(X)].
+```
 
-:class:`Moments` holds user-given :math:`\mu_s, \Sigma_s` as PyTensor functions of θ and returns them
-with their θ-derivatives by PyTensor autodiff; :class:`QuadratureMoments` computes the same four
-quantities by quadrature from a :class:`Population` (differentiating under the integral,
-:math:`\partial_\theta \mathbb E[g(X)] = \mathbb E[g(X)\,\partial_\theta \log p(X\mid\theta)]`, valid
-when the support of X does not depend on θ). :class:`Population` wraps a PyMC distribution of one
+`Moments` holds user-given `\mu_s, \Sigma_s` as PyTensor functions of θ and returns them
+with their θ-derivatives by PyTensor autodiff; `QuadratureMoments` computes the same four
+quantities by quadrature from a `Population` (differentiating under the integral,
+`\partial_\theta \mathbb E[g(X)] = \mathbb E[g(X)\,\partial_\theta \log p(X\mid\theta)]`, valid
+when the support of X does not depend on θ). `Population` wraps a PyMC distribution of one
 record given θ: draws of whole databases and the score
-:math:`\sum_t \partial_\theta \log p(x_t \mid \theta)` by autodiff (seed 001 Algorithms 2 and 3).
+`\sum_t \partial_\theta \log p(x_t \mid \theta)` by autodiff (seed 001 Algorithms 2 and 3).
 
 The helpers ``normal_mean_example``, ``normal_variance_example``, ``uniform_width_example`` and
 ``bernoulli_example`` are seed 001 Examples 1–3 and the mean/variance of Example 4.
@@ -46,7 +48,9 @@ __all__ = [
     "uniform_width_example",
 ]
 
-_MODE = "FAST_COMPILE"  # small elementwise graphs: the Python linker compiles in well under a second
+_MODE = (
+    "FAST_COMPILE"  # small elementwise graphs: the Python linker compiles in well under a second
+)
 
 
 class Moments:
@@ -55,9 +59,9 @@ class Moments:
     Parameters
     ----------
     mean : callable
-        ``mean(theta)`` → :math:`\mu_s(\theta)`, a PyTensor scalar or vector of length ``d_s``.
+        ``mean(theta)`` → `\mu_s(\theta)`, a PyTensor scalar or vector of length ``d_s``.
     cov : callable
-        ``cov(theta)`` → :math:`\Sigma_s(\theta)`, a scalar (``d_s = 1``) or a ``(d_s, d_s)`` matrix.
+        ``cov(theta)`` → `\Sigma_s(\theta)`, a scalar (``d_s = 1``) or a ``(d_s, d_s)`` matrix.
     n_params : int, optional
         Number of parameters ``d``. ``None`` (default): θ is a scalar and the callables receive a
         scalar tensor; otherwise they receive a vector tensor of length ``d``.
@@ -67,7 +71,7 @@ class Moments:
 
     Notes
     -----
-    :meth:`evaluate` returns ``(mu, Sigma, dmu, dSigma)`` with shapes ``(d_s,)``, ``(d_s, d_s)``,
+    `evaluate` returns ``(mu, Sigma, dmu, dSigma)`` with shapes ``(d_s,)``, ``(d_s, d_s)``,
     ``(d_s, d)`` and ``(d_s, d_s, d)``, the derivatives by ``pytensor.gradient.jacobian``.
     """
 
@@ -109,7 +113,9 @@ class Moments:
         cov = pt.stack([pt.stack([cov])]) if cov.ndim == 0 else cov
         dmu = _jacobian(mu, th, self._static_len(mu, th))
         dcov = _jacobian(cov.ravel(), th, self._static_len(cov.ravel(), th))
-        self._fn = pytensor.function([th], [mu, cov, dmu, dcov], mode=_MODE, on_unused_input="ignore")
+        self._fn = pytensor.function(
+            [th], [mu, cov, dmu, dcov], mode=_MODE, on_unused_input="ignore"
+        )
 
     def _static_len(self, v, th):
         """Length of the vector ``v`` (static, or evaluated once at a dummy θ)."""
@@ -146,7 +152,9 @@ def _jacobian(vec, wrt, length):
 
 def _check_finite_psd(mu, cov, dmu, dcov, *, owner, theta):
     finite = all(np.all(np.isfinite(v)) for v in (mu, cov, dmu, dcov))
-    if not finite or np.any(np.linalg.eigvalsh(0.5 * (cov + cov.T)) < -1e-12 * max(1.0, np.abs(cov).max())):
+    if not finite or np.any(
+        np.linalg.eigvalsh(0.5 * (cov + cov.T)) < -1e-12 * max(1.0, np.abs(cov).max())
+    ):
         raise ValueError(
             f"theta={theta!r} is outside the support of {owner}: the moments of s(X) there are "
             f"not finite or the covariance is not positive semi-definite (mu={mu.tolist()}). Pass "
@@ -225,10 +233,12 @@ class Population:
         rows, cols = pt.iscalar("rows"), pt.iscalar("cols")
         draws = self.dist.dist(**self.params(self._theta_arg(th)), size=(rows, cols))
         self._draw_fn = pm_compile([th, rows, cols], draws, random_seed=0, mode=_MODE)
-        self._rngs = [i.variable for i in self._draw_fn.maker.inputs if getattr(i, "implicit", False)]
+        self._rngs = [
+            i.variable for i in self._draw_fn.maker.inputs if getattr(i, "implicit", False)
+        ]
 
     def score(self, theta, x):
-        r"""Per-database score :math:`\sum_t \partial_\theta \log p(x_{bt}\mid\theta)`, shape ``(B, d)``,
+        r"""Per-database score `\sum_t \partial_\theta \log p(x_{bt}\mid\theta)`, shape ``(B, d)``,
         and log density ``(B,)`` of records ``x`` with shape ``(B, n)``."""
         from pymc.logprob.utils import ParameterValueError
 
@@ -260,7 +270,7 @@ class Population:
         check_theta_bounds(arr, self.theta_bounds, owner=self.name, theta=theta)
         try:
             x = self.draw(arr, 1, 8, np.random.default_rng(0))
-        except Exception as err:  # numpy refuses invalid parameters when drawing
+        except Exception as err:  # noqa: BLE001 - numpy refuses invalid parameters when drawing
             raise ValueError(
                 f"theta={theta!r} is outside the support of {self.name}: drawing records failed "
                 f"({type(err).__name__}: {str(err).splitlines()[0]}). Pass a parameter value "
@@ -280,16 +290,18 @@ class Population:
 
 
 class QuadratureMoments:
-    r""":math:`\mu_s, \Sigma_s` and their θ-derivatives by quadrature over one record.
+    r"""`\mu_s, \Sigma_s` and their θ-derivatives by quadrature over one record.
 
-    .. math:: \partial_{\theta_k}\mu_s = \int s(x)\, \partial_{\theta_k}\log p(x\mid\theta)\, p(x\mid\theta)\,dx,
-       \qquad
-       \partial_{\theta_k}\Sigma_s = \int s s^T \partial_{\theta_k}\log p\; p\,dx
-       - \partial_{\theta_k}\mu_s\,\mu_s^T - \mu_s\,\partial_{\theta_k}\mu_s^T ,
+    ```text
+    \partial_{\theta_k}\mu_s = \int s(x)\, \partial_{\theta_k}\log p(x\mid\theta)\, p(x\mid\theta)\,dx,
+    \qquad
+    \partial_{\theta_k}\Sigma_s = \int s s^T \partial_{\theta_k}\log p\; p\,dx
+    - \partial_{\theta_k}\mu_s\,\mu_s^T - \mu_s\,\partial_{\theta_k}\mu_s^T ,
+    ```
 
     the score from the population's PyMC log density by autodiff (``scipy.integrate.quad_vec``).
     Needs a continuous scalar record whose support does not depend on θ (not ``Unif(-θ, θ)``: use
-    :func:`uniform_width_example`).
+    `uniform_width_example`).
 
     Parameters
     ----------
@@ -347,32 +359,38 @@ class QuadratureMoments:
 # -- seed 001 Examples 1-4: the formulas live in pymc_dp.distributions.clt ----------------------
 @functools.lru_cache(maxsize=64)
 def normal_mean_example(a: int) -> Moments:
-    r"""Seed 001 Example 1: :math:`X \sim \mathcal N(\theta, 1)`, :math:`s(x) = x^a` (integer a ≥ 1);
-    moments from :func:`pymc_dp.distributions.clt.normal_mean_moments`."""
+    r"""Seed 001 Example 1: `X \sim \mathcal N(\theta, 1)`, `s(x) = x^a` (integer a ≥ 1);
+    moments from `pymc_dp.distributions.clt.normal_mean_moments`."""
     normal_mean_moments(0.0, a)  # checks a
     return Moments.from_pair(lambda t: normal_mean_moments(t, a), name=f"N(theta, 1), s(x)=x^{a}")
 
 
 @functools.lru_cache(maxsize=64)
 def normal_variance_example(a: float) -> Moments:
-    r"""Seed 001 Example 2: :math:`X \sim \mathcal N(0, \theta)`, :math:`s(x) = |x|^a`, a > 0;
-    moments from :func:`pymc_dp.distributions.clt.normal_variance_moments`."""
+    r"""Seed 001 Example 2: `X \sim \mathcal N(0, \theta)`, `s(x) = |x|^a`, a > 0;
+    moments from `pymc_dp.distributions.clt.normal_variance_moments`."""
     a = check_moment_power(a)
-    return Moments.from_pair(lambda t: normal_variance_moments(t, a), theta_bounds=(0.0, None),
-                             name=f"N(0, theta), s(x)=|x|^{a:g}")
+    return Moments.from_pair(
+        lambda t: normal_variance_moments(t, a),
+        theta_bounds=(0.0, None),
+        name=f"N(0, theta), s(x)=|x|^{a:g}",
+    )
 
 
 @functools.lru_cache(maxsize=64)
 def uniform_width_example(a: float) -> Moments:
-    r"""Seed 001 Example 3: :math:`X \sim \mathrm{Unif}(-\theta, \theta)`, :math:`s(x) = |x|^a`;
-    moments from :func:`pymc_dp.distributions.clt.uniform_width_moments`."""
+    r"""Seed 001 Example 3: `X \sim \mathrm{Unif}(-\theta, \theta)`, `s(x) = |x|^a`;
+    moments from `pymc_dp.distributions.clt.uniform_width_moments`."""
     a = check_moment_power(a)
-    return Moments.from_pair(lambda t: uniform_width_moments(t, a), theta_bounds=(0.0, None),
-                             name=f"Unif(-theta, theta), s(x)=|x|^{a:g}")
+    return Moments.from_pair(
+        lambda t: uniform_width_moments(t, a),
+        theta_bounds=(0.0, None),
+        name=f"Unif(-theta, theta), s(x)=|x|^{a:g}",
+    )
 
 
 @functools.lru_cache(maxsize=64)
 def bernoulli_example() -> Moments:
-    r"""Seed 001 Example 4: :math:`X \sim \mathrm{Bern}(\theta)`, :math:`s(x) = x`:
-    :math:`\mu_s = \theta`, :math:`\Sigma_s = \theta(1-\theta)`."""
+    r"""Seed 001 Example 4: `X \sim \mathrm{Bern}(\theta)`, `s(x) = x`:
+    `\mu_s = \theta`, `\Sigma_s = \theta(1-\theta)`."""
     return Moments.from_pair(bernoulli_moments, theta_bounds=(0.0, 1.0), name="Bern(theta)")

@@ -3,24 +3,26 @@ r"""Monte Carlo estimators of the Fisher information (seed 001 Algorithms 1–3;
 All three use Fisher's identity: the score of the release's marginal density is the posterior
 expectation of the complete-data score,
 
-.. math:: \gamma(\theta; y) = \partial_\theta \log p(y \mid \theta)
-          = \mathbb E\big[\partial_\theta \log p(z \mid \theta) \,\big|\, y, \theta\big],
+```text
+\gamma(\theta; y) = \partial_\theta \log p(y \mid \theta)
+= \mathbb E\big[\partial_\theta \log p(z \mid \theta) \,\big|\, y, \theta\big],
+```
 
 estimated by self-normalised importance sampling with the prior of the latent ``z`` as proposal
-(weights ``w_j ∝ p(y | z_j)``), and :math:`\hat F = \frac1N\sum_i \hat\gamma_i \hat\gamma_i^T` over
-``N`` releases :math:`y_i \sim p(y\mid\theta)`:
+(weights ``w_j ∝ p(y | z_j)``), and `\hat F = \frac1N\sum_i \hat\gamma_i \hat\gamma_i^T` over
+``N`` releases `y_i \sim p(y\mid\theta)`:
 
 * **Algorithm 1** (``normal_approx_mc``): additive statistic, any noise density; ``z = u`` the
-  statistic with the CLT law :math:`u \sim \mathcal N(\mu_s, \Sigma_s/n)`; optional random-walk MCMC
+  statistic with the CLT law `u \sim \mathcal N(\mu_s, \Sigma_s/n)`; optional random-walk MCMC
   inner loop started at the ``u`` that generated ``y`` (an exact draw of ``p(u | y, θ)``).
 * **Algorithm 2** (``marginal_mc``): any statistic object with ``evaluate`` and any mechanism with
   a density; ``z = x_{1:n}`` whole databases from the population, score
-  :math:`\sum_t \partial_\theta\log p(x_t\mid\theta)`. Exact marginal, no CLT.
-* **Algorithm 3** (``sequential_mc``): local release :math:`Y_t = s(X_t) + V_t`; the per-record
+  `\sum_t \partial_\theta\log p(x_t\mid\theta)`. Exact marginal, no CLT.
+* **Algorithm 3** (``sequential_mc``): local release `Y_t = s(X_t) + V_t`; the per-record
   information (Algorithm 2 with one record) times ``n``.
 
 The returned `FisherEstimate` carries the Monte Carlo standard error of every entry (the standard
-deviation of the per-release terms over releases divided by :math:`\sqrt N`) and the flags
+deviation of the per-release terms over releases divided by `\sqrt N`) and the flags
 ``info["positive"]``, ``info["relative_se"]``, ``info["unstable"]``. The default estimator
 ``"corrected"`` removes the inner self-normalised bias to first order (``normal_approx_mc``).
 """
@@ -34,7 +36,15 @@ from scipy.special import logsumexp
 
 from pymc_dp.fisher._validate import check_mc_size, check_n, check_rng, require_density
 
-__all__ = ["ESTIMATORS", "UNSTABLE_RSE", "FisherEstimate", "marginal_mc", "normal_approx_mc", "sequential_mc", "stability"]
+__all__ = [
+    "ESTIMATORS",
+    "UNSTABLE_RSE",
+    "FisherEstimate",
+    "marginal_mc",
+    "normal_approx_mc",
+    "sequential_mc",
+    "stability",
+]
 
 _CHUNK = 2_000_000  # latent draws held in memory at once
 
@@ -60,7 +70,11 @@ class FisherEstimate:
     info: dict = dataclasses.field(default_factory=dict)
 
     def __float__(self):
-        return float(np.asarray(self.value).reshape(-1)[0]) if np.size(self.value) == 1 else float("nan")
+        return (
+            float(np.asarray(self.value).reshape(-1)[0])
+            if np.size(self.value) == 1
+            else float("nan")
+        )
 
     def __array__(self, dtype=None, copy=None):
         return np.asarray(self.value, dtype=dtype)
@@ -82,7 +96,9 @@ def _terms(g, ga, gb, gc=None, var=None):
     half-sample variance (γ̂_A − γ̂_B)(γ̂_A − γ̂_B)ᵀ/4).
     """
     split = _outer(ga, gb, 1.0)
-    corrected = split if gc is None else _outer(gc, gc, 1.0) - 0.5 * (var + np.swapaxes(var, -1, -2))
+    corrected = (
+        split if gc is None else _outer(gc, gc, 1.0) - 0.5 * (var + np.swapaxes(var, -1, -2))
+    )
     return {"plain": _outer(g, g, 1.0), "split": split, "corrected": corrected}
 
 
@@ -121,7 +137,11 @@ def stability(value, stderr) -> dict:
     lam = float(np.linalg.eigvalsh(0.5 * (v + v.T)).min())
     scale = float(np.sqrt(np.sum(se**2))) if v.size > 1 else float(se[0, 0])
     rse = scale / lam if lam > 0 else float("inf")
-    return {"positive": lam > 0, "relative_se": rse, "unstable": not (lam > 0 and rse <= UNSTABLE_RSE)}
+    return {
+        "positive": lam > 0,
+        "relative_se": rse,
+        "unstable": not (lam > 0 and rse <= UNSTABLE_RSE),
+    }
 
 
 def _check_estimator(estimator, M):
@@ -181,16 +201,28 @@ def _gaussian_scores(u, mu, P, dmu, dC):
     return t1 + 0.5 * (quad - tr)
 
 
-def normal_approx_mc(moments, theta, *, n, mechanism, statistic=None, n_outer=1000, n_inner=1000,
-                     rng=None, inner="is", release_logpdf=None, estimator="corrected"):
+def normal_approx_mc(
+    moments,
+    theta,
+    *,
+    n,
+    mechanism,
+    statistic=None,
+    n_outer=1000,
+    n_inner=1000,
+    rng=None,
+    inner="is",
+    release_logpdf=None,
+    estimator="corrected",
+):
     r"""Seed 001 Algorithm 1: F(θ) of an additive statistic with any noise, CLT for the statistic.
 
-    Simulates :math:`u_i \sim f(u\mid\theta) = \mathcal N(\mu_s, \Sigma_s/n)` and releases
-    :math:`y_i = k u_i + V` (``k = c n``, the statistic's scale; ``V`` from ``mechanism``), then
-    estimates :math:`\gamma(\theta; y_i) = \mathbb E[\partial_\theta \log f(u\mid\theta) \mid y_i]` with
-    ``n_inner`` draws ``u_j ~ f`` weighted by :math:`g(y_i\mid k u_j)` (``inner="is"``) or by
-    ``n_inner`` random-walk Metropolis steps on :math:`p(u \mid y_i, \theta)` started at
-    :math:`u_i` (``inner="mcmc"``).
+    Simulates `u_i \sim f(u\mid\theta) = \mathcal N(\mu_s, \Sigma_s/n)` and releases
+    `y_i = k u_i + V` (``k = c n``, the statistic's scale; ``V`` from ``mechanism``), then
+    estimates `\gamma(\theta; y_i) = \mathbb E[\partial_\theta \log f(u\mid\theta) \mid y_i]` with
+    ``n_inner`` draws ``u_j ~ f`` weighted by `g(y_i\mid k u_j)` (``inner="is"``) or by
+    ``n_inner`` random-walk Metropolis steps on `p(u \mid y_i, \theta)` started at
+    `u_i` (``inner="mcmc"``).
 
     Parameters
     ----------
@@ -207,15 +239,15 @@ def normal_approx_mc(moments, theta, *, n, mechanism, statistic=None, n_outer=10
     release_logpdf : callable, optional
         ``(y, stat) -> log p(y | stat)`` replacing ``mechanism.logpdf``.
     estimator : {"corrected", "plain", "split"}
-        ``"corrected"`` (default): the mean of :math:`\hat\gamma_c\hat\gamma_c^T - \hat V` with the
+        ``"corrected"`` (default): the mean of `\hat\gamma_c\hat\gamma_c^T - \hat V` with the
         delta-method bias correction of the self-normalised score,
-        :math:`\hat\gamma_c = \hat\gamma + \sum_j W_j^2 (s_j - \hat\gamma)`, and its conditional
-        variance :math:`\hat V = \sum_j W_j^2 (s_j-\hat\gamma)(s_j-\hat\gamma)^T` (``W`` the
+        `\hat\gamma_c = \hat\gamma + \sum_j W_j^2 (s_j - \hat\gamma)`, and its conditional
+        variance `\hat V = \sum_j W_j^2 (s_j-\hat\gamma)(s_j-\hat\gamma)^T` (``W`` the
         normalised weights): bias O(1/ESS²). ``"plain"`` is the seed's
-        :math:`\frac1N\sum\hat\gamma_i\hat\gamma_i^T`, biased up by
-        :math:`\mathbb E\,\mathrm{Var}(\hat\gamma\mid y) \approx (I_{\text{complete}} - F)/\mathrm{ESS}`:
+        `\frac1N\sum\hat\gamma_i\hat\gamma_i^T`, biased up by
+        `\mathbb E\,\mathrm{Var}(\hat\gamma\mid y) \approx (I_{\text{complete}} - F)/\mathrm{ESS}`:
         +31 % at ESS ≈ 400 when the noise hides 99 % of the information (docs/fisher.md).
-        ``"split"`` averages :math:`\hat\gamma_{A}\hat\gamma_{B}^T` from the two halves of the
+        ``"split"`` averages `\hat\gamma_{A}\hat\gamma_{B}^T` from the two halves of the
         inner sample (a downward O(1/M) bias). All values are returned in ``info``
         (``value_corrected``, ``value_plain``, ``value_split``) with the flags ``positive``,
         ``relative_se`` and ``unstable`` (see `stability`).
@@ -254,9 +286,12 @@ def normal_approx_mc(moments, theta, *, n, mechanism, statistic=None, n_outer=10
         for lo in range(0, N, chunk):
             hi = min(N, lo + chunk)
             u = mu + rng.standard_normal((hi - lo, M, ds)) @ L.T
-            logw = np.asarray(logpdf(y[lo:hi, None, :], k * u), float).reshape(hi - lo, M, ds).sum(-1)
+            logw = (
+                np.asarray(logpdf(y[lo:hi, None, :], k * u), float).reshape(hi - lo, M, ds).sum(-1)
+            )
             g[lo:hi], ga[lo:hi], gb[lo:hi], ess_all[lo:hi], gc[lo:hi], var[lo:hi] = _snis_all(
-                logw, _gaussian_scores(u, mu, P, dmu, dC))
+                logw, _gaussian_scores(u, mu, P, dmu, dC)
+            )
         info = {"n_outer": N, "n_inner": M, "mean_ess": float(ess_all.mean()), "inner": inner}
         terms = _terms(g, ga, gb, gc, var)
     else:
@@ -279,7 +314,8 @@ def _mcmc_inner(u0, y, k, mu, C, P, L, dmu, dC, M, logpdf, mech, rng):
     def logt(u):
         r = u - mu
         return -0.5 * np.einsum("ni,ij,nj->n", r, P, r) + np.asarray(
-            logpdf(y, k * u), float).reshape(N, ds).sum(-1)
+            logpdf(y, k * u), float
+        ).reshape(N, ds).sum(-1)
 
     u = u0.copy()
     lt = logt(u)
@@ -328,7 +364,12 @@ def _database_evaluator(statistic, mechanism, n):
             cache[key] = build()
         return cache[key]
 
-    if isinstance(statistic, Statistic) and getattr(statistic, "record_additive", True) and not data_dependent:
+    if (
+        isinstance(statistic, Statistic)
+        and getattr(statistic, "record_additive", True)
+        and not data_dependent
+    ):
+
         def fn(X):
             def build():
                 xs = pt.tensor("records", shape=(None, n), dtype=X.dtype)
@@ -341,6 +382,7 @@ def _database_evaluator(statistic, mechanism, n):
 
         return fn
     if isinstance(statistic, Statistic) and hasattr(statistic, "rank"):
+
         def fn(X):
             def build():
                 proxy = pt.random.normal(0.0, 1.0, size=(n,))  # a 1-d record vector of length n
@@ -381,7 +423,7 @@ def _database_evaluator(statistic, mechanism, n):
 
 def _calibrate(statistic, mechanism, n, dim):
     """A pymc_dp mechanism calibrated to ``statistic`` (the one pairing rule,
-    :func:`pymc_dp.release.bind_mechanism`); any other noise model is used as given."""
+    `pymc_dp.release.bind_mechanism`); any other noise model is used as given."""
     from pymc_dp.mechanisms.base import Mechanism
     from pymc_dp.release import bind_mechanism
 
@@ -390,16 +432,30 @@ def _calibrate(statistic, mechanism, n, dim):
     return mechanism
 
 
-def marginal_mc(population, statistic, mechanism, theta, *, n, n_outer=500, n_inner=1000,
-                rng=None, release_logpdf=None, release_sample=None, estimator="corrected"):
+def marginal_mc(
+    population,
+    statistic,
+    mechanism,
+    theta,
+    *,
+    n,
+    n_outer=500,
+    n_inner=1000,
+    rng=None,
+    release_logpdf=None,
+    release_sample=None,
+    estimator="corrected",
+):
     r"""Seed 001 Algorithm 2: F(θ) from the exact marginal of the release (no CLT).
 
-    For each of ``n_outer`` releases, a database :math:`x^{(0)}_{1:n} \sim p(\cdot\mid\theta)` gives
-    :math:`y = \text{mechanism}(S(x^{(0)}))`; ``n_inner`` fresh databases
-    :math:`x^{(j)}` are weighted by :math:`w_j = p(y \mid x^{(j)})` and
+    For each of ``n_outer`` releases, a database `x^{(0)}_{1:n} \sim p(\cdot\mid\theta)` gives
+    `y = \text{mechanism}(S(x^{(0)}))`; ``n_inner`` fresh databases
+    `x^{(j)}` are weighted by `w_j = p(y \mid x^{(j)})` and
 
-    .. math:: \hat\gamma(\theta; y) = \sum_j \frac{w_j}{\sum_{j'} w_{j'}}
-              \sum_{t=1}^n \partial_\theta \log p(x^{(j)}_t \mid \theta).
+    ```text
+    \hat\gamma(\theta; y) = \sum_j \frac{w_j}{\sum_{j'} w_{j'}}
+    \sum_{t=1}^n \partial_\theta \log p(x^{(j)}_t \mid \theta).
+    ```
 
     Parameters
     ----------
@@ -410,13 +466,13 @@ def marginal_mc(population, statistic, mechanism, theta, *, n, n_outer=500, n_in
     mechanism : object with ``logpdf(release, statistic)`` and ``sample(statistic, rng)``
         Calibrated here from the statistic (``bind``) when given ``epsilon``.
     theta, n, n_outer, n_inner, rng
-        As in :func:`normal_approx_mc`.
+        As in `normal_approx_mc`.
     release_logpdf, release_sample : callable, optional
         ``(y, X) -> log p(y | x_{1:n})`` (shape ``(B,)`` for ``y`` (B, ...) and records ``X``
         (B, n)) and ``(X, rng) -> y``: for data-dependent noise (smooth sensitivity) whose density
         depends on the records, not only on the statistic.
     estimator : {"plain", "split"}
-        As in :func:`normal_approx_mc`.
+        As in `normal_approx_mc`.
 
     Returns
     -------
@@ -443,14 +499,22 @@ def marginal_mc(population, statistic, mechanism, theta, *, n, n_outer=500, n_in
 
         def release_logpdf(y, X, S, extras):
             return np.asarray(user_lp(y, X), float).reshape(X.shape[0])
+
     if release_sample is not None:
+
         def draw_release(X, S, extras):
             return np.asarray(release_sample(X, rng))
     elif probe_extra:
+
         def draw_release(X, S, extras):
-            return np.stack([np.asarray(mech.sample(S[i], rng, *(e[i] for e in extras)))
-                             for i in range(S.shape[0])])
+            return np.stack(
+                [
+                    np.asarray(mech.sample(S[i], rng, *(e[i] for e in extras)))
+                    for i in range(S.shape[0])
+                ]
+            )
     else:
+
         def draw_release(X, S, extras):
             return np.asarray(mech.sample(S, rng))
 
@@ -472,17 +536,33 @@ def marginal_mc(population, statistic, mechanism, theta, *, n, n_outer=500, n_in
         logw = release_logpdf(y_rep, Xin, Sin, [e[:, 1:].reshape(-1) for e in extras]).reshape(B, M)
         scores, _ = population.score(th, Xin)
         sl = slice(lo, lo + B)
-        g[sl], ga[sl], gb[sl], ess_all[sl], gc[sl], var[sl] = _snis_all(logw, scores.reshape(B, M, -1))
+        g[sl], ga[sl], gb[sl], ess_all[sl], gc[sl], var[sl] = _snis_all(
+            logw, scores.reshape(B, M, -1)
+        )
     info = {"n_outer": N, "n_inner": M, "mean_ess": float(ess_all.mean())}
-    return _finish(_terms(g, ga, gb, gc, var), estimator, "marginal_mc", population.n_params is None, info)
+    return _finish(
+        _terms(g, ga, gb, gc, var), estimator, "marginal_mc", population.n_params is None, info
+    )
 
 
-def sequential_mc(population, statistic, mechanism, theta, *, n, n_outer=2000, n_inner=1000,
-                  rng=None, release_logpdf=None, release_sample=None, estimator="corrected"):
-    r"""Seed 001 Algorithm 3: F(θ) of the local release :math:`Y_t = s(X_t) + V_t`, t = 1..n.
+def sequential_mc(
+    population,
+    statistic,
+    mechanism,
+    theta,
+    *,
+    n,
+    n_outer=2000,
+    n_inner=1000,
+    rng=None,
+    release_logpdf=None,
+    release_sample=None,
+    estimator="corrected",
+):
+    r"""Seed 001 Algorithm 3: F(θ) of the local release `Y_t = s(X_t) + V_t`, t = 1..n.
 
-    The releases are iid given θ, so :math:`F(\theta) = n\,\mathbb E[\gamma_1\gamma_1^T]` with the
-    one-record score estimated as in :func:`marginal_mc` (one record per database).
+    The releases are iid given θ, so `F(\theta) = n\,\mathbb E[\gamma_1\gamma_1^T]` with the
+    one-record score estimated as in `marginal_mc` (one record per database).
 
     Parameters
     ----------
@@ -492,11 +572,23 @@ def sequential_mc(population, statistic, mechanism, theta, *, n, n_outer=2000, n
     """
     n = check_n(n)
     one = marginal_mc(
-        population, statistic, mechanism, theta, n=1, n_outer=n_outer, n_inner=n_inner, rng=rng,
-        release_logpdf=release_logpdf, release_sample=release_sample, estimator=estimator,
+        population,
+        statistic,
+        mechanism,
+        theta,
+        n=1,
+        n_outer=n_outer,
+        n_inner=n_inner,
+        rng=rng,
+        release_logpdf=release_logpdf,
+        release_sample=release_sample,
+        estimator=estimator,
     )
-    info = {**one.info, "n_records": n,
-            **{f"value_{k}": _scaled(one.info[f"value_{k}"], n) for k in ESTIMATORS}}
+    info = {
+        **one.info,
+        "n_records": n,
+        **{f"value_{k}": _scaled(one.info[f"value_{k}"], n) for k in ESTIMATORS},
+    }
     return FisherEstimate(_scaled(one.value, n), _scaled(one.stderr, n), "sequential_mc", info)
 
 

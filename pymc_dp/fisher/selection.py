@@ -2,18 +2,18 @@ r"""Choosing the statistic to release (seed 001 §3; seed 000 §4.2 and §6.5).
 
 A candidate is better at θ when its release carries more Fisher information. Three criteria:
 
-* **pointwise** over a grid :math:`\theta_1..\theta_G`: the candidate with the largest F(θ_g) (for
-  vector θ the smallest :math:`\operatorname{tr} F(\theta_g)^{-1}`) at each point; ``best`` is set
+* **pointwise** over a grid `\theta_1..\theta_G`: the candidate with the largest F(θ_g) (for
+  vector θ the smallest `\operatorname{tr} F(\theta_g)^{-1}`) at each point; ``best`` is set
   only when one candidate wins at every grid point (uniformly better, as in seed 001 Example 2);
-* **prior-averaged**: the smallest :math:`\int \operatorname{tr} F(\theta)^{-1}\, p(\theta)\, d\theta`,
+* **prior-averaged**: the smallest `\int \operatorname{tr} F(\theta)^{-1}\, p(\theta)\, d\theta`,
   the Bernstein–von Mises approximation of the Bayes risk (posterior variance). For a scalar θ with
   a ``scipy.stats`` prior the integral is Gauss–Legendre quadrature in the prior's quantile space,
-  :math:`\int_0^1 g(F_p^{-1}(q))\,dq`; otherwise a Monte Carlo average over prior draws;
+  `\int_0^1 g(F_p^{-1}(q))\,dq`; otherwise a Monte Carlo average over prior draws;
 * **posterior samples** of θ (e.g. from a first release of ``n0`` records, seed 000 §6.5):
-  :math:`\frac1M\sum_m \operatorname{tr} F(\theta^{(m)})^{-1}`.
+  `\frac1M\sum_m \operatorname{tr} F(\theta^{(m)})^{-1}`.
 
-Monte Carlo candidates carry standard errors: the criterion :math:`\operatorname{tr}F^{-1}` gets
-one by the delta method (:math:`\mathrm{se}(1/F) = \mathrm{se}(F)/F^2`), the result reports by how
+Monte Carlo candidates carry standard errors: the criterion `\operatorname{tr}F^{-1}` gets
+one by the delta method (`\mathrm{se}(1/F) = \mathrm{se}(F)/F^2`), the result reports by how
 many standard errors the winner beats the runner-up (``margin_at``, ``margin``), and an estimate
 flagged ``unstable`` (non-positive, or relative standard error above
 `pymc_dp.fisher.monte_carlo.UNSTABLE_RSE`) is never ranked best. Before the run, one small pilot
@@ -43,7 +43,7 @@ class PlanningCostWarning(UserWarning):
 
 @dataclasses.dataclass(frozen=True)
 class Selection:
-    """Result of :func:`select_statistic`.
+    """Result of `select_statistic`.
 
     Attributes
     ----------
@@ -58,7 +58,7 @@ class Selection:
     fisher : dict
         name → F at each point (``(G,)`` or ``(G, d, d)``).
     scores : dict
-        name → weighted average of :math:`\\operatorname{tr} F^{-1}` (lower is better).
+        name → weighted average of `\\operatorname{tr} F^{-1}` (lower is better).
     best_at : list
         Winner at each θ point (``None`` where every candidate is unstable).
     stderr : dict
@@ -68,7 +68,7 @@ class Selection:
     score_se : dict
         name → standard error of its score (delta method; ``inf`` if any point is unstable).
     margin_at : list
-        At each point, (runner-up − winner) of :math:`\\operatorname{tr}F^{-1}` in standard errors
+        At each point, (runner-up − winner) of `\\operatorname{tr}F^{-1}` in standard errors
         of that difference (``inf`` for closed forms, ``nan`` with a single ranked candidate).
     margin : float
         The same for ``scores`` (prior / samples criteria; the smallest ``margin_at`` for a
@@ -94,7 +94,7 @@ class Selection:
 
 
 def inverse_trace(F) -> float:
-    """:math:`\\operatorname{tr} F^{-1}` (``1/F`` for scalar θ; ``inf`` for a singular F)."""
+    """`\\operatorname{tr} F^{-1}` (``1/F`` for scalar θ; ``inf`` for a singular F)."""
     F = np.atleast_2d(np.asarray(F, dtype=float))
     try:
         return float(np.trace(np.linalg.inv(F)))
@@ -103,7 +103,7 @@ def inverse_trace(F) -> float:
 
 
 def inverse_trace_se(F, se) -> float:
-    r"""Delta-method standard error of :math:`\operatorname{tr}F^{-1}` (entries' errors independent)."""
+    r"""Delta-method standard error of `\operatorname{tr}F^{-1}` (entries' errors independent)."""
     F = np.atleast_2d(np.asarray(F, dtype=float))
     se = np.atleast_2d(np.asarray(se, dtype=float))
     try:
@@ -132,12 +132,22 @@ def _as_candidates(candidates):
     return items
 
 
-def select_statistic(candidates, *, theta=None, prior=None, theta_samples=None, n=None,
-                     n_nodes=24, max_samples=200, rng=None, max_seconds=60.0) -> Selection:
+def select_statistic(
+    candidates,
+    *,
+    theta=None,
+    prior=None,
+    theta_samples=None,
+    n=None,
+    n_nodes=24,
+    max_samples=200,
+    rng=None,
+    max_seconds=60.0,
+) -> Selection:
     r"""Choose the candidate statistic whose release is most informative about θ.
 
     Give exactly one of ``theta`` (pointwise over a grid), ``prior`` (prior-averaged
-    :math:`\int \operatorname{tr}F^{-1}p`) or ``theta_samples`` (average over posterior draws).
+    `\int \operatorname{tr}F^{-1}p`) or ``theta_samples`` (average over posterior draws).
 
     Parameters
     ----------
@@ -220,8 +230,14 @@ def select_statistic(candidates, *, theta=None, prior=None, theta_samples=None, 
         best_at.append(names[win] if np.isfinite(table[win, g]) else None)
         margin_at.append(_margin(table[:, g], table_se[:, g], order))
     scores = {k: float(np.sum(weights * inv[k])) for k in names}
-    score_se = {k: (float(np.sqrt(np.sum((weights * inv_se[k]) ** 2))) if not unstable[k].any()
-                    else float("inf")) for k in names}
+    score_se = {
+        k: (
+            float(np.sqrt(np.sum((weights * inv_se[k]) ** 2)))
+            if not unstable[k].any()
+            else float("inf")
+        )
+        for k in names
+    }
     if criterion == "pointwise":
         uniform = best_at[0] is not None and all(b == best_at[0] for b in best_at)
         best = best_at[0] if uniform else None
@@ -232,8 +248,21 @@ def select_statistic(candidates, *, theta=None, prior=None, theta_samples=None, 
         sc = np.array([ranked.get(k, np.inf) for k in names])
         margin = _margin(sc, np.array([score_se[k] for k in names]), np.argsort(sc, kind="stable"))
         margin = margin if best is not None else float("nan")
-    return Selection(best, criterion, points, weights, fisher, scores, best_at, ses, unstable,
-                     score_se, margin_at, margin, cost)
+    return Selection(
+        best,
+        criterion,
+        points,
+        weights,
+        fisher,
+        scores,
+        best_at,
+        ses,
+        unstable,
+        score_se,
+        margin_at,
+        margin,
+        cost,
+    )
 
 
 def _margin(values, ses, order) -> float:
@@ -267,7 +296,8 @@ def _estimate_cost(items, points, n_params, n, rng, max_seconds) -> dict:
             f"select_statistic will take about {cost['total']:.0f} s ({detail}; {len(points)} θ "
             f"points), above max_seconds={max_seconds}. Use fewer θ points, smaller n_outer / "
             "n_inner in the candidates' options, or raise max_seconds.",
-            PlanningCostWarning, stacklevel=3,
+            PlanningCostWarning,
+            stacklevel=3,
         )
     return cost
 

@@ -1,13 +1,13 @@
 r"""Statistic selection with an initial chunk of the data (seed 000 §6.5).
 
-1. Release :math:`Y_0 = S^{(0)}(X_{1:n_0}) + V_0` with an arbitrary first statistic.
-2. Sample :math:`\theta^{(1..M)} \sim p(\theta \mid y_0)` (PyMC, ``pdp.DataAugmentation`` for the
+1. Release `Y_0 = S^{(0)}(X_{1:n_0}) + V_0` with an arbitrary first statistic.
+2. Sample `\theta^{(1..M)} \sim p(\theta \mid y_0)` (PyMC, ``pdp.DataAugmentation`` for the
    latent records).
-3. Choose :math:`s^* = \arg\min_s \frac1M\sum_m \operatorname{tr} F_s(\theta^{(m)})^{-1}` with
-   :func:`~pymc_dp.fisher.select_statistic`, the candidates scored for ``n - n0`` records.
-4. Release :math:`Y_1 = S^*(X_{n_0+1:n}) + V_1`. The chunks are disjoint, so with each release
+3. Choose `s^* = \arg\min_s \frac1M\sum_m \operatorname{tr} F_s(\theta^{(m)})^{-1}` with
+   `select_statistic`, the candidates scored for ``n - n0`` records.
+4. Release `Y_1 = S^*(X_{n_0+1:n}) + V_1`. The chunks are disjoint, so with each release
    ε-DP the pair is ε-DP (parallel composition).
-5. Posterior :math:`p(\theta \mid y_0, y_1)` from one PyMC model with two ``DPObserved`` nodes, one
+5. Posterior `p(\theta \mid y_0, y_1)` from one PyMC model with two ``DPObserved`` nodes, one
    per chunk of latent records.
 """
 
@@ -24,7 +24,7 @@ __all__ = ["TwoStageResult", "two_release_model", "two_stage_release"]
 
 @dataclasses.dataclass(frozen=True)
 class TwoStageResult:
-    """Outcome of :func:`two_stage_release`.
+    """Outcome of `two_stage_release`.
 
     Attributes
     ----------
@@ -92,8 +92,18 @@ def posterior_draws(idata, name):
     return vals.reshape((-1,) + vals.shape[2:])
 
 
-def two_stage_release(data, candidates, *, n0, initial, population, prior, rng=None,
-                      sample_kwargs=None, select_kwargs=None) -> TwoStageResult:
+def two_stage_release(
+    data,
+    candidates,
+    *,
+    n0,
+    initial,
+    population,
+    prior,
+    rng=None,
+    sample_kwargs=None,
+    select_kwargs=None,
+) -> TwoStageResult:
     r"""Run the two-stage scheme of seed 000 §6.5 on confidential ``data`` (curator and analyst).
 
     Parameters
@@ -113,7 +123,7 @@ def two_stage_release(data, candidates, *, n0, initial, population, prior, rng=N
     rng : numpy.random.Generator
         Noise of both releases and the samplers' seeds.
     sample_kwargs, select_kwargs : dict, optional
-        Passed to ``pm.sample`` and :func:`select_statistic`.
+        Passed to ``pm.sample`` and `select_statistic`.
     """
     from pymc_dp.fisher.selection import _as_candidates, select_statistic
     from pymc_dp.release import release
@@ -134,12 +144,18 @@ def two_stage_release(data, candidates, *, n0, initial, population, prior, rng=N
     )
     idata0 = _sample(model0, rec0, rng, sample_kwargs)
     draws = posterior_draws(idata0, theta0.name)
-    selection = select_statistic(items, theta_samples=draws, n=n - n0, rng=rng, **(select_kwargs or {}))
+    selection = select_statistic(
+        items, theta_samples=draws, n=n - n0, rng=rng, **(select_kwargs or {})
+    )
     chosen = next(c for c in items if c.name == selection.best)
     y1 = release(data[n0:], chosen.statistic, chosen.mechanism, rng=rng)
     model, _, rec = two_release_model(
-        [(initial.statistic, initial.mechanism, y0, n0), (chosen.statistic, chosen.mechanism, y1, n - n0)],
-        population=population, prior=prior,
+        [
+            (initial.statistic, initial.mechanism, y0, n0),
+            (chosen.statistic, chosen.mechanism, y1, n - n0),
+        ],
+        population=population,
+        prior=prior,
     )
     idata = _sample(model, rec, rng, sample_kwargs)
     return TwoStageResult(selection, chosen, (y0, y1), model, idata, idata0)

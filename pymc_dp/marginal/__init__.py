@@ -10,4 +10,13 @@ from pymc_dp.marginal.plan import MAX_SECONDS, TRUNCATION, CollapsedPlan
 from pymc_dp.marginal.recover import recover_records
 from pymc_dp.marginal.step import Collapsed
 
-__all__ = ["Collapsed", "MAX_SECONDS", "TRUNCATION", "CollapsedPlan", "collapsed_plans", "marginal_plans", "marginalize", "recover_records"]
+__all__ = [
+    "Collapsed",
+    "MAX_SECONDS",
+    "TRUNCATION",
+    "CollapsedPlan",
+    "collapsed_plans",
+    "marginal_plans",
+    "marginalize",
+    "recover_records",
+]

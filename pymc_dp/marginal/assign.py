@@ -1,8 +1,8 @@
-"""When ``pm.sample()`` gives discrete records to :class:`pymc_dp.Collapsed`: its competence.
+"""When ``pm.sample()`` gives discrete records to `pymc_dp.Collapsed`: its competence.
 
 A record variable goes to ``Collapsed`` (with its direct continuous parents) when
-:func:`pymc_dp.marginal.collapsed_plans` accepts it and one Collapsed iteration is estimated at
-most :data:`MAX_ITERATION_SECONDS` (:func:`iteration_seconds`); beyond, DataAugmentation's O(n)
+`pymc_dp.marginal.collapsed_plans` accepts it and one Collapsed iteration is estimated at
+most `MAX_ITERATION_SECONDS` (`iteration_seconds`); beyond, DataAugmentation's O(n)
 sweep is faster and keeps the records. The rule lives here, below the step, so that the samplers
 package never imports the marginal one.
 """
@@ -21,12 +21,13 @@ from pymc_dp.samplers.assign import cached_verdict
 
 __all__ = ["MAX_ITERATION_SECONDS", "collapsed_competence", "iteration_seconds", "record_parents"]
 
-#: pm.sample() gives records to Collapsed when :func:`iteration_seconds` is at most this
+#: pm.sample() gives records to Collapsed when `iteration_seconds` is at most this
 MAX_ITERATION_SECONDS = 2e-3
+
 
 def iteration_seconds(plan) -> float:
     r"""Estimated seconds of one Collapsed iteration for ``plan``: three evaluations of the collapsed
-    log-likelihood (bounded by the measured cost of a gradient, :data:`SECONDS_PER_TERM`) plus one
+    log-likelihood (bounded by the measured cost of a gradient, `SECONDS_PER_TERM`) plus one
     backward draw of the records (local O(n·w); additive O(n·L·w_t) in numba, O(n) for the closed
     Poisson/negative-binomial sums; counts O(N²K) in NumPy)."""
     route = plan.case if plan.case != "additive" else ("closed" if plan.closed else "convolution")
@@ -46,20 +47,21 @@ def iteration_seconds(plan) -> float:
 def record_parents(model, record) -> list:
     """The continuous free variables the record variable's distribution reads directly (θ)."""
     direct = set(ancestors(list(record.owner.inputs), blockers=list(model.basic_RVs)))
-    return [v for v in model.free_RVs
-            if v in direct and v is not record and v.dtype.startswith("float")]
+    return [
+        v for v in model.free_RVs if v in direct and v is not record and v.dtype.startswith("float")
+    ]
 
 
 _COLLAPSIBLE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def collapsed_competence(var) -> Competence:
-    """``IDEAL`` for a discrete record variable :class:`pymc_dp.Collapsed` takes, and for its direct
+    """``IDEAL`` for a discrete record variable `pymc_dp.Collapsed` takes, and for its direct
     continuous parents.
 
-    A record variable qualifies when :func:`pymc_dp.marginal.collapsed_plans` accepts it and one
-    Collapsed iteration is cheap: :func:`iteration_seconds` ≤
-    :data:`MAX_ITERATION_SECONDS` (beyond, e.g. pdp.Counts of N = 400
+    A record variable qualifies when `pymc_dp.marginal.collapsed_plans` accepts it and one
+    Collapsed iteration is cheap: `iteration_seconds` ≤
+    `MAX_ITERATION_SECONDS` (beyond, e.g. pdp.Counts of N = 400
     records, DataAugmentation's O(n) sweep is faster). The verdict (which records, built once with
     ``marginalize`` on all of them, so the step never refuses at construction) is cached per model
     state; never warns.
@@ -68,7 +70,11 @@ def collapsed_competence(var) -> Competence:
     if verdict == Competence.INCOMPATIBLE:
         return verdict
     records, parents = verdict
-    return Competence.IDEAL if (var.name in records or var.name in parents) else Competence.INCOMPATIBLE
+    return (
+        Competence.IDEAL
+        if (var.name in records or var.name in parents)
+        else Competence.INCOMPATIBLE
+    )
 
 
 def _collapsible(model, nodes):

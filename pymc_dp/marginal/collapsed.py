@@ -2,8 +2,8 @@ r"""``marginalize(model)``: integrate discrete latent records out of a PyMC mode
 
 The returned model has no record variables: each group of ``DPObserved`` nodes reading one
 record variable is replaced by a ``pm.Potential`` holding the exact collapsed log-likelihood
-``log p(s_dp | θ)`` (:mod:`pymc_dp.marginal.loglik`), a differentiable graph of θ, so ``pm.sample()``
-runs NUTS on θ alone. Draws of the records come back with :func:`pymc_dp.recover_records`.
+``log p(s_dp | θ)`` (`pymc_dp.marginal.loglik`), a differentiable graph of θ, so ``pm.sample()``
+runs NUTS on θ alone. Draws of the records come back with `pymc_dp.recover_records`.
 
 The rewrite goes through PyMC's functional-graph form of a model (``fgraph_from_model`` /
 ``model_from_fgraph``), as pymc-extras' ``MarginalModel`` does: the record variable and its
@@ -33,7 +33,9 @@ def _potential(var, name):
 def _groups(model, records):
     nodes = dp_nodes(model)
     if not nodes:
-        raise ValueError("The model has no pdp.DPObserved release, so there is nothing to marginalize.")
+        raise ValueError(
+            "The model has no pdp.DPObserved release, so there is nothing to marginalize."
+        )
     groups = {}
     for node in nodes.values():
         groups.setdefault(node.data[0], []).append(node)
@@ -51,7 +53,7 @@ def _groups(model, records):
 
 
 def collapsed_plans(model=None, *, records=None, method="auto"):
-    """The :class:`~pymc_dp.marginal.plan.CollapsedPlan` of each record variable (name → plan).
+    """The `CollapsedPlan` of each record variable (name → plan).
 
     Raises the reason when a record variable cannot be collapsed exactly and cheaply.
     """
@@ -60,9 +62,14 @@ def collapsed_plans(model=None, *, records=None, method="auto"):
     groups = _groups(model, records)
     for record, group in groups.items():
         if record not in model.free_RVs:
-            raise ValueError(f"Record variable {record.name!r} is not a free variable of the model.")
-        users = [v for v in model.basic_RVs + model.deterministics + model.potentials
-                 if v is not record and v not in [nd.rv for nd in group]]
+            raise ValueError(
+                f"Record variable {record.name!r} is not a free variable of the model."
+            )
+        users = [
+            v
+            for v in model.basic_RVs + model.deterministics + model.potentials
+            if v is not record and v not in [nd.rv for nd in group]
+        ]
         for v in users:
             if record in ancestors([v]):
                 raise ValueError(
@@ -101,7 +108,7 @@ def marginalize(model=None, *, records=None, method="auto"):
     pm.Model
         The model without the record variables; each group of releases is a ``pm.Potential``
         named after the release (several local releases: their names joined by ``"+"``) with the
-        exact :math:`\log p(s_{dp} \mid θ)`. The plans are kept for :func:`recover_records`.
+        exact `\log p(s_{dp} \mid θ)`. The plans are kept for `recover_records`.
         The collapsed releases' values are planned now (support, noise densities): a ``pm.Data``
         container that held one is not in the returned model, so after ``pm.set_data`` on the
         original model, marginalize it again.
@@ -111,7 +118,7 @@ def marginalize(model=None, *, records=None, method="auto"):
     Cost per gradient: local releases O(u·w) (u distinct release rows, w support points);
     additive statistics O(L² log n) by convolution (L lattice values of the sum) or O(L) in
     closed form; counts O(N² K) (O(N·band·K) when the noise radius cuts the cells). Plans whose
-    gradient would take longer than :data:`pymc_dp.marginal.plan.MAX_SECONDS` (30 ms, measured
+    gradient would take longer than `pymc_dp.marginal.plan.MAX_SECONDS` (30 ms, measured
     time per term) are refused: data augmentation is faster there; see ``docs/collapsed.md``.
     """
     model = pm.modelcontext(model)
@@ -143,9 +150,15 @@ def marginalize(model=None, *, records=None, method="auto"):
     collapsed = {node for plan in plans.values() for node in plan.nodes}
     for name, node in all_nodes.items():  # releases not collapsed stay visible to the samplers
         if name not in collapsed:
-            kept[name] = DPNode(rv=new[name], data=tuple(new[d.name] for d in node.data),
-                                statistic=node.statistic, mechanism=node.mechanism, n=node.n,
-                                dim=node.dim, shape=node.shape)
+            kept[name] = DPNode(
+                rv=new[name],
+                data=tuple(new[d.name] for d in node.data),
+                statistic=node.statistic,
+                mechanism=node.mechanism,
+                n=node.n,
+                dim=node.dim,
+                shape=node.shape,
+            )
     set_nodes(new, kept)
     set_extra(new, "collapsed", {"plans": plans, "original": model})
     return new
@@ -171,8 +184,8 @@ def _law_params(plan, rv):
 
 
 def marginal_plans(model) -> dict:
-    """The plans (record name → :class:`~pymc_dp.marginal.CollapsedPlan`) of a model returned by
-    :func:`marginalize`: which releases each integrated-out record variable carried, and how."""
+    """The plans (record name → `CollapsedPlan`) of a model returned by
+    `marginalize`: which releases each integrated-out record variable carried, and how."""
     info = get_extra(model, "collapsed")
     if info is None:
         raise ValueError(

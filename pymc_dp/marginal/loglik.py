@@ -1,24 +1,26 @@
 r"""Exact collapsed log-likelihoods ``log p(s_dp | θ)`` as differentiable PyTensor graphs.
 
 Three cases, each a function of the per-record log pmf ``log f(x | θ)`` over a finite support
-(see :mod:`pymc_dp.marginal.records`) and constant noise log densities ``log η`` precomputed from
+(see `pymc_dp.marginal.records`) and constant noise log densities ``log η`` precomputed from
 the release:
 
 * **local** (one release per record, e.g. randomized response):
 
-  .. math:: \log p(s \mid θ) = \sum_i \log \sum_x f(x \mid θ) \prod_m η_m(s_{m,i} \mid t_m(x)),
+  ```text
+  \log p(s \mid θ) = \sum_i \log \sum_x f(x \mid θ) \prod_m η_m(s_{m,i} \mid t_m(x)),
+  ```
 
   cost O(u · w) per gradient for ``u`` distinct release rows and ``w`` support points;
 * **additive** (``S = c Σ t(x_i)``, contributions on an integer lattice ``lo + step·k``): the pmf of
   ``K = Σ k_i`` is the n-fold convolution power of the per-record lattice pmf ``q``, computed in log
   space by repeated squaring (O(L² log n) per gradient, ``L = n (w_t − 1) + 1`` lattice points), or
   a closed form (Binomial, Poisson, negative binomial) when the contributions are the records
-  themselves (O(L)); then :math:`\log \sum_K P(K \mid θ)\, η(s \mid c(n·lo + step·K))`;
+  themselves (O(L)); then `\log \sum_K P(K \mid θ)\, η(s \mid c(n·lo + step·K))`;
 * **counts** of categorical records with independent noise on each cell: the multinomial written as
-  sequential binomials, :math:`c_k \mid c_{<k} \sim \mathrm{Bin}(N - \sum_{j<k} c_j, π_k / \sum_{j≥k}
+  sequential binomials, `c_k \mid c_{<k} \sim \mathrm{Bin}(N - \sum_{j<k} c_j, π_k / \sum_{j≥k}
   π_j)`, summed by a forward recursion over the number of records left (O(N² K) per gradient).
 
-All sums are ``logsumexp`` in log space; impossible entries carry the finite constant :data:`NEG`
+All sums are ``logsumexp`` in log space; impossible entries carry the finite constant `NEG`
 (not ``-inf``) so gradients stay finite.
 """
 
@@ -130,5 +132,7 @@ def counts_loglik(logf, eta, n: int, bands=None):
         idx = np.where(ok, rs, n + 1)
         a_pad = pt.concatenate([alpha, pt.as_tensor_variable(np.array([NEG]))])
         # c·log ρ varies along the band only, r'·log(1-ρ) not at all: kept out of the matrix
-        alpha = rp[:, 0] * log_rest + _lse(_gather(a_pad, idx) + const + (c * log_rho)[None, :], axis=1)
+        alpha = rp[:, 0] * log_rest + _lse(
+            _gather(a_pad, idx) + const + (c * log_rho)[None, :], axis=1
+        )
     return _lse(alpha + eta[k_cat - 1], axis=0)

@@ -1,7 +1,7 @@
 r"""Which collapsed likelihood applies to one record variable, and its constants.
 
-:func:`make_plan` looks at the ``DPObserved`` nodes that read one record variable and returns a
-:class:`CollapsedPlan`: the case (local / additive / counts, :mod:`pymc_dp.marginal.loglik`), the
+`make_plan` looks at the ``DPObserved`` nodes that read one record variable and returns a
+`CollapsedPlan`: the case (local / additive / counts, `pymc_dp.marginal.loglik`), the
 enumerated support, the noise log densities ``log η`` at every value the statistic can take, and
 the cost per gradient. It refuses, with the reason and the alternative, everything it cannot make
 exact or cheap.
@@ -63,7 +63,7 @@ class CollapsedPlan:
     offset: int = 0  # additive closed forms: the sum is offset + index (window of the noise)
 
     def logf(self, params=None):
-        """``log f(x | θ)`` over :attr:`support` (graph; ``params`` default the law's own)."""
+        """``log f(x | θ)`` over `support` (graph; ``params`` default the law's own)."""
         return log_pmf(self.law, self.support, tail=self.tail, params=params)
 
     def log_q(self, logf):
@@ -196,7 +196,9 @@ def _support(law, nodes, releases, case):
         )
     if case != "local":
         return None, False, TRUNCATION  # closed form of the sum, cut in make_plan
-    top = max(float(np.max(s + _radius(nd.mechanism, nd.rv.name))) for nd, s in zip(nodes, releases))
+    top = max(
+        float(np.max(s + _radius(nd.mechanism, nd.rv.name))) for nd, s in zip(nodes, releases)
+    )
     return np.arange(law.low, max(law.low + 1, math.ceil(top)) + 1), False, TRUNCATION
 
 
@@ -206,8 +208,14 @@ def make_plan(model, record, nodes, *, method="auto") -> CollapsedPlan:
     names = tuple(nd.rv.name for nd in nodes)
     for nd in nodes:
         _check_node(nd)
-    kinds = {"local" if nd.statistic.local else
-             "counts" if hasattr(nd.statistic, "n_categories") else "additive" for nd in nodes}
+    kinds = {
+        "local"
+        if nd.statistic.local
+        else "counts"
+        if hasattr(nd.statistic, "n_categories")
+        else "additive"
+        for nd in nodes
+    }
     if len(kinds) > 1 or (kinds != {"local"} and len(nodes) > 1 and kinds == {"counts"}):
         raise ValueError(
             f"Record variable {law.name!r} feeds releases {list(names)} of kinds {sorted(kinds)}; "
@@ -222,10 +230,21 @@ def make_plan(model, record, nodes, *, method="auto") -> CollapsedPlan:
     if case == "local":
         eta = _local_eta(law, nodes, releases, support)
         rows, inverse, weights = np.unique(eta, axis=0, return_inverse=True, return_counts=True)
-        plan = CollapsedPlan(law, "local", names, support, tail, rows, cost=rows.size,
-                             truncation=trunc, weights=weights.astype(float),
-                             rows=inverse.reshape(-1))
-        return _check_cost(plan, f"{rows.shape[0]} distinct release rows × {len(support)} support points")
+        plan = CollapsedPlan(
+            law,
+            "local",
+            names,
+            support,
+            tail,
+            rows,
+            cost=rows.size,
+            truncation=trunc,
+            weights=weights.astype(float),
+            rows=inverse.reshape(-1),
+        )
+        return _check_cost(
+            plan, f"{rows.shape[0]} distinct release rows × {len(support)} support points"
+        )
     return _additive_plan(law, nodes, releases, names, support, tail, method)
 
 
@@ -233,21 +252,37 @@ def _additive_plan(law, nodes, releases, names, support, tail, method):
     n = law.n
     c = nodes[0].statistic.factor(n)
     if any(nd.statistic.factor(n) != c for nd in nodes):
-        raise ValueError(f"Releases {list(names)} scale their sums differently; release one statistic.")
+        raise ValueError(
+            f"Releases {list(names)} scale their sums differently; release one statistic."
+        )
     if support is None:  # unclamped Poisson / Geometric: closed form, cut by the noise tails
         closed = {"poisson": "poisson", "geometric": "negative_binomial"}[law.kind]
         # keep only sums within the noise radius of every release (both tails below TRUNCATION)
-        bottom = max((float(s.reshape(())) - _radius(nd.mechanism, nd.rv.name)) / c
-                     for nd, s in zip(nodes, releases))
-        top = min((float(s.reshape(())) + _radius(nd.mechanism, nd.rv.name)) / c
-                  for nd, s in zip(nodes, releases))
+        bottom = max(
+            (float(s.reshape(())) - _radius(nd.mechanism, nd.rv.name)) / c
+            for nd, s in zip(nodes, releases)
+        )
+        top = min(
+            (float(s.reshape(())) + _radius(nd.mechanism, nd.rv.name)) / c
+            for nd, s in zip(nodes, releases)
+        )
         offset = max(n * law.low, math.floor(bottom))
         length = max(2, math.ceil(top) - offset + 1)
         s_values = c * (offset + np.arange(length))
         eta = sum(nd.mechanism.logpdf(s.reshape(()), s_values) for nd, s in zip(nodes, releases))
-        plan = CollapsedPlan(law, "additive", names, np.arange(law.low, law.low + 1), False,
-                             np.asarray(eta), cost=length, truncation=TRUNCATION, length=length,
-                             closed=closed, offset=offset)
+        plan = CollapsedPlan(
+            law,
+            "additive",
+            names,
+            np.arange(law.low, law.low + 1),
+            False,
+            np.asarray(eta),
+            cost=length,
+            truncation=TRUNCATION,
+            length=length,
+            closed=closed,
+            offset=offset,
+        )
         return _check_cost(plan, f"{length} values of the sum")
     ts = [_contributions(nd, support) for nd in nodes]
     if any(not np.array_equal(t, ts[0]) for t in ts):
@@ -259,9 +294,15 @@ def _additive_plan(law, nodes, releases, names, support, tail, method):
     lo = float(t.min())
     diffs = t - lo
     pos = diffs[diffs > 0]
-    step = 1.0 if pos.size == 0 else (
-        float(np.gcd.reduce(np.rint(pos).astype(np.int64))) if np.allclose(pos, np.rint(pos), rtol=0, atol=1e-9)
-        else float(pos.min()))
+    step = (
+        1.0
+        if pos.size == 0
+        else (
+            float(np.gcd.reduce(np.rint(pos).astype(np.int64)))
+            if np.allclose(pos, np.rint(pos), rtol=0, atol=1e-9)
+            else float(pos.min())
+        )
+    )
     cells = diffs / step
     if not np.allclose(cells, np.rint(cells), rtol=0, atol=1e-9):
         raise ValueError(
@@ -275,20 +316,40 @@ def _additive_plan(law, nodes, releases, names, support, tail, method):
     s_values = c * (n * lo + step * np.arange(length))
     eta = sum(nd.mechanism.logpdf(s.reshape(()), s_values) for nd, s in zip(nodes, releases))
     identity = (not tail) and np.array_equal(t, support.astype(float))
-    closed = "binomial" if (identity and method == "auto" and law.kind in ("bernoulli", "binomial")) else None
+    closed = (
+        "binomial"
+        if (identity and method == "auto" and law.kind in ("bernoulli", "binomial"))
+        else None
+    )
     if method not in ("auto", "convolution"):
         raise ValueError(f"method must be 'auto' or 'convolution', got method={method!r}.")
     squarings = 2 * max(1, math.ceil(math.log2(max(n, 2))))
     cost = length if closed else length * length * squarings
-    plan = CollapsedPlan(law, "additive", names, support, tail, np.asarray(eta), cost=cost,
-                         cells=cells, n_cells=n_cells, length=length, closed=closed)
-    return _check_cost(plan, f"{length} values of the sum, about {squarings} log-space convolutions "
-                             f"of up to {length}² terms")
+    plan = CollapsedPlan(
+        law,
+        "additive",
+        names,
+        support,
+        tail,
+        np.asarray(eta),
+        cost=cost,
+        cells=cells,
+        n_cells=n_cells,
+        length=length,
+        closed=closed,
+    )
+    return _check_cost(
+        plan,
+        f"{length} values of the sum, about {squarings} log-space convolutions "
+        f"of up to {length}² terms",
+    )
 
 
 def _counts_plan(law, node, release, names):
     k = node.statistic.n_categories
-    if not (law.kind == "categorical" and law.n_categories == k) and not (law.kind == "bernoulli" and k == 2):
+    if not (law.kind == "categorical" and law.n_categories == k) and not (
+        law.kind == "bernoulli" and k == 2
+    ):
         raise ValueError(
             f"pdp.Counts({k}) on {law.name!r} ({law.kind}) needs categorical records with exactly {k} "
             "categories (or Bernoulli records with Counts(2))."
@@ -299,14 +360,25 @@ def _counts_plan(law, node, release, names):
     try:  # cells far outside the noise radius of their release carry < TRUNCATION of the density
         radius = _radius(node.mechanism, node.rv.name)
         bands = [np.flatnonzero(np.abs(c - release[j]) <= radius) for j in range(k - 1)]
-        bands = [b if b.size else np.array([int(np.clip(np.rint(release[j]), 0, n))])
-                 for j, b in enumerate(bands)]
+        bands = [
+            b if b.size else np.array([int(np.clip(np.rint(release[j]), 0, n))])
+            for j, b in enumerate(bands)
+        ]
         trunc = TRUNCATION
     except ValueError:
         bands, trunc = None, 0.0
     width = (n + 1) * (k - 1) if bands is None else sum(b.size for b in bands)
-    plan = CollapsedPlan(law, "counts", names, np.arange(k), False, eta, cost=float(n + 1) * width,
-                         truncation=trunc, bands=bands)
+    plan = CollapsedPlan(
+        law,
+        "counts",
+        names,
+        np.arange(k),
+        False,
+        eta,
+        cost=float(n + 1) * width,
+        truncation=trunc,
+        bands=bands,
+    )
     return _check_cost(plan, f"(N+1)·Σ_k |band_k| with N = {n}, K = {k}")
 
 

@@ -1,12 +1,12 @@
 r"""The law of one latent record: which discrete distribution, its parameters, its support.
 
 A collapsed likelihood needs the per-record probability mass function ``f(x | θ)`` over a finite
-support, as a PyTensor graph of θ. :func:`record_law` reads it off the record variable of a PyMC
+support, as a PyTensor graph of θ. `record_law` reads it off the record variable of a PyMC
 model: the distribution (Bernoulli, Categorical, Binomial, Poisson, DiscreteUniform, Geometric), its
 parameters (graphs of θ, checked to be the same for every record: records iid given θ, record axis
 0), and its support. Infinite supports (Poisson, Geometric) are cut at ``K`` with the tail mass
 ``P(X ≥ K | θ)`` lumped into the last cell (exact when every statistic clamps at ``K``); see
-:func:`log_pmf`.
+`log_pmf`.
 """
 
 from __future__ import annotations
@@ -125,7 +125,9 @@ def record_law(rv, n: int | None = None) -> RecordLaw:
     elif kind == "categorical":
         k = core[0].type.shape[-1]
         if k is None:
-            raise ValueError(f"The number of categories of {name!r} must be fixed (static shape of p).")
+            raise ValueError(
+                f"The number of categories of {name!r} must be fixed (static shape of p)."
+            )
         high = k - 1
     elif kind == "binomial":
         high = _constant(core[0], "number of trials n", name)
@@ -134,8 +136,9 @@ def record_law(rv, n: int | None = None) -> RecordLaw:
         high = _constant(core[1], "upper bound", name)
     elif kind == "geometric":
         low = 1
-    return RecordLaw(name=name, kind=kind, params=tuple(core), n=int(n), low=low, high=high,
-                     n_categories=k)
+    return RecordLaw(
+        name=name, kind=kind, params=tuple(core), n=int(n), low=low, high=high, n_categories=k
+    )
 
 
 def _dist(law: RecordLaw, params=None):

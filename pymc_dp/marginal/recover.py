@@ -1,7 +1,7 @@
 r"""Exact posterior draws of the integrated-out records: ``x ~ p(x | θ, s_dp)`` per posterior draw.
 
 Backward sampling through the same sums the collapsed likelihood computes
-(:mod:`pymc_dp.marginal.loglik`):
+(`pymc_dp.marginal.loglik`):
 
 * local releases: each record independently, ``P(x_i = x) ∝ f(x | θ) Π_m η_m(s_{m,i} | t_m(x))``
   (O(n·w) per draw);
@@ -107,8 +107,13 @@ def _closed_sum_logp(plan, params):
     if plan.closed == "poisson":
         return special.xlogy(k, n * params[0]) - n * params[0] - special.gammaln(k + 1)
     p, k = params[0], k - n
-    return (special.gammaln(n + k) - special.gammaln(n) - special.gammaln(k + 1)
-            + n * np.log(p) + special.xlog1py(k, -p))
+    return (
+        special.gammaln(n + k)
+        - special.gammaln(n)
+        - special.gammaln(k + 1)
+        + n * np.log(p)
+        + special.xlog1py(k, -p)
+    )
 
 
 def _additive(plan, logf, params, rng):
@@ -139,12 +144,18 @@ def _counts(plan, logf, params, rng):
     rr, rp = r[:, None], r[None, :]
     ok = rr >= rp
     c = np.where(ok, rr - rp, 0)
-    log_choose = np.where(ok, special.gammaln(rr + 1) - special.gammaln(c + 1) - special.gammaln(rp + 1), -np.inf)
+    log_choose = np.where(
+        ok, special.gammaln(rr + 1) - special.gammaln(c + 1) - special.gammaln(rp + 1), -np.inf
+    )
     tails = [special.logsumexp(logf[k:]) for k in range(k_cat)]
     alphas, mats = [np.where(r == n, 0.0, -np.inf)], []
     for k in range(k_cat - 1):
-        m = (log_choose + np.where(ok, plan.eta[k][c], -np.inf)
-             + c * (logf[k] - tails[k]) + special.xlogy(rp, np.exp(tails[k + 1] - tails[k])))
+        m = (
+            log_choose
+            + np.where(ok, plan.eta[k][c], -np.inf)
+            + c * (logf[k] - tails[k])
+            + special.xlogy(rp, np.exp(tails[k + 1] - tails[k]))
+        )
         mats.append(m)
         alphas.append(special.logsumexp(alphas[-1][:, None] + m, axis=0))
     left = _draw_categorical(alphas[-1] + plan.eta[k_cat - 1], rng)
@@ -180,21 +191,22 @@ def _compile(plan, original):
 
 
 def record_draw_fn(plan, model):
-    """Compile ``point -> outputs`` for :func:`draw_records` from ``model``'s value variables
+    """Compile ``point -> outputs`` for `draw_records` from ``model``'s value variables
     (PyMC's transformed space, as in a sampler's point). Returns ``(fn, input names, has_logf)``."""
     from pymc.logprob.utils import replace_rvs_by_values
     from pymc.pytensorf import compile as pm_compile
 
     outs, has_logf = _graphs(plan)
-    outs = replace_rvs_by_values(outs, rvs_to_values=model.rvs_to_values,
-                                 rvs_to_transforms=model.rvs_to_transforms)
+    outs = replace_rvs_by_values(
+        outs, rvs_to_values=model.rvs_to_values, rvs_to_transforms=model.rvs_to_transforms
+    )
     fn = pm_compile(list(model.value_vars), outs, on_unused_input="ignore")
     return fn, [v.name for v in model.value_vars], has_logf
 
 
 def draw_records(plan, outputs, has_logf, rng):
     """One exact draw ``x ~ p(x | θ, s_dp)`` of the records of ``plan``, given ``outputs`` of the
-    compiled ``[log f] + params`` at θ (from :func:`record_draw_fn` or the posterior)."""
+    compiled ``[log f] + params`` at θ (from `record_draw_fn` or the posterior)."""
     logf = np.asarray(outputs[0], dtype=np.float64) if has_logf else None
     params = [np.asarray(p, dtype=np.float64) for p in (outputs[1:] if has_logf else outputs)]
     return _DRAW[plan.case](plan, logf, params, rng)
@@ -208,9 +220,9 @@ def _tail_logpmf(kind, params, x):
 
 
 def record_logq(plan, outputs, has_logf, x) -> float:
-    """``log q(x)`` up to a constant in ``x``, where q is the law :func:`draw_records` draws from.
+    """``log q(x)`` up to a constant in ``x``, where q is the law `draw_records` draws from.
 
-    Same inputs as :func:`draw_records` plus the records ``x`` (one int array). Written per case
+    Same inputs as `draw_records` plus the records ``x`` (one int array). Written per case
     from the ingredients the draw uses (``log f`` over the support, the noise table ``eta``, the
     lattice cells, the closed laws of the sum, the law of a lumped tail value), so tests can check
     that q(x) ∝ p(x, s_dp | θ) of the model (``tests/unit/samplers/test_conditionals_vs_logp.py``).
@@ -229,9 +241,13 @@ def record_logq(plan, outputs, has_logf, x) -> float:
         lp = float(_closed_sum_logp(plan, params)[j] + plan.eta[j])
         total = int(x.sum())
         if plan.closed == "poisson":  # x | S ~ Multinomial(S, 1/n)
-            return lp + float(special.gammaln(total + 1) - special.gammaln(x + 1).sum() - total * np.log(n))
+            return lp + float(
+                special.gammaln(total + 1) - special.gammaln(x + 1).sum() - total * np.log(n)
+            )
         extra = total - n * law.low  # uniform over the compositions of extra into n parts
-        return lp - float(special.gammaln(extra + n) - special.gammaln(extra + 1) - special.gammaln(n))
+        return lp - float(
+            special.gammaln(extra + n) - special.gammaln(extra + 1) - special.gammaln(n)
+        )
     idx = x - int(plan.support[0])
     last = len(plan.support) - 1
     if not plan.tail and np.any(idx > last):
@@ -251,10 +267,10 @@ def record_logq(plan, outputs, has_logf, x) -> float:
 
 
 class RecordConditional(NamedTuple):
-    """The law ``p(x | θ, s_dp)`` of one record variable at one θ: what :func:`draw_records` draws.
+    """The law ``p(x | θ, s_dp)`` of one record variable at one θ: what `draw_records` draws.
 
-    ``outputs`` are the compiled ``[log f] + params`` at θ (:func:`record_draw_fn` for a sampler's
-    point, the natural-space function of :func:`recover_records` for a posterior draw).
+    ``outputs`` are the compiled ``[log f] + params`` at θ (`record_draw_fn` for a sampler's
+    point, the natural-space function of `recover_records` for a posterior draw).
     """
 
     plan: object
@@ -266,7 +282,7 @@ class RecordConditional(NamedTuple):
         return draw_records(self.plan, self.outputs, self.has_logf, rng)
 
     def logq(self, x) -> float:
-        """``log q(x)`` up to a constant in ``x`` (:func:`record_logq`)."""
+        """``log q(x)`` up to a constant in ``x`` (`record_logq`)."""
         return record_logq(self.plan, self.outputs, self.has_logf, x)
 
 
@@ -276,7 +292,7 @@ def recover_records(idata, model, *, random_seed=None, records=None):
     Parameters
     ----------
     idata : InferenceData or DataTree
-        From ``pm.sample`` on the model returned by :func:`pymc_dp.marginalize`.
+        From ``pm.sample`` on the model returned by `pymc_dp.marginalize`.
     model : pm.Model
         That marginalized model.
     random_seed : int or np.random.Generator, optional
@@ -294,13 +310,19 @@ def recover_records(idata, model, *, random_seed=None, records=None):
             "model must be the model returned by pdp.marginalize(...); it keeps what is needed "
             "to draw the records back."
         )
-    rng = random_seed if isinstance(random_seed, np.random.Generator) else np.random.default_rng(random_seed)
+    rng = (
+        random_seed
+        if isinstance(random_seed, np.random.Generator)
+        else np.random.default_rng(random_seed)
+    )
     plans = info["plans"]
     names = list(plans) if records is None else list(records)
     posterior = idata["posterior"] if not hasattr(idata, "posterior") else idata.posterior
     for name in names:
         if name not in plans:
-            raise ValueError(f"records={names}: {name!r} was not integrated out; choose among {list(plans)}.")
+            raise ValueError(
+                f"records={names}: {name!r} was not integrated out; choose among {list(plans)}."
+            )
         plan = plans[name]
         fn, inputs, has_logf = _compile(plan, info["original"])
         values = {v: np.asarray(posterior[v].values) for v in inputs}
@@ -308,8 +330,13 @@ def recover_records(idata, model, *, random_seed=None, records=None):
         out = np.empty((n_chain, n_draw, plan.law.n), dtype=np.int64)
         for c in range(n_chain):
             for d in range(n_draw):
-                out[c, d] = RecordConditional(plan, fn(*[values[v][c, d] for v in inputs]), has_logf).draw(rng)
-        da = xr.DataArray(out, dims=("chain", "draw", f"{name}_dim_0"),
-                          coords={"chain": posterior["chain"].values, "draw": posterior["draw"].values})
+                out[c, d] = RecordConditional(
+                    plan, fn(*[values[v][c, d] for v in inputs]), has_logf
+                ).draw(rng)
+        da = xr.DataArray(
+            out,
+            dims=("chain", "draw", f"{name}_dim_0"),
+            coords={"chain": posterior["chain"].values, "draw": posterior["draw"].values},
+        )
         posterior[name] = da
     return idata

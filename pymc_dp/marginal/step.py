@@ -1,33 +1,33 @@
 r"""``pdp.Collapsed``: θ from the exact collapsed likelihood, then the records from their exact conditional.
 
-For discrete records whose releases :func:`pymc_dp.marginalize` can sum out, one step owns the
-record variables :math:`x` and their continuous parameters :math:`θ` and runs, each iteration,
+For discrete records whose releases `pymc_dp.marginalize` can sum out, one step owns the
+record variables `x` and their continuous parameters `θ` and runs, each iteration,
 
-1. a θ-move :math:`θ' \sim K(θ, \cdot)` that leaves :math:`p(θ \mid s_{dp}, φ)` invariant, where
-   :math:`φ` are the model's other variables (moved by other steps) — Metropolis–Hastings on the
+1. a θ-move `θ' \sim K(θ, \cdot)` that leaves `p(θ \mid s_{dp}, φ)` invariant, where
+   `φ` are the model's other variables (moved by other steps) — Metropolis–Hastings on the
    compiled log density of the marginalized model (collapsed log-likelihood
-   :math:`\log p(s_{dp} \mid θ)` of :mod:`pymc_dp.marginal.loglik` + every other term, in PyMC's
+   `\log p(s_{dp} \mid θ)` of `pymc_dp.marginal.loglik` + every other term, in PyMC's
    transformed space with the Jacobian);
-2. an exact draw :math:`x' \sim p(x \mid θ', s_{dp}, φ)` by backward sampling
-   (:func:`pymc_dp.marginal.recover.draw_records`).
+2. an exact draw `x' \sim p(x \mid θ', s_{dp}, φ)` by backward sampling
+   (`pymc_dp.marginal.recover.draw_records`).
 
-**Exactness.** If :math:`(θ, x) \sim p(θ, x \mid s, φ)` then :math:`θ \sim p(θ \mid s, φ)`, so
-:math:`θ' \sim p(θ \mid s, φ)` (K is invariant and ignores x), and :math:`x' \sim p(x \mid θ', s, φ)`
-makes :math:`(θ', x') \sim p(θ, x \mid s, φ)`: the step leaves the joint posterior invariant (a
+**Exactness.** If `(θ, x) \sim p(θ, x \mid s, φ)` then `θ \sim p(θ \mid s, φ)`, so
+`θ' \sim p(θ \mid s, φ)` (K is invariant and ignores x), and `x' \sim p(x \mid θ', s, φ)`
+makes `(θ', x') \sim p(θ, x \mid s, φ)`: the step leaves the joint posterior invariant (a
 collapsed, blocked Gibbs scheme; van Dyk & Park 2008). Records feed nothing but their releases
-(checked by :func:`pymc_dp.marginal.collapsed_plans`), so no other step reads them.
+(checked by `pymc_dp.marginal.collapsed_plans`), so no other step reads them.
 
-**θ-kernel.** An independence MH proposal :math:`θ' \sim t_ν(m, Σ)` (multivariate Student-t,
+**θ-kernel.** An independence MH proposal `θ' \sim t_ν(m, Σ)` (multivariate Student-t,
 ν = ``df``, in the unconstrained space), accepted with
-:math:`\min\{1, π(θ') t(θ) / (π(θ) t(θ'))\}`, then an adaptive-covariance random-walk MH step
-:math:`θ' = θ + λ L z` (:math:`LLᵀ = C`). Warm-up starts :math:`m` at the BFGS mode of
-:math:`\log π(θ \mid s, φ)` with :math:`Σ = C` = 1.5 × its inverse Hessian (λ = 2.38/√d, tuned towards
-acceptance 0.3); :math:`m, Σ` and :math:`C = Σ` are refitted to the second half of the warm-up draws
+`\min\{1, π(θ') t(θ) / (π(θ) t(θ'))\}`, then an adaptive-covariance random-walk MH step
+`θ' = θ + λ L z` (`LLᵀ = C`). Warm-up starts `m` at the BFGS mode of
+`\log π(θ \mid s, φ)` with `Σ = C` = 1.5 × its inverse Hessian (λ = 2.38/√d, tuned towards
+acceptance 0.3); `m, Σ` and `C = Σ` are refitted to the second half of the warm-up draws
 after 100, 200, 400, … iterations and at the end of warm-up; then both proposals are **frozen**
 (fixed kernels, hence exact), and the number of independence tries per iteration is fixed to the
-smallest k with :math:`(1 - a)^k ≤ 0.01` for the warm-up acceptance a (k MH steps of one fixed
+smallest k with `(1 - a)^k ≤ 0.01` for the warm-up acceptance a (k MH steps of one fixed
 kernel), at most as many as one iteration's measured warm-up time pays for in density evaluations
-(between ``MIN_TRIES`` = 4 and ``MAX_TRIES`` = 16). A warning is given when a is below :data:`POOR_ACCEPT`.
+(between ``MIN_TRIES`` = 4 and ``MAX_TRIES`` = 16). A warning is given when a is below `POOR_ACCEPT`.
 """
 
 from __future__ import annotations
@@ -56,8 +56,17 @@ from pymc_dp.marginal.recover import RecordConditional, record_draw_fn
 from pymc_dp.samplers.accept import mh_accept
 from pymc_dp.samplers.base import DPStep
 
-__all__ = ["Collapsed", "CollapsedInfo", "CollapsedState", "ThetaProposals", "collapsed_kernel",
-           "iteration_seconds", "record_parents", "MAX_ITERATION_SECONDS", "POOR_ACCEPT"]
+__all__ = [
+    "Collapsed",
+    "CollapsedInfo",
+    "CollapsedState",
+    "ThetaProposals",
+    "collapsed_kernel",
+    "iteration_seconds",
+    "record_parents",
+    "MAX_ITERATION_SECONDS",
+    "POOR_ACCEPT",
+]
 
 #: independence tries per iteration after warm-up: at least / at most (see Collapsed._max_tries)
 MIN_TRIES, MAX_TRIES = 4, 16
@@ -167,8 +176,8 @@ class Collapsed(DPStep):
     r"""Sample θ from the exact collapsed likelihood and the discrete records exactly given θ.
 
     See the module docstring for the scheme and why it is exact. ``pm.sample()`` picks it by itself
-    for discrete records whose releases :func:`pymc_dp.marginalize` accepts when one iteration is
-    cheap (:func:`iteration_seconds` ≤ :data:`MAX_ITERATION_SECONDS`), together with the records'
+    for discrete records whose releases `pymc_dp.marginalize` accepts when one iteration is
+    cheap (`iteration_seconds` ≤ `MAX_ITERATION_SECONDS`), together with the records'
     continuous parents; ``pm.sample(step=[pdp.Collapsed([theta, x])])`` asks for it explicitly.
 
     Parameters
@@ -188,8 +197,12 @@ class Collapsed(DPStep):
     """
 
     name = "collapsed"
-    dp_stats = {"dp_accept": (float, []), "dp_accepted": (bool, []),
-                "dp_accept_rw": (float, []), "dp_accepted_rw": (bool, [])}
+    dp_stats = {
+        "dp_accept": (float, []),
+        "dp_accepted": (bool, []),
+        "dp_accept_rw": (float, []),
+        "dp_accepted_rw": (bool, []),
+    }
 
     def __new__(cls, vars=None, *args, **kwargs):
         model = pm.modelcontext(kwargs.get("model"))
@@ -200,11 +213,22 @@ class Collapsed(DPStep):
                 return _delegate(values, model, kwargs)
         return super().__new__(cls, vars, *args, **kwargs)
 
-    def __init__(self, vars=None, *, df: float = 6.0, model=None, rng=None, blocked=True,
-                 initial_point=None, compile_kwargs=None):
+    def __init__(
+        self,
+        vars=None,
+        *,
+        df: float = 6.0,
+        model=None,
+        rng=None,
+        blocked=True,
+        initial_point=None,
+        compile_kwargs=None,
+    ):
         model = pm.modelcontext(model)
         if not (isinstance(df, int | float) and not isinstance(df, bool) and df > 2):
-            raise ValueError(f"df must be a number > 2 (finite proposal covariance), got df={df!r}.")
+            raise ValueError(
+                f"df must be a number > 2 (finite proposal covariance), got df={df!r}."
+            )
         self.df = float(df)
         if vars is None:
             plans = collapsed_plans(model)
@@ -223,7 +247,8 @@ class Collapsed(DPStep):
         point = model.initial_point(random_seed=0) if initial_point is None else initial_point
         self._shapes = [np.shape(point[n]) for n in self.theta_values]
         self._logp, self._logp_grad, self.other_names = (
-            _compile_logp(marginal, self.theta_values, self._shapes) if thetas else (None, None, []))
+            _compile_logp(marginal, self.theta_values, self._shapes) if thetas else (None, None, [])
+        )
         self._draws = [record_draw_fn(plan, model) for plan in plans.values()]
         self._record_dtypes = [np.asarray(point[n]).dtype for n in self.record_names]
         self._d = int(sum(int(np.prod(s, dtype=int)) for s in self._shapes))
@@ -247,11 +272,13 @@ class Collapsed(DPStep):
     def stop_tuning(self):
         if self.tune:
             self._fit()
-            recent = self._imh_tune[-max(25, len(self._imh_tune) // 4):]
+            recent = self._imh_tune[-max(25, len(self._imh_tune) // 4) :]
             if recent:  # tries so that all of them fail with probability ≤ 0.01, within the cap
                 a = min(max(float(np.mean(recent)), 1e-3), 0.999)
                 tries = math.ceil(math.log(0.01) / math.log1p(-a))
-                self._props = self._props._replace(imh_tries=int(min(max(tries, 1), self._max_tries())))
+                self._props = self._props._replace(
+                    imh_tries=int(min(max(tries, 1), self._max_tries()))
+                )
             if recent and float(np.mean(recent)) < POOR_ACCEPT:
                 warnings.warn(
                     f"Collapsed: the Student-t independence proposal for {self.theta_values} was "
@@ -259,13 +286,15 @@ class Collapsed(DPStep):
                     f"{POOR_ACCEPT}); the posterior of θ is far from it. Draws stay exact (the "
                     "random-walk move and the proposals are frozen now) but mix more slowly; "
                     "increase tune.",
-                    UserWarning, stacklevel=2)
+                    UserWarning,
+                    stacklevel=2,
+                )
         super().stop_tuning()
 
     def _max_tries(self) -> int:
         """Independence tries per iteration allowed after warm-up, measured: as many as one
         iteration's measured time (the records draw and overhead included) pays for in evaluations
-        of the collapsed log density, between :data:`MIN_TRIES` and :data:`MAX_TRIES` (cheap
+        of the collapsed log density, between `MIN_TRIES` and `MAX_TRIES` (cheap
         densities, e.g. a few distinct local release rows, get more tries; a costly counts DP 4)."""
         evals, seconds = self._eval_time
         if not (evals and self._iter_time[0]):
@@ -289,7 +318,9 @@ class Collapsed(DPStep):
 
         try:
             with np.errstate(all="ignore"):
-                res = optimize.minimize(neg, theta, jac=True, method="BFGS", options={"maxiter": 200})
+                res = optimize.minimize(
+                    neg, theta, jac=True, method="BFGS", options={"maxiter": 200}
+                )
             cov = np.atleast_2d(res.hess_inv) * 1.5  # a little wider than the Laplace approximation
             chol = np.linalg.cholesky(cov)
         except (np.linalg.LinAlgError, ValueError, FloatingPointError):
@@ -297,13 +328,14 @@ class Collapsed(DPStep):
         if not (np.all(np.isfinite(res.x)) and np.all(np.isfinite(chol))):
             return
         self._cov = cov
-        self._props = self._props._replace(imh_mean=np.asarray(res.x, dtype=float), imh_chol=chol,
-                                           imh_inv=np.linalg.inv(chol))
+        self._props = self._props._replace(
+            imh_mean=np.asarray(res.x, dtype=float), imh_chol=chol, imh_inv=np.linalg.inv(chol)
+        )
         self._log_lambda = math.log(2.38 / math.sqrt(self._d))
         self._set_rw()
 
     def _fit(self):
-        draws = np.asarray(self._tuning_draws[len(self._tuning_draws) // 2:])
+        draws = np.asarray(self._tuning_draws[len(self._tuning_draws) // 2 :])
         if len(draws) < 50:
             return
         mean = draws.mean(axis=0)
@@ -313,26 +345,34 @@ class Collapsed(DPStep):
         except np.linalg.LinAlgError:
             return
         self._cov = cov
-        self._props = self._props._replace(imh_mean=mean, imh_chol=chol, imh_inv=np.linalg.inv(chol))
+        self._props = self._props._replace(
+            imh_mean=mean, imh_chol=chol, imh_inv=np.linalg.inv(chol)
+        )
         self._set_rw()
 
     def _set_rw(self):
         self._props = self._props._replace(
-            rw_chol=math.exp(self._log_lambda) * np.linalg.cholesky(self._cov))
+            rw_chol=math.exp(self._log_lambda) * np.linalg.cholesky(self._cov)
+        )
 
     # -- one iteration -----------------------------------------------------------------------
     def _flat(self, point):
         if not self.theta_values:
             return np.zeros(0)
-        return np.concatenate([np.ravel(np.asarray(point[n], dtype=float)) for n in self.theta_values])
+        return np.concatenate(
+            [np.ravel(np.asarray(point[n], dtype=float)) for n in self.theta_values]
+        )
 
     def record_conditionals(self, point) -> dict:
         """Per record variable, its exact conditional ``p(x | θ, s_dp, φ)`` at the θ and φ of
         ``point`` (value space) as a `RecordConditional` (``.draw(rng)``, ``.logq(x)``): the law
-        the records draw of :meth:`step` uses, from the same compiled parameters."""
-        return {name: RecordConditional(plan, fn(*[point[n] for n in names]), has_logf)
-                for name, plan, (fn, names, has_logf)
-                in zip(self.record_names, self.plans.values(), self._draws)}
+        the records draw of `step` uses, from the same compiled parameters."""
+        return {
+            name: RecordConditional(plan, fn(*[point[n] for n in names]), has_logf)
+            for name, plan, (fn, names, has_logf) in zip(
+                self.record_names, self.plans.values(), self._draws
+            )
+        }
 
     def step(self, point):
         self._check_releases()
@@ -349,8 +389,11 @@ class Collapsed(DPStep):
         if self.tune and not self._started:
             self._start_at_mode(theta, others)
         cache = self._cache
-        if (cache is not None and np.array_equal(cache[1], theta)
-                and all(np.array_equal(a, b) for a, b in zip(cache[0], others))):
+        if (
+            cache is not None
+            and np.array_equal(cache[1], theta)
+            and all(np.array_equal(a, b) for a, b in zip(cache[0], others))
+        ):
             logp = cache[2]
         else:
             logp = float(self._logp(theta, *others))
@@ -362,16 +405,26 @@ class Collapsed(DPStep):
                 return self._logp(t, *others)
             t0 = time.perf_counter()
             out = self._logp(t, *others)
-            self._eval_time = (self._eval_time[0] + 1, self._eval_time[1] + time.perf_counter() - t0)
+            self._eval_time = (
+                self._eval_time[0] + 1,
+                self._eval_time[1] + time.perf_counter() - t0,
+            )
             return out
 
         state = CollapsedState(theta, logp, ())
         t0 = time.perf_counter()
         state, info = collapsed_kernel(self.rng, state, logp_fn, self._props, draw)
         if timing:
-            self._iter_time = (self._iter_time[0] + 1, self._iter_time[1] + time.perf_counter() - t0)
+            self._iter_time = (
+                self._iter_time[0] + 1,
+                self._iter_time[1] + time.perf_counter() - t0,
+            )
         # copies: another step may write its next values into the arrays the point holds now
-        self._cache = ([np.array(o, copy=True) for o in others], np.array(state.theta, copy=True), state.logp)
+        self._cache = (
+            [np.array(o, copy=True) for o in others],
+            np.array(state.theta, copy=True),
+            state.logp,
+        )
         if self.tune:
             self._adapt(state.theta, info)
         return self._point(point, state, info)
@@ -385,21 +438,27 @@ class Collapsed(DPStep):
                     f"The release {name!r} changed after pdp.Collapsed was built (pm.set_data): its "
                     f"collapsed likelihood was planned for the value {planned.tolist()} and would "
                     "silently sample the old release's posterior. Build the step again after "
-                    "pm.set_data (pm.sample() without step= builds a new one on each call).")
+                    "pm.set_data (pm.sample() without step= builds a new one on each call)."
+                )
 
     def _point(self, point, state, info):
         new = {**self._unflat(state.theta)}
         for name, x, dtype in zip(self.record_names, state.records, self._record_dtypes):
             new[name] = np.asarray(x).astype(dtype)
-        return {**point, **new}, [self.stats(
-            dp_accept=float(info.imh_accept), dp_accepted=bool(info.imh_accepted),
-            dp_accept_rw=float(info.rw_accept), dp_accepted_rw=bool(info.rw_accepted))]
+        return {**point, **new}, [
+            self.stats(
+                dp_accept=float(info.imh_accept),
+                dp_accepted=bool(info.imh_accepted),
+                dp_accept_rw=float(info.rw_accept),
+                dp_accepted_rw=bool(info.rw_accepted),
+            )
+        ]
 
     def _unflat(self, flat):
         out, i = {}, 0
         for name, shape in zip(self.theta_values, self._shapes):
             size = int(np.prod(shape, dtype=int))
-            out[name] = np.asarray(flat[i:i + size]).reshape(shape)
+            out[name] = np.asarray(flat[i : i + size]).reshape(shape)
             i += size
         return out
 
@@ -408,7 +467,7 @@ class Collapsed(DPStep):
         self._tuning_draws.append(np.array(theta))
         if not math.isnan(info.imh_accept):
             self._imh_tune.append(info.imh_accept)
-        self._log_lambda += (info.rw_accept - _RW_TARGET) / self._n_adapt ** 0.6
+        self._log_lambda += (info.rw_accept - _RW_TARGET) / self._n_adapt**0.6
         self._log_lambda = min(max(self._log_lambda, math.log(1e-3)), math.log(10.0))
         if self._n_adapt in _FIT_AT:
             self._fit()
@@ -446,7 +505,9 @@ def _delegate(values, model, kwargs):
         has_grad = v.dtype.startswith("float")
         best = max(methods, key=lambda m, rv=model.values_to_rvs[v]: m._competence(rv, has_grad))
         chosen.setdefault(best, []).append(v)
-    keep = {k: kwargs[k] for k in ("model", "initial_point", "compile_kwargs", "rng") if k in kwargs}
+    keep = {
+        k: kwargs[k] for k in ("model", "initial_point", "compile_kwargs", "rng") if k in kwargs
+    }
     steps = [cls(vars=vs, **keep) for cls, vs in chosen.items()]
     return steps[0] if len(steps) == 1 else CompoundStep(steps)
 
@@ -462,7 +523,7 @@ def _compile_logp(marginal, theta_values, shapes):
     for name, shape in zip(theta_values, shapes):
         size = int(np.prod(shape, dtype=int))
         v = by_name[name]
-        repl[v] = pt.cast(flat[i:i + size].reshape(shape), v.dtype)
+        repl[v] = pt.cast(flat[i : i + size].reshape(shape), v.dtype)
         i += size
     others = [v for v in marginal.value_vars if v.name not in theta_values]
     logp = graph_replace(marginal.logp(), repl, strict=False)

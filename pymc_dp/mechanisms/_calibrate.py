@@ -78,8 +78,9 @@ def gaussian_pld_epsilon(noise_multiplier: float, delta: float) -> float:
 
     rough = rdp_epsilon(dp_accounting.GaussianDpEvent(noise_multiplier), delta)
     interval = 1e-4 * max(1.0, rough)
-    dist = pld.from_gaussian_mechanism(standard_deviation=noise_multiplier,
-                                       value_discretization_interval=interval)
+    dist = pld.from_gaussian_mechanism(
+        standard_deviation=noise_multiplier, value_discretization_interval=interval
+    )
     return float(dist.get_epsilon_for_delta(delta))
 
 
@@ -108,14 +109,14 @@ def fit_to_accountant(scale: float, epsilon: float, spent) -> float:
 @functools.lru_cache(maxsize=512)
 def fitted_gaussian_sigma(sigma: float, epsilon: float, delta: float, sensitivity: float) -> float:
     """``sigma`` raised until the accountant reports the Gaussian at ``epsilon`` or below."""
-    return fit_to_accountant(sigma, epsilon,
-                             lambda s: gaussian_pld_epsilon(s / sensitivity, delta))
+    return fit_to_accountant(sigma, epsilon, lambda s: gaussian_pld_epsilon(s / sensitivity, delta))
 
 
 @functools.lru_cache(maxsize=512)
 def fitted_zcdp_sigma(sigma: float, epsilon: float, delta: float, sensitivity: float) -> float:
     """``sigma`` raised until the accountant reports ``ZCDpEvent(Δ²/(2σ²))`` at ``epsilon``
     or below."""
+
     def spent(s):
         return rdp_epsilon(dp_accounting.ZCDpEvent(rho=sensitivity**2 / (2.0 * s * s)), delta)
 

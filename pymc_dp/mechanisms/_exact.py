@@ -4,10 +4,10 @@ Every draw is made by integer arithmetic on uniform random bits, never by transf
 floating-point uniform (Canonne, Kamath & Steinke 2020, "The Discrete Gaussian for Differential
 Privacy", Algorithms 1–3):
 
-* :func:`bernoulli_exp` — Bernoulli(exp(−γ)) for a rational γ ≥ 0 (Algorithm 1);
-* :func:`discrete_laplace` — :math:`P(Y=y) \propto e^{-|y|/\text{scale}}` on ℤ for a rational
+* `bernoulli_exp` — Bernoulli(exp(−γ)) for a rational γ ≥ 0 (Algorithm 1);
+* `discrete_laplace` — `P(Y=y) \propto e^{-|y|/\text{scale}}` on ℤ for a rational
   scale ``t/s`` (Algorithm 2);
-* :func:`discrete_gaussian` — :math:`P(Y=y) \propto e^{-y^2/(2\sigma^2)}` on ℤ for a rational
+* `discrete_gaussian` — `P(Y=y) \propto e^{-y^2/(2\sigma^2)}` on ℤ for a rational
   σ² (Algorithm 3: rejection from a discrete Laplace of scale ``⌊σ⌋ + 1``).
 
 Uniform bits come from ``rng.bit_generator.random_raw()`` (64 raw bits per call), so a seeded
@@ -16,8 +16,8 @@ generator gives reproducible draws. Rationals are taken exactly from the float p
 publication draws through OpenDP (``rng=None`` in the mechanisms), whose samplers implement the
 same algorithms over a cryptographically secure source.
 
-Continuous mechanisms release on the lattice :math:`2^k \mathbb Z` (see :func:`lattice_exponent`,
-:func:`lattice_index`): the statistic is rounded to the nearest lattice point and integer noise of
+Continuous mechanisms release on the lattice `2^k \mathbb Z` (see `lattice_exponent`,
+`lattice_index`): the statistic is rounded to the nearest lattice point and integer noise of
 scale ``scale / 2^k`` is added (the construction OpenDP's ``make_laplace``/``make_gaussian`` use for
 floats).
 """
@@ -94,7 +94,7 @@ def bernoulli_exp(rng: np.random.Generator, num: int, den: int) -> bool:
 
 
 def discrete_laplace(rng: np.random.Generator, t: int, s: int = 1) -> int:
-    r"""One draw of :math:`P(Y = y) \propto e^{-|y|\, s / t}` on ℤ (scale ``t/s``; CKS Algorithm 2).
+    r"""One draw of `P(Y = y) \propto e^{-|y|\, s / t}` on ℤ (scale ``t/s``; CKS Algorithm 2).
 
     ``U ~ Unif{0..t-1}`` accepted with probability ``exp(-U/t)``, ``V ~ Geometric(1 - e^{-1})``,
     ``Y = ⌊(U + tV)/s⌋`` (geometric with ratio ``e^{-s/t}``), a uniform sign, and ``-0`` rejected.
@@ -114,7 +114,7 @@ def discrete_laplace(rng: np.random.Generator, t: int, s: int = 1) -> int:
 
 
 def discrete_gaussian(rng: np.random.Generator, p: int, q: int = 1) -> int:
-    r"""One draw of :math:`P(Y = y) \propto e^{-y^2/(2\sigma^2)}` on ℤ, ``σ² = p/q`` (CKS Algorithm 3).
+    r"""One draw of `P(Y = y) \propto e^{-y^2/(2\sigma^2)}` on ℤ, ``σ² = p/q`` (CKS Algorithm 3).
 
     Propose ``Y`` from the discrete Laplace of scale ``t = ⌊σ⌋ + 1`` and accept with probability
     ``exp(-(|Y| - σ²/t)² / (2σ²))`` = ``exp(-(|Y| q t - p)² / (2 p q t²))``.
@@ -130,7 +130,7 @@ def discrete_gaussian(rng: np.random.Generator, p: int, q: int = 1) -> int:
 def discrete_laplace_array(rng, scale: Fraction, shape) -> np.ndarray:
     """Array of iid discrete Laplace draws of rational ``scale`` (Python integers, object dtype).
 
-    Vectorised over coordinates (:func:`_discrete_laplace_vec`) when ``t < 2^53``, ``s < 2^63``; otherwise
+    Vectorised over coordinates (`_discrete_laplace_vec`) when ``t < 2^53``, ``s < 2^63``; otherwise
     the big-integer scalar sampler per coordinate.
     """
     t, s = scale.numerator, scale.denominator

@@ -21,7 +21,14 @@ import numpy as np
 from pymc_dp._checks import check_epsilon, check_positive
 from pymc_dp.mechanisms import _exact
 
-__all__ = ["laplace_release", "gaussian_release", "require_integer", "reject_bool", "scale_or_epsilon", "CalibrationError"]
+__all__ = [
+    "laplace_release",
+    "gaussian_release",
+    "require_integer",
+    "reject_bool",
+    "scale_or_epsilon",
+    "CalibrationError",
+]
 
 
 class CalibrationError(AttributeError, ValueError):
@@ -174,7 +181,8 @@ def scale_or_epsilon(mech, scale_name: str) -> None:
         )
     if scale is not None:
         object.__setattr__(
-            mech, scale_name,
+            mech,
+            scale_name,
             check_positive(scale, name=scale_name, fix=f"Give a positive noise {scale_name}."),
         )
     else:

@@ -12,7 +12,7 @@ Every mechanism reduces to ``kernel_logpdf(code, a, b, z)`` with ``z = release -
 * ``code 1``: ``-z**2 a + b`` (Gaussian),
 * ``code 2``: ``a if z == 0 else b`` (randomized response: ``a = log P(keep)``).
 
-The samplers' numba loops evaluate it per coordinate; see :func:`kernel_logpdf`.
+The samplers' numba loops evaluate it per coordinate; see `kernel_logpdf`.
 """
 
 from __future__ import annotations

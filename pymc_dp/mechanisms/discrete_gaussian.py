@@ -1,7 +1,9 @@
 r"""Discrete Gaussian mechanism for integer statistics (Canonne, Kamath & Steinke 2020, "CKS").
 
-.. math:: P(s_{dp} = y \mid s) = \prod_j \frac{e^{-(y_j - s_j)^2 / (2\sigma^2)}}{Z(\sigma)},
-          \qquad y_j \in \mathbb Z, \qquad Z(\sigma) = \sum_{m \in \mathbb Z} e^{-m^2/(2\sigma^2)} .
+```text
+P(s_{dp} = y \mid s) = \prod_j \frac{e^{-(y_j - s_j)^2 / (2\sigma^2)}}{Z(\sigma)},
+\qquad y_j \in \mathbb Z, \qquad Z(\sigma) = \sum_{m \in \mathbb Z} e^{-m^2/(2\sigma^2)} .
+```
 
 The mechanism the US Census Bureau used for the 2020 TopDown release and OpenDP's ``make_gaussian``
 on integer data. Privacy: adding it to an integer statistic of L2 sensitivity Δ₂ is ρ-zCDP with
@@ -16,14 +18,14 @@ Calibrations
   (``pdp.privacy_spent``, dp_accounting's Rényi conversion) reports at ε or below at δ. It starts
   from the σ of the tight conversion of CKS Corollary 13 (the one OpenDP uses) and raises it
   (by about 4 % at ε = 0.1, δ = 1e-6) where the accountant's conversion is looser,
-  :math:`\delta = \inf_{\alpha > 1} \frac{e^{(\alpha-1)(\alpha\rho-\varepsilon)}}{\alpha-1}
+  `\delta = \inf_{\alpha > 1} \frac{e^{(\alpha-1)(\alpha\rho-\varepsilon)}}{\alpha-1}
   (1 - 1/\alpha)^{\alpha}`. It holds for vectors; for one coordinate with integer Δ the exact
-  privacy profile (CKS Theorem 7, :func:`discrete_gaussian_delta_exact`) is at most this δ.
+  privacy profile (CKS Theorem 7, `discrete_gaussian_delta_exact`) is at most this δ.
 
 Normaliser
 ----------
-:func:`log_normaliser` computes log Z by the truncated sum ``|m| ≤ M`` (σ < 2) or by Poisson
-summation :math:`Z = \sqrt{2\pi}\sigma\,(1 + 2\sum_{m \ge 1} e^{-2\pi^2\sigma^2 m^2})` (σ ≥ 2), each
+`log_normaliser` computes log Z by the truncated sum ``|m| ≤ M`` (σ < 2) or by Poisson
+summation `Z = \sqrt{2\pi}\sigma\,(1 + 2\sum_{m \ge 1} e^{-2\pi^2\sigma^2 m^2})` (σ ≥ 2), each
 with a geometric tail bound it returns; both bounds are below 1e-300 relative.
 """
 
@@ -60,7 +62,11 @@ def log_normaliser(sigma: float) -> tuple[float, float]:
         m = np.arange(1, m_max + 1, dtype=float)
         z = 1.0 + 2.0 * np.exp(-m * m / (2.0 * s2)).sum()
         # tail Σ_{m > M} e^{-m²/2σ²} ≤ e^{-(M+1)²/2σ²} / (1 - e^{-(2M+3)/2σ²})
-        tail = 2.0 * math.exp(-((m_max + 1) ** 2) / (2.0 * s2)) / -math.expm1(-(2 * m_max + 3) / (2.0 * s2))
+        tail = (
+            2.0
+            * math.exp(-((m_max + 1) ** 2) / (2.0 * s2))
+            / -math.expm1(-(2 * m_max + 3) / (2.0 * s2))
+        )
         return math.log(z), tail / z
     m_max = 6
     m = np.arange(1, m_max + 1, dtype=float)
@@ -81,8 +87,9 @@ def zcdp_delta(rho: float, epsilon: float) -> float:
         return am1 * (a * rho - epsilon) - math.log(am1) + a * math.log1p(-1.0 / a)
 
     # the optimum is near α* = (ε + ρ) / (2ρ) + ... ; bracket widely in log(α - 1)
-    res = optimize.minimize_scalar(log_delta, bounds=(-30.0, 30.0), method="bounded",
-                                   options={"xatol": 1e-12})
+    res = optimize.minimize_scalar(
+        log_delta, bounds=(-30.0, 30.0), method="bounded", options={"xatol": 1e-12}
+    )
     return float(min(1.0, math.exp(res.fun)))
 
 
@@ -92,9 +99,16 @@ def discrete_gaussian_delta_exact(sigma: float, epsilon: float, sensitivity: int
     ``δ = P[Y > εσ²/Δ − Δ/2] − e^ε P[Y > εσ²/Δ + Δ/2]``, ``Y ~ N_ℤ(0, σ²)``, by summing the pmf.
     """
     if int(sensitivity) != sensitivity or sensitivity < 1:
-        raise ValueError(f"sensitivity must be a positive integer, got sensitivity={sensitivity!r}.")
+        raise ValueError(
+            f"sensitivity must be a positive integer, got sensitivity={sensitivity!r}."
+        )
     log_z, _ = log_normaliser(sigma)
-    half_width = int(math.ceil(sigma * 40.0)) + int(abs(epsilon) * sigma * sigma / sensitivity) + sensitivity + 2
+    half_width = (
+        int(math.ceil(sigma * 40.0))
+        + int(abs(epsilon) * sigma * sigma / sensitivity)
+        + sensitivity
+        + 2
+    )
     y = np.arange(-half_width, half_width + 1, dtype=float)
     pmf = np.exp(-y * y / (2.0 * sigma * sigma) - log_z)
     t = epsilon * sigma * sigma / sensitivity
@@ -155,8 +169,11 @@ class DiscreteGaussian(Mechanism):
     def __post_init__(self):
         for name in ("sigma", "epsilon", "delta", "rho", "sensitivity"):
             reject_bool(getattr(self, name), name)
-        given = [n for n, v in (("sigma", self.sigma), ("epsilon", self.epsilon), ("rho", self.rho))
-                 if v is not None]
+        given = [
+            n
+            for n, v in (("sigma", self.sigma), ("epsilon", self.epsilon), ("rho", self.rho))
+            if v is not None
+        ]
         if len(given) != 1:
             raise ValueError(
                 f"DiscreteGaussian takes exactly one of sigma, epsilon (with delta) and rho, got "
@@ -164,8 +181,11 @@ class DiscreteGaussian(Mechanism):
                 "pdp.DiscreteGaussian(sigma=6.25), (epsilon=1.0, delta=1e-6) or (rho=0.5)."
             )
         if self.sigma is not None:
-            object.__setattr__(self, "sigma", check_positive(self.sigma, name="sigma",
-                                                             fix="Give a positive noise parameter."))
+            object.__setattr__(
+                self,
+                "sigma",
+                check_positive(self.sigma, name="sigma", fix="Give a positive noise parameter."),
+            )
         if self.rho is not None:
             object.__setattr__(self, "rho", check_epsilon(self.rho, name="rho"))
         if self.epsilon is not None:
@@ -183,9 +203,15 @@ class DiscreteGaussian(Mechanism):
                 )
             object.__setattr__(self, "delta", check_delta(self.delta))
         if self.sensitivity is not None:
-            object.__setattr__(self, "sensitivity", check_positive(
-                self.sensitivity, name="sensitivity",
-                fix="Use the L2 distance a replaced record can move the integer statistic."))
+            object.__setattr__(
+                self,
+                "sensitivity",
+                check_positive(
+                    self.sensitivity,
+                    name="sensitivity",
+                    fix="Use the L2 distance a replaced record can move the integer statistic.",
+                ),
+            )
 
     @property
     def calibrated(self) -> bool:
@@ -241,7 +267,9 @@ class DiscreteGaussian(Mechanism):
         int seed) drives the exact sampler of CKS Algorithm 3, for simulations and tests.
         """
         rng = _exact.check_rng(rng, "DiscreteGaussian.sample")
-        return gaussian_release(statistic, self.noise_sd, rng, integer=True, name="DiscreteGaussian")
+        return gaussian_release(
+            statistic, self.noise_sd, rng, integer=True, name="DiscreteGaussian"
+        )
 
     def random_graph(self, statistic, size=None):
         import pytensor.tensor as pt

@@ -15,7 +15,7 @@ __all__ = ["DiscreteLaplace"]
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class DiscreteLaplace(Laplace):
-    r"""Integer noise with :math:`P(Z = k) = \tanh\!\left(\tfrac{1}{2b}\right) e^{-|k|/b}`, ``k ∈ ℤ``.
+    r"""Integer noise with `P(Z = k) = \tanh\!\left(\tfrac{1}{2b}\right) e^{-|k|/b}`, ``k ∈ ℤ``.
 
     With ``b = Δ₁/ε`` and an integer statistic of L1 sensitivity Δ₁ this is ε-DP. Releases are
     integers; ``Z`` is the difference of two geometric variables with success ``1 - e^{-1/b}``.
@@ -86,7 +86,9 @@ class DiscreteLaplace(Laplace):
         simulations and tests.
         """
         rng = _exact.check_rng(rng, "DiscreteLaplace.sample")
-        return laplace_release(statistic, self.noise_scale, rng, integer=True, name="DiscreteLaplace")
+        return laplace_release(
+            statistic, self.noise_scale, rng, integer=True, name="DiscreteLaplace"
+        )
 
     def random_graph(self, statistic, size=None):
         import pymc as pm

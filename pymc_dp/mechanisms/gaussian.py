@@ -4,9 +4,11 @@ Calibrations
 ------------
 ``"analytic"`` (default; Balle & Wang 2018, Theorem 8): the smallest σ with
 
-.. math:: \Phi\!\left(\frac{\Delta}{2\sigma} - \frac{\varepsilon\sigma}{\Delta}\right)
-          - e^{\varepsilon}\,\Phi\!\left(-\frac{\Delta}{2\sigma} - \frac{\varepsilon\sigma}{\Delta}\right)
-          \le \delta ,
+```text
+\Phi\!\left(\frac{\Delta}{2\sigma} - \frac{\varepsilon\sigma}{\Delta}\right)
+- e^{\varepsilon}\,\Phi\!\left(-\frac{\Delta}{2\sigma} - \frac{\varepsilon\sigma}{\Delta}\right)
+\le \delta ,
+```
 
 found by root finding (the left side decreases in σ); valid for every ε > 0.
 
@@ -75,7 +77,9 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
 class Gaussian(Mechanism):
     r"""Gaussian noise on each coordinate of the statistic.
 
-    .. math:: p(s_{dp} \mid s) = \prod_j \mathcal N(s_{dp,j};\, s_j,\, \sigma^2)
+    ```text
+    p(s_{dp} \mid s) = \prod_j \mathcal N(s_{dp,j};\, s_j,\, \sigma^2)
+    ```
 
     Parameters
     ----------
@@ -133,9 +137,13 @@ class Gaussian(Mechanism):
             object.__setattr__(self, "delta", check_delta(self.delta))
         if self.sensitivity is not None:
             object.__setattr__(
-                self, "sensitivity",
-                check_positive(self.sensitivity, name="sensitivity",
-                               fix="Use the L2 distance a replaced record can move the statistic."),
+                self,
+                "sensitivity",
+                check_positive(
+                    self.sensitivity,
+                    name="sensitivity",
+                    fix="Use the L2 distance a replaced record can move the statistic.",
+                ),
             )
 
     @property
@@ -144,8 +152,10 @@ class Gaussian(Mechanism):
 
     @property
     def s(self) -> float:
-        """Deprecated alias of :attr:`noise_sd`."""
-        warnings.warn("Gaussian.s is deprecated; use Gaussian.noise_sd.", DeprecationWarning, stacklevel=2)
+        """Deprecated alias of `noise_sd`."""
+        warnings.warn(
+            "Gaussian.s is deprecated; use Gaussian.noise_sd.", DeprecationWarning, stacklevel=2
+        )
         return self.noise_sd
 
     @functools.cached_property

@@ -24,8 +24,10 @@ __all__ = ["Laplace"]
 class Laplace(Mechanism):
     r"""Laplace noise on each coordinate of the statistic.
 
-    .. math:: p(s_{dp} \mid s) = \prod_j \frac{1}{2b} e^{-|s_{dp,j} - s_j| / b},
-              \qquad b = \Delta_1 / \varepsilon .
+    ```text
+    p(s_{dp} \mid s) = \prod_j \frac{1}{2b} e^{-|s_{dp,j} - s_j| / b},
+    \qquad b = \Delta_1 / \varepsilon .
+    ```
 
     Parameters
     ----------
@@ -50,9 +52,13 @@ class Laplace(Mechanism):
         if self.sensitivity is not None:
             reject_bool(self.sensitivity, "sensitivity")
             object.__setattr__(
-                self, "sensitivity",
-                check_positive(self.sensitivity, name="sensitivity",
-                               fix="Use the L1 distance a replaced record can move the statistic."),
+                self,
+                "sensitivity",
+                check_positive(
+                    self.sensitivity,
+                    name="sensitivity",
+                    fix="Use the L1 distance a replaced record can move the statistic.",
+                ),
             )
 
     @property
@@ -69,8 +75,10 @@ class Laplace(Mechanism):
 
     @property
     def b(self) -> float:
-        """Deprecated alias of :attr:`noise_scale`."""
-        warnings.warn("Laplace.b is deprecated; use Laplace.noise_scale.", DeprecationWarning, stacklevel=2)
+        """Deprecated alias of `noise_scale`."""
+        warnings.warn(
+            "Laplace.b is deprecated; use Laplace.noise_scale.", DeprecationWarning, stacklevel=2
+        )
         return self.noise_scale
 
     @property
@@ -103,7 +111,9 @@ class Laplace(Mechanism):
             for simulations, tests and reproducible examples.
         """
         rng = _exact.check_rng(rng, f"{type(self).__name__}.sample")
-        return laplace_release(statistic, self.noise_scale, rng, integer=False, name=type(self).__name__)
+        return laplace_release(
+            statistic, self.noise_scale, rng, integer=False, name=type(self).__name__
+        )
 
     def random_graph(self, statistic, size=None):
         import pymc as pm

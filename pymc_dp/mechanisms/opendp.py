@@ -46,8 +46,12 @@ from pymc_dp.mechanisms.laplace import Laplace
 __all__ = ["from_opendp"]
 
 _INTEGERS = ("i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize")
-_REPLACE_ONE = {"SymmetricDistance": 2, "ChangeOneDistance": 1, "HammingDistance": 1,
-                "InsertDeleteDistance": 2}
+_REPLACE_ONE = {
+    "SymmetricDistance": 2,
+    "ChangeOneDistance": 1,
+    "HammingDistance": 1,
+    "InsertDeleteDistance": 2,
+}
 _MEASURES = {"make_laplace": "MaxDivergence", "make_gaussian": "ZeroConcentratedDivergence"}
 #: coarsest float lattice, relative to the scale, for which the continuous density is used
 MAX_RELATIVE_GRANULARITY = 2.0**-20
@@ -132,7 +136,9 @@ def from_opendp(measurement, *, sensitivity: float | None = None):
     noise_domain = dp.deserialize(json.dumps(kwargs["input_domain"]))
     atom = _atom_type(noise_domain)
     if atom == "f32":
-        raise _unsupported(measurement, "f32 outputs are rounded to 24 bits; release with T=float (f64)")
+        raise _unsupported(
+            measurement, "f32 outputs are rounded to 24 bits; release with T=float (f64)"
+        )
     integer = atom in _INTEGERS
     if not integer:
         k = kwargs.get("k")
@@ -160,7 +166,9 @@ def _privacy_loss(measurement, sensitivity, chained, dp):
         if chained:  # the last measurement, rebuilt from its public JSON record
             measurement = _last_measurement(measurement, dp)
         d_in = float(sensitivity)
-        if str(measurement.input_metric).startswith(("L1Distance(i", "L2Distance(i", "AbsoluteDistance(i")):
+        if str(measurement.input_metric).startswith(
+            ("L1Distance(i", "L2Distance(i", "AbsoluteDistance(i")
+        ):
             if d_in != round(d_in):
                 raise ValueError(
                     f"from_opendp: an integer measurement needs an integer sensitivity, got "
@@ -198,7 +206,11 @@ def _sensitivity_for(loss: float, scale: float, laplace: bool, integer: bool) ->
         sens = loss * scale
         if integer:  # the discrete Laplace event needs an integer sensitivity: round up
             near = round(sens)
-            sens = float(near) if near >= 1 and abs(sens - near) <= 1e-9 * max(1.0, sens) else float(math.ceil(sens))
+            sens = (
+                float(near)
+                if near >= 1 and abs(sens - near) <= 1e-9 * max(1.0, sens)
+                else float(math.ceil(sens))
+            )
             return sens
         while 1.0 / (scale / sens) < loss:
             sens = math.nextafter(sens, math.inf)

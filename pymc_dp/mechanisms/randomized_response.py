@@ -21,8 +21,10 @@ class RandomizedResponse(Mechanism):
     r"""Each record's category is kept with probability ``e^ε / (e^ε + k - 1)`` and otherwise
     replaced by one of the other ``k - 1`` categories uniformly.
 
-    .. math:: p(r \mid x) = \frac{e^{\varepsilon}}{e^{\varepsilon} + k - 1}\ \text{if } r = x,
-              \qquad \frac{1}{e^{\varepsilon} + k - 1}\ \text{otherwise}.
+    ```text
+    p(r \mid x) = \frac{e^{\varepsilon}}{e^{\varepsilon} + k - 1}\ \text{if } r = x,
+    \qquad \frac{1}{e^{\varepsilon} + k - 1}\ \text{otherwise}.
+    ```
 
     Use with ``pdp.Local()`` on integer records in ``0..n_categories-1``.
 
@@ -110,7 +112,9 @@ class RandomizedResponse(Mechanism):
                 f"RandomizedResponse(epsilon={self.epsilon}) keeps with probability 1 in float64; "
                 "OpenDP refuses it. Use a smaller epsilon."
             )
-        meas = dp.m.make_randomized_response(categories=list(range(self.n_categories)), prob=p, T="i64")
+        meas = dp.m.make_randomized_response(
+            categories=list(range(self.n_categories)), prob=p, T="i64"
+        )
         return np.array([meas(int(v)) for v in x.ravel()], dtype=np.int64).reshape(x.shape)
 
     def random_graph(self, statistic, size=None):

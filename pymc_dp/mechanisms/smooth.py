@@ -1,24 +1,28 @@
 r"""Laplace noise scaled by the β-smooth sensitivity (Nissim, Raskhodnikova and Smith 2007).
 
-.. math:: s_{dp} = S(x) + \frac{S^*_\beta(x)}{\alpha} Z, \qquad Z \sim \mathrm{Laplace}(0, 1),
-          \qquad \alpha = \frac{\varepsilon}{2}, \quad \beta = \frac{\varepsilon}{2\ln(2/\delta)},
+```text
+s_{dp} = S(x) + \frac{S^*_\beta(x)}{\alpha} Z, \qquad Z \sim \mathrm{Laplace}(0, 1),
+\qquad \alpha = \frac{\varepsilon}{2}, \quad \beta = \frac{\varepsilon}{2\ln(2/\delta)},
+```
 
 is (ε, δ)-DP (Nissim et al. 2007, Lemma 2.6 / Example 2.7; seed 001 §5.4). The noise scale depends on
-the whole database through :math:`S^*_\beta(x)`, so the density of the release is a function of
+the whole database through `S^*_\beta(x)`, so the density of the release is a function of
 (statistic, smooth sensitivity), not of the statistic alone:
 
-.. math:: p(s_{dp} \mid x) = \frac{\alpha}{2 S^*_\beta(x)}
-          \exp\Big(-\frac{\alpha\, |s_{dp} - S(x)|}{S^*_\beta(x)}\Big).
+```text
+p(s_{dp} \mid x) = \frac{\alpha}{2 S^*_\beta(x)}
+\exp\Big(-\frac{\alpha\, |s_{dp} - S(x)|}{S^*_\beta(x)}\Big).
+```
 
-Use it with a statistic that knows its smooth sensitivity (:class:`pymc_dp.Median`,
-:class:`pymc_dp.Max`). ``DPObserved`` and ``release`` reach the records through the hooks
-:meth:`SmoothLaplace.dist_params` and :meth:`SmoothLaplace.sample_records`. Record-wise data
+Use it with a statistic that knows its smooth sensitivity (`pymc_dp.Median`,
+`pymc_dp.Max`). ``DPObserved`` and ``release`` reach the records through the hooks
+`SmoothLaplace.dist_params` and `SmoothLaplace.sample_records`. Record-wise data
 augmentation cannot use it (one record changes every record's noise scale); sample with
-:class:`pymc_dp.MHAAR` (z-space).
+`pymc_dp.MHAAR` (z-space).
 
 The noise is drawn exactly on the finest lattice ``2^-1074 ℤ`` (every float64 lies on it), never
 a lattice chosen from the data-dependent scale: a scale-relative lattice would reveal the binade of
-:math:`S^*_\beta(x)`. The integer noise has scale ``scale · 2^1074`` (exact big-integer
+`S^*_\beta(x)`. The integer noise has scale ``scale · 2^1074`` (exact big-integer
 arithmetic); the lattice value is rounded to the nearest float64, a post-processing.
 """
 
@@ -144,8 +148,9 @@ class SmoothLaplace(Mechanism):
                 "never 0 (pymc_dp floors it at (upper - lower)·2^-1022): compute the scale with "
                 "statistic.smooth_sensitivity_np, or release through pdp.release."
             )
-        return laplace_release(statistic, scale, rng, integer=False, name="SmoothLaplace",
-                               k=self.lattice_k)
+        return laplace_release(
+            statistic, scale, rng, integer=False, name="SmoothLaplace", k=self.lattice_k
+        )
 
     def random_graph(self, statistic, scale, size=None):
         import pymc as pm

@@ -1,8 +1,8 @@
 """Differentially private distributed Bayesian linear regression (seed 000 §5.2 and §7.1).
 
-Curator: :func:`release_suff_stats` releases per-node noisy ``(XᵀX, Xᵀy)`` with the analytic Gaussian
-mechanism. Analyst: :func:`fit` (or the functions below) turns a :class:`SuffStatsRelease` into a
-:class:`RegressionFit` with posterior draws as ArviZ data.
+Curator: `release_suff_stats` releases per-node noisy ``(XᵀX, Xᵀy)`` with the analytic Gaussian
+mechanism. Analyst: `fit` (or the functions below) turns a `SuffStatsRelease` into a
+`RegressionFit` with posterior draws as ArviZ data.
 
 ========================  ==========================================  =====================
 method                    what it samples                              seed 000

@@ -8,7 +8,14 @@ from pymc_dp._checks import check_count, check_rng
 from pymc_dp.regression.model import RegressionPrior
 from pymc_dp.regression.release import SuffStatsRelease
 
-__all__ = ["check_release", "check_count", "check_mcmc_run", "as_rng", "resolve_prior", "sigma2_init"]
+__all__ = [
+    "check_release",
+    "check_count",
+    "check_mcmc_run",
+    "as_rng",
+    "resolve_prior",
+    "sigma2_init",
+]
 
 
 def check_release(stats, *, method: str, needs: tuple = ()) -> SuffStatsRelease:
@@ -33,13 +40,18 @@ def check_release(stats, *, method: str, needs: tuple = ()) -> SuffStatsRelease:
 def check_mcmc_run(stats, *, method: str, rng, draws, tune, chains, prior, needs: tuple = ()):
     """Validate the arguments every MCMC method shares; returns ``(stats, rng, draws, tune, chains, prior)``."""
     stats = check_release(stats, method=method, needs=needs)
-    return (stats, as_rng(rng), check_count(draws, name="draws"),
-            check_count(tune, name="tune", minimum=0), check_count(chains, name="chains"),
-            resolve_prior(prior, stats.d))
+    return (
+        stats,
+        as_rng(rng),
+        check_count(draws, name="draws"),
+        check_count(tune, name="tune", minimum=0),
+        check_count(chains, name="chains"),
+        resolve_prior(prior, stats.d),
+    )
 
 
 def as_rng(rng) -> np.random.Generator:
-    """The package's rng rule (:func:`pymc_dp._checks.check_rng`)."""
+    """The package's rng rule (`pymc_dp._checks.check_rng`)."""
     return check_rng(rng)
 
 

@@ -18,12 +18,12 @@ METHODS = {
 
 
 def fit(stats, method: str = "mcmc_fixedS", *, rng=None, **kwargs):
-    """Fit ``method`` to a :class:`SuffStatsRelease`; keyword arguments go to the method.
+    """Fit ``method`` to a `SuffStatsRelease`; keyword arguments go to the method.
 
     ``method`` is one of ``"mcmc_normalX"`` (Algorithm 16), ``"mcmc_fixedS"`` (Algorithm 17),
     ``"bayes_fixedS_fast"`` (Algorithm 18), ``"mcmc_bs"`` (§7.1.2, needs ``scheme="szu"``) and
     ``"adassp"`` (§7.1.1, needs ``scheme="adassp"``; deterministic, takes no ``rng``).
-    Returns a :class:`RegressionFit`.
+    Returns a `RegressionFit`.
     """
     if method not in METHODS:
         raise ValueError(

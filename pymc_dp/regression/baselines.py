@@ -3,8 +3,10 @@ r"""Baselines of seed 000 §7.1: distributed adaSSP (Wang 2018) and MCMC-B&S (Be
 **Distributed adaSSP** (§7.1.1, eq. 7.2): each node releases ``Ŝ_j``, ``ẑ_j`` and ``λ_min(S_j)`` at
 (ε/3, δ/3) each (scheme ``"adassp"``); the analyst computes
 
-.. math:: \hat\theta = \Big(\sum_j \hat S_j + I\sum_j\lambda_j\Big)^{-1}\sum_j \hat z_j,\qquad
-          \lambda_j = \max\{0,\ \sigma_{S}\sqrt{d\log(2d^2/\rho)} - \tilde\lambda_{\min,j}\},
+```text
+\hat\theta = \Big(\sum_j \hat S_j + I\sum_j\lambda_j\Big)^{-1}\sum_j \hat z_j,\qquad
+\lambda_j = \max\{0,\ \sigma_{S}\sqrt{d\log(2d^2/\rho)} - \tilde\lambda_{\min,j}\},
+```
 
 ``λ̃_min,j = max(λ̂_min,j − σ_λ √log(6/δ), 0)``. These are Wang's (2018, Algorithm 2) choices with his
 classic Gaussian-mechanism scale replaced by the analytic σ actually used in the release.
@@ -67,8 +69,10 @@ def ss_moments(Sigma_x, theta, sigma2):
     K[d, d] = theta @ Sigma_x @ theta + sigma2
     a, b = np.triu_indices(d + 1)
     mu = K[a, b]
-    cov = K[a[:, None], a[None, :]] * K[b[:, None], b[None, :]] + \
-        K[a[:, None], b[None, :]] * K[b[:, None], a[None, :]]
+    cov = (
+        K[a[:, None], a[None, :]] * K[b[:, None], b[None, :]]
+        + K[a[:, None], b[None, :]] * K[b[:, None], a[None, :]]
+    )
     return mu, cov
 
 
@@ -118,8 +122,11 @@ def _bs_chain(rng, stats, prior, draws, tune, max_tries):
     ss = G0[:, a, b]
     Sigma = (prior.Lam + G0[:, :d, :d].sum(0)) / (prior.kappa + n + d + 1)
     theta, s2 = prior.m.copy(), sigma2_init(prior)
-    out = {"theta": np.empty((draws, d)), "sigma2_y": np.empty(draws),
-           "Sigma_x": np.empty((draws, d, d))}
+    out = {
+        "theta": np.empty((draws, d)),
+        "sigma2_y": np.empty(draws),
+        "Sigma_x": np.empty((draws, d, d)),
+    }
     tries = np.empty(draws)
     for t in range(tune + draws):
         # ss_j | θ, σ², Σ_x: N(n_j μ, n_j Σ_ss) prior × N(ŝs_j; ss_j, diag τ²), truncated to validity
@@ -129,7 +136,7 @@ def _bs_chain(rng, stats, prior, draws, tune, max_tries):
         L = np.linalg.cholesky(Q)
         rhs = (cov_inv @ mu)[None] + ss_hat / tau2
         mean = np.linalg.solve(np.swapaxes(L, 1, 2), np.linalg.solve(L, rhs[..., None]))[..., 0]
-        for k in range(1, max_tries + 1):
+        for k in range(1, max_tries + 1):  # noqa: B007 - k (tries used) is read after the loop
             xi = rng.standard_normal(ss_hat.shape)
             prop = mean + np.linalg.solve(np.swapaxes(L, 1, 2), xi[..., None])[..., 0]
             if _valid(_to_matrix(prop, d).sum(0), prior, n):
@@ -150,8 +157,16 @@ def _bs_chain(rng, stats, prior, draws, tune, max_tries):
 
 
 @explain_kwargs
-def mcmc_bs(stats, *, prior=None, draws: int = 1000, tune: int = 500, chains: int = 2, rng=None,
-            max_tries: int = 100) -> RegressionFit:
+def mcmc_bs(
+    stats,
+    *,
+    prior=None,
+    draws: int = 1000,
+    tune: int = 500,
+    chains: int = 2,
+    rng=None,
+    max_tries: int = 100,
+) -> RegressionFit:
     r"""MCMC-B&S, distributed and multidimensional (seed 000 §7.1.2), from a ``scheme="szu"`` release.
 
     Parameters
@@ -167,10 +182,22 @@ def mcmc_bs(stats, *, prior=None, draws: int = 1000, tune: int = 500, chains: in
     """
     t0 = time.perf_counter()
     stats, rng, draws, tune, chains, prior = check_mcmc_run(
-        stats, method="mcmc_bs", rng=rng, draws=draws, tune=tune, chains=chains, prior=prior, needs=("u_hat",)
+        stats,
+        method="mcmc_bs",
+        rng=rng,
+        draws=draws,
+        tune=tune,
+        chains=chains,
+        prior=prior,
+        needs=("u_hat",),
     )
     max_tries = check_count(max_tries, name="max_tries")
     res = [_bs_chain(r, stats, prior, draws, tune, max_tries) for r in rng.spawn(chains)]
     post = {k: np.stack([r[0][k] for r in res]) for k in res[0][0]}
-    return RegressionFit("mcmc_bs", post["theta"].reshape(-1, stats.d).mean(0), post,
-                         {"ss_tries": np.stack([r[1] for r in res])}, time.perf_counter() - t0)
+    return RegressionFit(
+        "mcmc_bs",
+        post["theta"].reshape(-1, stats.d).mean(0),
+        post,
+        {"ss_tries": np.stack([r[1] for r in res])},
+        time.perf_counter() - t0,
+    )

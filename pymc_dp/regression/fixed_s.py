@@ -42,7 +42,7 @@ __all__ = ["bayes_fixed_s_fast", "mcmc_fixed_s", "fixed_s_eig", "theta_posterior
 
 
 def fixed_s_eig(stats) -> NodeEig:
-    """``S̃_j = nearest_psd(Ŝ_j)`` as a :class:`NodeEig` together with ``ẑ_j``."""
+    """``S̃_j = nearest_psd(Ŝ_j)`` as a `NodeEig` together with ``ẑ_j``."""
     S_tilde, _, _ = nearest_psd(stats.S_hat)
     return node_eig(S_tilde, stats.z_hat)
 
@@ -56,8 +56,9 @@ def theta_posterior_fixed(stats, sigma2_y: float, prior=None):
 
 
 @explain_kwargs
-def bayes_fixed_s_fast(stats, *, prior=None, sigma2_y=None, draws: int = 1000, chains: int = 2,
-                       rng=None) -> RegressionFit:
+def bayes_fixed_s_fast(
+    stats, *, prior=None, sigma2_y=None, draws: int = 1000, chains: int = 2, rng=None
+) -> RegressionFit:
     r"""Bayes-fixedS-fast (seed 000, Algorithm 18): θ | ẑ with ``S = S̃`` and ``σ_y² = σ̃_y²`` fixed.
 
     Parameters
@@ -88,9 +89,13 @@ def bayes_fixed_s_fast(stats, *, prior=None, sigma2_y=None, draws: int = 1000, c
     if draws:
         th = rng.multivariate_normal(mean, cov, size=(chains, draws), method="cholesky")
         out = {"theta": th}
-    return RegressionFit("bayes_fixedS_fast", mean, out,
-                         {"mean": mean, "cov": cov, "sigma2_y": float(sigma2_y)},
-                         time.perf_counter() - t0)
+    return RegressionFit(
+        "bayes_fixedS_fast",
+        mean,
+        out,
+        {"mean": mean, "cov": cov, "sigma2_y": float(sigma2_y)},
+        time.perf_counter() - t0,
+    )
 
 
 def _fixed_s_chain(rng, eig, sigma_z, prior, draws, tune, step0, substeps):
@@ -123,9 +128,18 @@ def _fixed_s_chain(rng, eig, sigma_z, prior, draws, tune, step0, substeps):
 
 
 @explain_kwargs
-def mcmc_fixed_s(stats, *, prior=None, draws: int = 1000, tune: int = 500, chains: int = 2,
-                 rng=None, backend: str = "numpy", sigma2_step=None,
-                 sigma2_substeps: int = 10) -> RegressionFit:
+def mcmc_fixed_s(
+    stats,
+    *,
+    prior=None,
+    draws: int = 1000,
+    tune: int = 500,
+    chains: int = 2,
+    rng=None,
+    backend: str = "numpy",
+    sigma2_step=None,
+    sigma2_substeps: int = 10,
+) -> RegressionFit:
     r"""MCMC-fixedS (seed 000, Algorithm 17): θ, σ_y² | ẑ_{1:J} with ``S_j = S̃_j`` fixed.
 
     Parameters
@@ -168,14 +182,17 @@ def mcmc_fixed_s(stats, *, prior=None, draws: int = 1000, tune: int = 500, chain
         return fit
     if backend != "numpy":
         raise ValueError(f"backend must be 'numpy' or 'pymc', got backend={backend!r}.")
-    res = [_fixed_s_chain(r, eig, stats.sigma_z, prior, draws, tune, sigma2_step, sigma2_substeps)
-           for r in rng.spawn(chains)]
+    res = [
+        _fixed_s_chain(r, eig, stats.sigma_z, prior, draws, tune, sigma2_step, sigma2_substeps)
+        for r in rng.spawn(chains)
+    ]
     th = np.stack([r[0] for r in res])
     post = {"theta": th, "sigma2_y": np.stack([r[1] for r in res])}
     st = {"accept_sigma2": np.stack([r[2] for r in res]), "sigma2_step": [r[3] for r in res]}
     check_noisy_s(stats, "mcmc_fixedS", *_draw_moments(th.reshape(-1, stats.d)))
-    return RegressionFit("mcmc_fixedS", th.reshape(-1, stats.d).mean(0), post, st,
-                         time.perf_counter() - t0)
+    return RegressionFit(
+        "mcmc_fixedS", th.reshape(-1, stats.d).mean(0), post, st, time.perf_counter() - t0
+    )
 
 
 def _draw_moments(th):
@@ -193,11 +210,18 @@ def _fixed_s_pymc(eig, sigma_z, prior, draws, tune, chains, rng):
         s2 = pm.InverseGamma("sigma2_y", alpha=prior.a, beta=prior.b)
         mu = eig.w * pt.tensordot(pt.as_tensor(Et), theta, axes=[[2], [0]])
         pm.Normal("zr", mu=mu, sigma=pt.sqrt(s2 * eig.w + sigma_z**2), observed=eig.zr)
-        idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=1,
-                          random_seed=int(rng.integers(2**31 - 1)), progressbar=False,
-                          compute_convergence_checks=False)
+        idata = pm.sample(
+            draws=draws,
+            tune=tune,
+            chains=chains,
+            cores=1,
+            random_seed=int(rng.integers(2**31 - 1)),
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
     post = idata["posterior"]
     th = np.asarray(post["theta"].values)
     out = {"theta": th, "sigma2_y": np.asarray(post["sigma2_y"].values)}
-    return RegressionFit("mcmc_fixedS", th.reshape(-1, th.shape[-1]).mean(0), out,
-                         {"backend": "pymc"}, _idata=idata)
+    return RegressionFit(
+        "mcmc_fixedS", th.reshape(-1, th.shape[-1]).mean(0), out, {"backend": "pymc"}, _idata=idata
+    )

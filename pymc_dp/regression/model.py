@@ -1,13 +1,13 @@
 r"""The analyst's model of seed 000 §5.2 and its shared building blocks.
 
-.. math::
+```text
+\theta \sim \mathcal N(m, C),\quad \sigma_y^2 \sim \mathcal{IG}(a, b),\quad
+\Sigma_x \sim \mathcal{IW}(\Lambda, \kappa)\qquad (\text{eq. 5.13})
 
-    \theta \sim \mathcal N(m, C),\quad \sigma_y^2 \sim \mathcal{IG}(a, b),\quad
-    \Sigma_x \sim \mathcal{IW}(\Lambda, \kappa)\qquad (\text{eq. 5.13})
-
-    \hat z_j \mid S_j, \theta, \sigma_y^2 \sim
-        \mathcal N(S_j\theta,\; \sigma_y^2 S_j + \sigma_z^2 I_d)
-    \qquad (\text{Proposition 1 with } z_j \text{ integrated out, eq. 5.17}).
+\hat z_j \mid S_j, \theta, \sigma_y^2 \sim
+\mathcal N(S_j\theta,\; \sigma_y^2 S_j + \sigma_z^2 I_d)
+\qquad (\text{Proposition 1 with } z_j \text{ integrated out, eq. 5.17}).
+```
 
 Every node's ``S_j`` enters through its eigen-decomposition ``S_j = E_j D_j E_jᵀ``: in the rotated
 coordinates ``r_j = E_jᵀ(ẑ_j − S_jθ)`` the covariance is diagonal, ``σ_y² D_j + σ_z²``, so the
@@ -37,7 +37,7 @@ __all__ = [
 class RegressionPrior:
     r"""Hyper-parameters of eq. 5.13: ``θ ~ N(m, C)``, ``σ_y² ~ IG(a, b)``, ``Σ_x ~ IW(Λ, κ)``.
 
-    ``None`` entries are filled by :meth:`resolve`: ``m = 0``, ``C = 10·I``, ``Λ = I``, ``κ = d + 1``.
+    ``None`` entries are filled by `resolve`: ``m = 0``, ``C = 10·I``, ``Λ = I``, ``κ = d + 1``.
     The baseline MCMC-B&S reads the same numbers as a normal-inverse-gamma prior
     ``θ | σ_y² ~ N(m, σ_y² C)`` (seed 000 §7.1.2, ``Λ₀ = C⁻¹``).
     """
@@ -53,8 +53,14 @@ class RegressionPrior:
     def seed000(cls, d: int, Lam=None):
         """The hyper-parameters of seed 000 §7.2: a = 20, b = 0.5, m = 0, C = (a−1)/b·I, κ = d + 1."""
         a, b = 20.0, 0.5
-        return cls(m=np.zeros(d), C=(a - 1) / b * np.eye(d), a=a, b=b,
-                   Lam=np.eye(d) if Lam is None else np.asarray(Lam, float), kappa=d + 1.0)
+        return cls(
+            m=np.zeros(d),
+            C=(a - 1) / b * np.eye(d),
+            a=a,
+            b=b,
+            Lam=np.eye(d) if Lam is None else np.asarray(Lam, float),
+            kappa=d + 1.0,
+        )
 
     def resolve(self, d: int) -> RegressionPrior:
         """Fill defaults for ``d`` features and check shapes and positivity."""
@@ -71,13 +77,16 @@ class RegressionPrior:
             )
         for name, M in (("C", C), ("Lam", Lam)):
             if not np.allclose(M, M.T) or np.linalg.eigvalsh(M)[0] <= 0:
-                raise ValueError(f"prior {name} must be symmetric positive definite, got {name}={M!r}.")
+                raise ValueError(
+                    f"prior {name} must be symmetric positive definite, got {name}={M!r}."
+                )
         if not (self.a > 0 and self.b > 0):
             raise ValueError(f"prior a and b must be > 0, got a={self.a!r}, b={self.b!r}.")
         if not kappa > d - 1:
             raise ValueError(f"prior kappa must exceed d - 1 = {d - 1}, got kappa={kappa!r}.")
-        return dataclasses.replace(self, m=m, C=C, a=float(self.a), b=float(self.b), Lam=Lam,
-                                   kappa=kappa)
+        return dataclasses.replace(
+            self, m=m, C=C, a=float(self.a), b=float(self.b), Lam=Lam, kappa=kappa
+        )
 
     def log_sigma2(self, s2):
         """Log IG(a, b) density of σ_y² up to a constant (``-inf`` for s2 ≤ 0)."""
@@ -90,8 +99,8 @@ class RegressionPrior:
 class NodeEig(NamedTuple):
     """Per-node eigen-decomposition ``S_j = E_j diag(w_j) E_jᵀ`` and ``zr_j = E_jᵀ ẑ_j``."""
 
-    w: np.ndarray   # (J, d)
-    E: np.ndarray   # (J, d, d)
+    w: np.ndarray  # (J, d)
+    E: np.ndarray  # (J, d, d)
     zr: np.ndarray  # (J, d)
 
 

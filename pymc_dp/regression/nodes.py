@@ -22,8 +22,18 @@ from pymc_dp.regression.release import SuffStatsRelease
 
 __all__ = ["merge_releases", "random_split"]
 
-_SHARED = ("scheme", "sigma_s", "sigma_z", "x_bound", "y_bound", "epsilon", "delta", "neighbouring",
-           "sigma_u", "sigma_lam")
+_SHARED = (
+    "scheme",
+    "sigma_s",
+    "sigma_z",
+    "x_bound",
+    "y_bound",
+    "epsilon",
+    "delta",
+    "neighbouring",
+    "sigma_u",
+    "sigma_lam",
+)
 
 
 def random_split(n: int, n_nodes: int, rng) -> list[np.ndarray]:
@@ -35,7 +45,11 @@ def random_split(n: int, n_nodes: int, rng) -> list[np.ndarray]:
     rng = check_rng(rng)
     if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
         raise ValueError(f"n must be a positive integer number of rows, got n={n!r}.")
-    if isinstance(n_nodes, bool) or not isinstance(n_nodes, int | np.integer) or not 1 <= n_nodes <= n:
+    if (
+        isinstance(n_nodes, bool)
+        or not isinstance(n_nodes, int | np.integer)
+        or not 1 <= n_nodes <= n
+    ):
         raise ValueError(
             f"n_nodes must be an integer with 1 <= n_nodes <= n = {n}, got n_nodes={n_nodes!r}. "
             "Every node needs at least one record."
@@ -71,7 +85,11 @@ def merge_releases(releases) -> SuffStatsRelease:
     for i, r in enumerate(items[1:], start=1):
         for name in _SHARED:
             a, b = getattr(first, name), getattr(r, name)
-            same = a == b if isinstance(a, str) or a is None or b is None else np.isclose(a, b, rtol=1e-12)
+            same = (
+                a == b
+                if isinstance(a, str) or a is None or b is None
+                else np.isclose(a, b, rtol=1e-12)
+            )
             if not same:
                 raise ValueError(
                     f"releases must share {name}: releases[0].{name}={a!r}, releases[{i}].{name}={b!r}. "
@@ -89,8 +107,19 @@ def merge_releases(releases) -> SuffStatsRelease:
         return None if vals[0] is None else np.concatenate(vals)
 
     return SuffStatsRelease(
-        S_hat=cat("S_hat"), z_hat=cat("z_hat"), n=cat("n"), sigma_s=first.sigma_s,
-        sigma_z=first.sigma_z, x_bound=first.x_bound, y_bound=first.y_bound, epsilon=first.epsilon,
-        delta=first.delta, scheme=first.scheme, u_hat=cat("u_hat"), sigma_u=first.sigma_u,
-        lam_hat=cat("lam_hat"), sigma_lam=first.sigma_lam, neighbouring=first.neighbouring,
+        S_hat=cat("S_hat"),
+        z_hat=cat("z_hat"),
+        n=cat("n"),
+        sigma_s=first.sigma_s,
+        sigma_z=first.sigma_z,
+        x_bound=first.x_bound,
+        y_bound=first.y_bound,
+        epsilon=first.epsilon,
+        delta=first.delta,
+        scheme=first.scheme,
+        u_hat=cat("u_hat"),
+        sigma_u=first.sigma_u,
+        lam_hat=cat("lam_hat"),
+        sigma_lam=first.sigma_lam,
+        neighbouring=first.neighbouring,
     )

@@ -49,7 +49,9 @@ def s_log_target(S, Sigma_x, theta, sigma2, stats):
     l_hat = -0.5 * np.sum(diff * diff, axis=-1) / stats.sigma_s**2
     # Wishart W(Σ_x, n_j) up to terms constant in S_j (they cancel in the MH ratio)
     sign, logdet = np.linalg.slogdet(S)
-    l_w = 0.5 * (stats.n - stats.d - 1) * logdet - 0.5 * np.einsum("ab,jba->j", np.linalg.inv(Sigma_x), S)
+    l_w = 0.5 * (stats.n - stats.d - 1) * logdet - 0.5 * np.einsum(
+        "ab,jba->j", np.linalg.inv(Sigma_x), S
+    )
     l_w = np.where(sign > 0, l_w, -np.inf)
     l_z = z_loglik(node_eig(S, stats.z_hat), theta, sigma2, stats.sigma_z)
     return l_z + l_w + l_hat
@@ -88,8 +90,12 @@ def _normal_x_chain(rng, stats, prior, draws, tune, s_target, s2_target):
     log_step = np.log(0.5 * s2)
     P, h = theta_conditional(node_eig(S, stats.z_hat), s2, stats.sigma_z, prior)
     theta = np.linalg.solve(P, h)
-    out = {"theta": np.empty((draws, d)), "sigma2_y": np.empty(draws),
-           "Sigma_x": np.empty((draws, d, d)), "S": np.empty((draws, J, d, d))}
+    out = {
+        "theta": np.empty((draws, d)),
+        "sigma2_y": np.empty(draws),
+        "Sigma_x": np.empty((draws, d, d)),
+        "S": np.empty((draws, J, d, d)),
+    }
     acc_s = np.empty(draws)
     acc_s2 = np.empty(draws, dtype=bool)
     min_log_alpha = np.log(d + 1.0)
@@ -101,9 +107,11 @@ def _normal_x_chain(rng, stats, prior, draws, tune, s_target, s2_target):
         S_new = wishart_rvs(rng, S / alpha[:, None, None], alpha)
         S_new = 0.5 * (S_new + np.swapaxes(S_new, 1, 2))
         with np.errstate(invalid="ignore", divide="ignore"):
-            log_a = (s_log_target(S_new, Sigma, theta, s2, stats)
-                     - s_log_target(S, Sigma, theta, s2, stats)
-                     + wishart_log_q_ratio(S, S_new, alpha))
+            log_a = (
+                s_log_target(S_new, Sigma, theta, s2, stats)
+                - s_log_target(S, Sigma, theta, s2, stats)
+                + wishart_log_q_ratio(S, S_new, alpha)
+            )
         log_a = np.where(np.isnan(log_a), -np.inf, log_a)
         ok = np.log(rng.uniform(size=J)) < log_a
         S = np.where(ok[:, None, None], S_new, S)
@@ -118,8 +126,9 @@ def _normal_x_chain(rng, stats, prior, draws, tune, s_target, s2_target):
 
         s2, ok2 = sigma2_rw_step(rng, s2, log_target, np.exp(log_step))
         if t < tune:
-            log_alpha = np.maximum(robbins_monro(log_alpha, ok, s_target, t, sign=-1.0),
-                                   min_log_alpha)
+            log_alpha = np.maximum(
+                robbins_monro(log_alpha, ok, s_target, t, sign=-1.0), min_log_alpha
+            )
             log_step = robbins_monro(log_step, ok2, s2_target, t)
         else:
             k = t - tune
@@ -130,9 +139,17 @@ def _normal_x_chain(rng, stats, prior, draws, tune, s_target, s2_target):
 
 
 @explain_kwargs
-def mcmc_normal_x(stats, *, prior=None, draws: int = 1000, tune: int = 1000, chains: int = 2,
-                  rng=None, accept_target_s: float = 0.25,
-                  accept_target_sigma2: float = 0.44) -> RegressionFit:
+def mcmc_normal_x(
+    stats,
+    *,
+    prior=None,
+    draws: int = 1000,
+    tune: int = 1000,
+    chains: int = 2,
+    rng=None,
+    accept_target_s: float = 0.25,
+    accept_target_sigma2: float = 0.44,
+) -> RegressionFit:
     r"""MCMC-normalX (seed 000, Algorithm 16): Gibbs/MH over ``Σ_x, S_{1:J}, θ, σ_y²``.
 
     Parameters
@@ -160,10 +177,20 @@ def mcmc_normal_x(stats, *, prior=None, draws: int = 1000, tune: int = 1000, cha
             f"mcmc_normalX needs n_j >= d = {stats.d} records on every node (S_j ~ Wishart(Σ_x, n_j)), "
             f"got n = {stats.n.tolist()}. Use fewer nodes or method='mcmc_fixedS'."
         )
-    res = [_normal_x_chain(r, stats, prior, draws, tune, accept_target_s, accept_target_sigma2)
-           for r in rng.spawn(chains)]
+    res = [
+        _normal_x_chain(r, stats, prior, draws, tune, accept_target_s, accept_target_sigma2)
+        for r in rng.spawn(chains)
+    ]
     post = {k: np.stack([r[0][k] for r in res]) for k in res[0][0]}
-    st = {"accept_S": np.stack([r[1] for r in res]), "accept_sigma2": np.stack([r[2] for r in res]),
-          "alpha": np.stack([r[3] for r in res])}
-    return RegressionFit("mcmc_normalX", post["theta"].reshape(-1, stats.d).mean(0), post, st,
-                         time.perf_counter() - t0)
+    st = {
+        "accept_S": np.stack([r[1] for r in res]),
+        "accept_sigma2": np.stack([r[2] for r in res]),
+        "alpha": np.stack([r[3] for r in res]),
+    }
+    return RegressionFit(
+        "mcmc_normalX",
+        post["theta"].reshape(-1, stats.d).mean(0),
+        post,
+        st,
+        time.perf_counter() - t0,
+    )

@@ -1,12 +1,12 @@
 r"""The curator's side: per-node noisy sufficient statistics of a linear regression (seed 000 §5.2).
 
 Each of ``J`` data nodes holds rows ``(X_j, y_j)`` and releases, with the Gaussian mechanism
-calibrated by Balle & Wang's analytic rule (:func:`pymc_dp.mechanisms.analytic_gaussian_sigma`),
+calibrated by Balle & Wang's analytic rule (`pymc_dp.mechanisms.analytic_gaussian_sigma`),
 
-.. math::
-
-    \hat S_j = S_j + \sigma_s M_j,\qquad \hat z_j = z_j + \sigma_z v_j,\qquad
-    S_j = X_j^\top X_j,\; z_j = X_j^\top y_j,
+```text
+\hat S_j = S_j + \sigma_s M_j,\qquad \hat z_j = z_j + \sigma_z v_j,\qquad
+S_j = X_j^\top X_j,\; z_j = X_j^\top y_j,
+```
 
 where ``M_j`` is symmetric with i.i.d. N(0, 1) upper triangle (diagonal included) and
 ``v_j ~ N(0, I_d)`` (seed 000 eqs. 5.11, 5.15). The upper triangle of ``S_j`` and ``z_j`` are released
@@ -20,8 +20,10 @@ The release is calibrated for **replace-one** neighbours (``neighbouring="replac
 seed's relation): one record ``(x, y)`` is replaced by another ``(x', y')`` in the same node, so the
 node sizes ``n_j`` are public and released exactly. Its L2 sensitivity is (``a = ‖X‖²``, ``b = ‖Y‖²``)
 
-.. math:: \Delta_{sz}^2 = \sup \|\mathrm{triu}(xx^\top - x'x'^\top)\|^2 + \|xy - x'y'\|^2
-          = \begin{cases} 2a^2 + 2ab + b^2/2, & b \le 2a,\\ 4ab, & b > 2a, \end{cases}
+```text
+\Delta_{sz}^2 = \sup \|\mathrm{triu}(xx^\top - x'x'^\top)\|^2 + \|xy - x'y'\|^2
+= \begin{cases} 2a^2 + 2ab + b^2/2, & b \le 2a,\\ 4ab, & b > 2a, \end{cases}
+```
 
 (from ``‖triu(M)‖_F ≤ ‖M‖_F`` and maximising over ``x^\top x'``; attained for ``d ≥ 2`` by
 ``x = (p, q)``, ``x' = -(q, p)``, ``pq = b/4``, ``y = y' = ‖Y‖``, or by ``x' = -x`` when ``b > 2a``).
@@ -74,15 +76,18 @@ def _check_relation(neighbouring):
     return neighbouring
 
 
-def suff_stat_sensitivity(x_bound: float, y_bound: float, *, include_yty: bool = False,
-                          neighbouring: str = "replace-one") -> float:
+def suff_stat_sensitivity(
+    x_bound: float, y_bound: float, *, include_yty: bool = False, neighbouring: str = "replace-one"
+) -> float:
     r"""L2 sensitivity of ``(triu(XᵀX), Xᵀy[, yᵀy])`` for one record (module docstring).
 
     ``neighbouring="replace-one"`` (default): a record ``(x, y)`` replaced by ``(x', y')``;
     ``"add-remove"``: a record added or removed, which moves ``triu(XᵀX)`` by ``triu(x xᵀ)``, ``Xᵀy``
     by ``x y`` and ``yᵀy`` by ``y²`` (seed 000 eq. 5.12 and §7.1.2).
     """
-    x_bound = check_positive(x_bound, name="x_bound", fix="Declare the largest row norm ‖x‖₂ allowed.")
+    x_bound = check_positive(
+        x_bound, name="x_bound", fix="Declare the largest row norm ‖x‖₂ allowed."
+    )
     y_bound = check_positive(y_bound, name="y_bound", fix="Declare the largest |y| allowed.")
     a, b = x_bound**2, y_bound**2
     if _check_relation(neighbouring) == "add-remove":
@@ -182,7 +187,12 @@ class SuffStatsRelease:
         z = np.asarray(self.z_hat, dtype=float)
         z = _finite_array(z[None] if z.ndim == 1 else z, name="z_hat", shape=(J, d))
         n = np.asarray(self.n).reshape(-1)
-        if n.shape != (J,) or not np.all(np.isfinite(n)) or np.any(n < 1) or np.any(n != np.round(n)):
+        if (
+            n.shape != (J,)
+            or not np.all(np.isfinite(n))
+            or np.any(n < 1)
+            or np.any(n != np.round(n))
+        ):
             raise ValueError(
                 f"n must hold J={J} positive integer node sizes, got n={self.n!r}. "
                 "Pass the number of records of each node (public in this model)."
@@ -202,8 +212,9 @@ class SuffStatsRelease:
                     "scheme='szu' needs u_hat (noisy yᵀy per node) and sigma_u, got None. "
                     "Release with release_suff_stats(..., scheme='szu')."
                 )
-            object.__setattr__(self, "u_hat", _finite_array(np.reshape(self.u_hat, -1), name="u_hat",
-                                                            shape=(J,)))
+            object.__setattr__(
+                self, "u_hat", _finite_array(np.reshape(self.u_hat, -1), name="u_hat", shape=(J,))
+            )
             object.__setattr__(self, "sigma_u", check_positive(self.sigma_u, name="sigma_u"))
         if self.scheme == "adassp":
             if self.lam_hat is None or self.sigma_lam is None:
@@ -211,8 +222,11 @@ class SuffStatsRelease:
                     "scheme='adassp' needs lam_hat (noisy λ_min(S_j) per node) and sigma_lam, got None. "
                     "Release with release_suff_stats(..., scheme='adassp')."
                 )
-            object.__setattr__(self, "lam_hat", _finite_array(np.reshape(self.lam_hat, -1),
-                                                              name="lam_hat", shape=(J,)))
+            object.__setattr__(
+                self,
+                "lam_hat",
+                _finite_array(np.reshape(self.lam_hat, -1), name="lam_hat", shape=(J,)),
+            )
             object.__setattr__(self, "sigma_lam", check_positive(self.sigma_lam, name="sigma_lam"))
 
     @property
@@ -234,14 +248,22 @@ class SuffStatsRelease:
         from dp_accounting import dp_event
 
         if self.scheme == "adassp":
-            ss, sz, sl = adassp_sensitivities(self.x_bound, self.y_bound, neighbouring=self.neighbouring)
-            return dp_event.ComposedDpEvent([
-                dp_event.GaussianDpEvent(self.sigma_s / ss),
-                dp_event.GaussianDpEvent(self.sigma_z / sz),
-                dp_event.GaussianDpEvent(self.sigma_lam / sl),
-            ])
-        delta_2 = suff_stat_sensitivity(self.x_bound, self.y_bound, include_yty=self.scheme == "szu",
-                                        neighbouring=self.neighbouring)
+            ss, sz, sl = adassp_sensitivities(
+                self.x_bound, self.y_bound, neighbouring=self.neighbouring
+            )
+            return dp_event.ComposedDpEvent(
+                [
+                    dp_event.GaussianDpEvent(self.sigma_s / ss),
+                    dp_event.GaussianDpEvent(self.sigma_z / sz),
+                    dp_event.GaussianDpEvent(self.sigma_lam / sl),
+                ]
+            )
+        delta_2 = suff_stat_sensitivity(
+            self.x_bound,
+            self.y_bound,
+            include_yty=self.scheme == "szu",
+            neighbouring=self.neighbouring,
+        )
         return dp_event.GaussianDpEvent(noise_multiplier=self.sigma_s / delta_2)
 
 
@@ -290,7 +312,7 @@ def _check_data(X, y, x_bound, y_bound, clip):
 
 def _noisy(value, sigma, rng):
     """``value`` plus Gaussian(0, sigma²) noise from the package's exact lattice sampler
-    (:meth:`pymc_dp.Gaussian.sample`: OpenDP when ``rng`` is None)."""
+    (`pymc_dp.Gaussian.sample`: OpenDP when ``rng`` is None)."""
     value = np.asarray(value, dtype=float)
     return np.asarray(Gaussian(sigma=sigma).sample(value, rng), dtype=float).reshape(value.shape)
 
@@ -307,9 +329,20 @@ def _noisy_symmetric(S, sigma, rng):
 
 
 @explain_kwargs
-def release_suff_stats(X, y, *, x_bound, y_bound, epsilon, delta, n_nodes: int = 1,
-                       scheme: str = "sz", clip: bool = False, rng=None,
-                       neighbouring: str = "replace-one") -> SuffStatsRelease:
+def release_suff_stats(
+    X,
+    y,
+    *,
+    x_bound,
+    y_bound,
+    epsilon,
+    delta,
+    n_nodes: int = 1,
+    scheme: str = "sz",
+    clip: bool = False,
+    rng=None,
+    neighbouring: str = "replace-one",
+) -> SuffStatsRelease:
     """Release per-node noisy ``(XᵀX, Xᵀy)`` with the analytic Gaussian mechanism (seed 000 §5.2.1-2).
 
     Parameters
@@ -352,7 +385,9 @@ def release_suff_stats(X, y, *, x_bound, y_bound, epsilon, delta, n_nodes: int =
             "differentially private. Use neighbouring='replace-one' (n_j public; the noise is "
             "calibrated to the replace-one sensitivity)."
         )
-    x_bound = check_positive(x_bound, name="x_bound", fix="Declare the largest row norm ‖x‖₂ allowed.")
+    x_bound = check_positive(
+        x_bound, name="x_bound", fix="Declare the largest row norm ‖x‖₂ allowed."
+    )
     y_bound = check_positive(y_bound, name="y_bound", fix="Declare the largest |y| allowed.")
     if scheme not in SCHEMES:
         raise ValueError(
@@ -360,7 +395,9 @@ def release_suff_stats(X, y, *, x_bound, y_bound, epsilon, delta, n_nodes: int =
             "Use 'sz' for the seed's methods, 'szu' for MCMC-B&S, 'adassp' for adaSSP."
         )
     if isinstance(n_nodes, bool) or not isinstance(n_nodes, (int, np.integer)):
-        raise TypeError(f"n_nodes must be an int, got n_nodes={n_nodes!r}. Pass the number of nodes J.")
+        raise TypeError(
+            f"n_nodes must be an int, got n_nodes={n_nodes!r}. Pass the number of nodes J."
+        )
     X, y = _check_data(X, y, x_bound, y_bound, clip)
     n, d = X.shape
     if not 1 <= n_nodes <= n:
@@ -386,13 +423,24 @@ def release_suff_stats(X, y, *, x_bound, y_bound, epsilon, delta, n_nodes: int =
         lam = np.linalg.eigvalsh(S)[:, 0]
         extra = dict(lam_hat=_noisy(lam, sigma_lam, rng), sigma_lam=sigma_lam)
     else:
-        sens = suff_stat_sensitivity(x_bound, y_bound, include_yty=scheme == "szu",
-                                     neighbouring=neighbouring)
+        sens = suff_stat_sensitivity(
+            x_bound, y_bound, include_yty=scheme == "szu", neighbouring=neighbouring
+        )
         sigma_s = sigma_z = analytic_gaussian_sigma(epsilon, delta, sens)
     S_hat = _noisy_symmetric(S, sigma_s, rng)
     z_hat = _noisy(z, sigma_z, rng)
     if scheme == "szu":
         extra = dict(u_hat=_noisy(u, sigma_s, rng), sigma_u=sigma_s)
-    return SuffStatsRelease(S_hat=S_hat, z_hat=z_hat, n=sizes, sigma_s=sigma_s, sigma_z=sigma_z,
-                            x_bound=x_bound, y_bound=y_bound, epsilon=epsilon, delta=delta,
-                            scheme=scheme, **extra)
+    return SuffStatsRelease(
+        S_hat=S_hat,
+        z_hat=z_hat,
+        n=sizes,
+        sigma_s=sigma_s,
+        sigma_z=sigma_z,
+        x_bound=x_bound,
+        y_bound=y_bound,
+        epsilon=epsilon,
+        delta=delta,
+        scheme=scheme,
+        **extra,
+    )

@@ -51,17 +51,22 @@ class RegressionFit:
         """ArviZ InferenceData (ArviZ 0.2x) / DataTree (ArviZ 1.x) of the draws; ``None`` for adaSSP."""
         if self._idata is None and self.draws is not None:
             shape = self.draws["theta"].shape[:2]
-            ss = {k: v for k, v in self.stats.items()
-                  if k.startswith("accept") and isinstance(v, np.ndarray) and v.shape == shape}
+            ss = {
+                k: v
+                for k, v in self.stats.items()
+                if k.startswith("accept") and isinstance(v, np.ndarray) and v.shape == shape
+            }
             self._idata = to_inference_data(self.draws, ss or None, attrs={"method": self.method})
         return self._idata
 
     @property
     def posterior(self):
-        """The posterior group of :attr:`idata`."""
+        """The posterior group of `idata`."""
         idata = self.idata
         if idata is None:
-            raise ValueError(f"method={self.method!r} returns a point estimate, not posterior draws.")
+            raise ValueError(
+                f"method={self.method!r} returns a point estimate, not posterior draws."
+            )
         return idata.posterior if hasattr(idata, "posterior") else idata["posterior"]
 
     def theta_draws(self) -> np.ndarray:

@@ -3,9 +3,9 @@ r"""When a private regression cannot be trusted: warnings before fitting (issue 
 * **Noisy XᵀX** (analyst side, from released values only). The fixed-S methods
   (``mcmc_fixedS``, ``bayes_fixedS_fast``) treat the released ``Ŝ_j`` as the exact ``X_jᵀX_j``.
   The noise ``σ_s M_j`` (symmetric, N(0, σ_s²) entries) has spectral norm about
-  :math:`2\sigma_s\sqrt d`; when that is not small against :math:`\lambda_{\min}(\hat S_j)`, the
+  `2\sigma_s\sqrt d`; when that is not small against `\lambda_{\min}(\hat S_j)`, the
   fixed-S posterior is too narrow and off-centre. `check_noisy_s` warns (`NoisyStatsWarning`) when
-  :math:`\lambda_{\min}(\hat S_j) < ` ``TRUST_FACTOR`` :math:`\cdot 2\sigma_s\sqrt d` for some node,
+  `\lambda_{\min}(\hat S_j) < ` ``TRUST_FACTOR`` `\cdot 2\sigma_s\sqrt d` for some node,
   or, after the fit, when the error the S noise adds to some coefficient exceeds ``MAX_S_ERROR``
   posterior standard deviations (`s_noise_error`).
 * **Non-random node split** (curator side). The methods assume y | X is the same in every node. Rows
@@ -20,8 +20,17 @@ import warnings
 
 import numpy as np
 
-__all__ = ["MAX_S_ERROR", "SPLIT_P", "TRUST_FACTOR", "NodeSplitWarning", "NoisyStatsWarning", "check_node_split",
-           "check_noisy_s", "noise_report", "s_noise_error"]
+__all__ = [
+    "MAX_S_ERROR",
+    "SPLIT_P",
+    "TRUST_FACTOR",
+    "NodeSplitWarning",
+    "NoisyStatsWarning",
+    "check_node_split",
+    "check_noisy_s",
+    "noise_report",
+    "s_noise_error",
+]
 
 #: ``check_noisy_s`` warns when λ_min(Ŝ_j) is below this many noise spectral norms 2σ_s√d.
 TRUST_FACTOR = 2.0
@@ -51,11 +60,11 @@ def s_noise_error(stats, theta_mean, theta_cov) -> np.ndarray:
     r"""Per coefficient: the sd of the error that treating Ŝ_j as exact adds to θ, over the
     posterior sd of θ. From released values and the fit only.
 
-    Fixed-S methods solve with :math:`S = \sum_j \tilde S_j` while the truth uses
-    :math:`S - \sum_j \sigma_s M_j`; to first order the estimate moves by
-    :math:`S^{-1}(\sum_j \sigma_s M_j)\theta`, whose covariance (symmetric Gaussian ``M_j``) is
-    :math:`J\sigma_s^2 S^{-1}(\|\theta\|^2 I + \theta\theta^T - \mathrm{diag}(\theta^2))S^{-1}`. A ratio k leaves a nominal
-    90 % interval covering :math:`2\Phi(1.645/\sqrt{1+k^2}) - 1` (k = 0.5: 86 %, k = 1: 75 %).
+    Fixed-S methods solve with `S = \sum_j \tilde S_j` while the truth uses
+    `S - \sum_j \sigma_s M_j`; to first order the estimate moves by
+    `S^{-1}(\sum_j \sigma_s M_j)\theta`, whose covariance (symmetric Gaussian ``M_j``) is
+    `J\sigma_s^2 S^{-1}(\|\theta\|^2 I + \theta\theta^T - \mathrm{diag}(\theta^2))S^{-1}`. A ratio k leaves a nominal
+    90 % interval covering `2\Phi(1.645/\sqrt{1+k^2}) - 1` (k = 0.5: 86 %, k = 1: 75 %).
     """
     from pymc_dp.regression.linalg import nearest_psd
 
@@ -66,9 +75,15 @@ def s_noise_error(stats, theta_mean, theta_cov) -> np.ndarray:
         Sinv = np.linalg.inv(S)
     except np.linalg.LinAlgError:
         return np.full(stats.d, np.inf)
-    inner = stats.n_nodes * stats.sigma_s**2 * (th @ th * np.eye(stats.d) + np.outer(th, th) - np.diag(th**2))
+    inner = (
+        stats.n_nodes
+        * stats.sigma_s**2
+        * (th @ th * np.eye(stats.d) + np.outer(th, th) - np.diag(th**2))
+    )
     err = np.sqrt(np.clip(np.diag(Sinv @ inner @ Sinv), 0.0, None))
-    sd = np.sqrt(np.clip(np.diag(np.asarray(theta_cov, dtype=float).reshape(stats.d, stats.d)), 0.0, None))
+    sd = np.sqrt(
+        np.clip(np.diag(np.asarray(theta_cov, dtype=float).reshape(stats.d, stats.d)), 0.0, None)
+    )
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(sd > 0, err / sd, np.inf)
 
@@ -79,16 +94,20 @@ def check_noisy_s(stats, method: str, theta_mean=None, theta_cov=None) -> bool:
     bad = np.flatnonzero(rep["ratio"] < TRUST_FACTOR)
     if bad.size:
         j = int(bad[np.argmin(rep["lam_min"][bad])])
-        what = (f"{bad.size} of {stats.n_nodes} nodes have λ_min(Ŝ_j) below {TRUST_FACTOR:g}× the "
-                f"noise level 2σ_s√d = {rep['noise_norm']:.3g} (node {j}: λ_min = "
-                f"{rep['lam_min'][j]:.3g}; σ_s = {stats.sigma_s:.3g})")
+        what = (
+            f"{bad.size} of {stats.n_nodes} nodes have λ_min(Ŝ_j) below {TRUST_FACTOR:g}× the "
+            f"noise level 2σ_s√d = {rep['noise_norm']:.3g} (node {j}: λ_min = "
+            f"{rep['lam_min'][j]:.3g}; σ_s = {stats.sigma_s:.3g})"
+        )
     elif theta_mean is not None:
         k = s_noise_error(stats, theta_mean, theta_cov)
         if not np.max(k) > MAX_S_ERROR:
             return False
         i = int(np.argmax(k))
-        what = (f"the noise in Ŝ (σ_s = {stats.sigma_s:.3g}) moves θ[{i}] by {k[i]:.2g} posterior "
-                f"sd (rule: at most {MAX_S_ERROR:g}; see trust.s_noise_error)")
+        what = (
+            f"the noise in Ŝ (σ_s = {stats.sigma_s:.3g}) moves θ[{i}] by {k[i]:.2g} posterior "
+            f"sd (rule: at most {MAX_S_ERROR:g}; see trust.s_noise_error)"
+        )
     else:
         return False
     warnings.warn(
@@ -96,7 +115,8 @@ def check_noisy_s(stats, method: str, theta_mean=None, theta_cov=None) -> bool:
         "intervals will be too narrow or off-centre. Use fewer nodes (pool the records), a larger "
         "epsilon, or method='mcmc_normalX', which models the noise in S (check its convergence: "
         "at small epsilon it mixes slowly).",
-        NoisyStatsWarning, stacklevel=4,
+        NoisyStatsWarning,
+        stacklevel=4,
     )
     return True
 
@@ -125,6 +145,7 @@ def check_node_split(X, y, parts) -> bool:
         "Shuffle the rows with a data-independent permutation first "
         "(pymc_dp.regression.random_split), or release each real node separately and combine with "
         "pymc_dp.regression.merge_releases.",
-        NodeSplitWarning, stacklevel=4,
+        NodeSplitWarning,
+        stacklevel=4,
     )
     return True

@@ -27,10 +27,18 @@ __all__ = ["REUSABLE_STEPS", "assign_steps", "route_of", "run_batch", "summary_r
 
 #: Step classes that read the model's ``pm.Data`` containers at every iteration (so a built step
 #: stays valid after ``pm.set_data``); any other step is rebuilt for each unit.
-REUSABLE_STEPS = frozenset({
-    "NUTS", "HamiltonianMC", "Metropolis", "Slice", "BinaryGibbsMetropolis",
-    "CategoricalGibbsMetropolis", "DataAugmentation", "ConjugateTheta",
-})
+REUSABLE_STEPS = frozenset(
+    {
+        "NUTS",
+        "HamiltonianMC",
+        "Metropolis",
+        "Slice",
+        "BinaryGibbsMetropolis",
+        "CategoricalGibbsMetropolis",
+        "DataAugmentation",
+        "ConjugateTheta",
+    }
+)
 
 #: worker-process cache: call id -> dict(model=..., steps=..., shapes=..., reusable=...)
 _CACHE: dict = {}
@@ -89,10 +97,15 @@ def _prepare(build, data_fn, step_fn, unit, call_id):
             if cached["reusable"]:
                 return model, cached["steps"], "reused model and steps", False
             return model, assign_steps(model, step_fn), "reused model", False
-        changed = sorted(n for n in set(shapes) | set(cached["shapes"])
-                         if shapes.get(n) != cached["shapes"].get(n))
-        note = (f"built again: the data of {', '.join(changed)} have other shapes than the model "
-                "this worker compiled")
+        changed = sorted(
+            n
+            for n in set(shapes) | set(cached["shapes"])
+            if shapes.get(n) != cached["shapes"].get(n)
+        )
+        note = (
+            f"built again: the data of {', '.join(changed)} have other shapes than the model "
+            "this worker compiled"
+        )
     model = _check_model(build(unit), unit)
     names = {d.name for d in model.data_vars}
     missing = sorted(set(values) - names)
@@ -133,20 +146,25 @@ def summary_rows(idata, *, hdi_prob: float = 0.94) -> list[dict]:
         if flat.shape[2] > SUMMARY_MAX_SIZE:
             continue
         for j in range(flat.shape[2]):
-            label = name if flat.shape[2] == 1 and arr.ndim == 2 else (
-                f"{name}[{','.join(map(str, np.unravel_index(j, arr.shape[2:])))}]")
+            label = (
+                name
+                if flat.shape[2] == 1 and arr.ndim == 2
+                else (f"{name}[{','.join(map(str, np.unravel_index(j, arr.shape[2:])))}]")
+            )
             x = flat[:, :, j]
             lo, hi = _hdi(x.ravel(), hdi_prob)
             finite = np.all(np.isfinite(x)) and np.ptp(x) > 0
-            rows.append({
-                "variable": label,
-                "mean": float(x.mean()),
-                "sd": float(x.std(ddof=1)) if x.size > 1 else float("nan"),
-                "hdi_lower": lo,
-                "hdi_upper": hi,
-                "ess_bulk": float(az.ess(x, method="bulk")) if finite else float("nan"),
-                "r_hat": float(az.rhat(x)) if finite and x.shape[0] > 1 else float("nan"),
-            })
+            rows.append(
+                {
+                    "variable": label,
+                    "mean": float(x.mean()),
+                    "sd": float(x.std(ddof=1)) if x.size > 1 else float("nan"),
+                    "hdi_lower": lo,
+                    "hdi_upper": hi,
+                    "ess_bulk": float(az.ess(x, method="bulk")) if finite else float("nan"),
+                    "r_hat": float(az.rhat(x)) if finite and x.shape[0] > 1 else float("nan"),
+                }
+            )
     return rows
 
 
@@ -157,7 +175,7 @@ def _hdi(x: np.ndarray, prob: float) -> tuple[float, float]:
     if n == 0:
         return float("nan"), float("nan")
     k = max(1, int(np.ceil(prob * n)))
-    widths = x[k - 1:] - x[: n - k + 1]
+    widths = x[k - 1 :] - x[: n - k + 1]
     i = int(np.argmin(widths))
     return float(x[i]), float(x[i + k - 1])
 
@@ -170,8 +188,10 @@ def run_batch(build, data_fn, step_fn, items, sample_kwargs, outdir, manifest, c
     batch retried after its worker died does not redo what was written).
     """
     store = Store(outdir, manifest, overwrite=False) if outdir is not None else None
-    return [_run_unit(build, data_fn, step_fn, unit, key, seed, sample_kwargs, store, call_id)
-            for unit, key, seed in items]
+    return [
+        _run_unit(build, data_fn, step_fn, unit, key, seed, sample_kwargs, store, call_id)
+        for unit, key, seed in items
+    ]
 
 
 def _run_unit(build, data_fn, step_fn, unit, key, seed, sample_kwargs, store, call_id):
@@ -180,8 +200,13 @@ def _run_unit(build, data_fn, step_fn, unit, key, seed, sample_kwargs, store, ca
         if done is not None:
             return {**done, "status": "skipped"}
     t0 = time.perf_counter()
-    record = {"unit": repr(unit), "key": key, "seed": int(seed), "worker": _worker_name(),
-              "pid": os.getpid()}
+    record = {
+        "unit": repr(unit),
+        "key": key,
+        "seed": int(seed),
+        "worker": _worker_name(),
+        "pid": os.getpid(),
+    }
     idata = None
     try:
         import pymc as pm
@@ -189,17 +214,31 @@ def _run_unit(build, data_fn, step_fn, unit, key, seed, sample_kwargs, store, ca
 
         record["compiledir"] = str(pytensor.config.compiledir)
         model, steps, note, compiled = _prepare(build, data_fn, step_fn, unit, call_id)
-        kwargs = {"progressbar": False, "compute_convergence_checks": False, "cores": 1,
-                  **sample_kwargs}
+        kwargs = {
+            "progressbar": False,
+            "compute_convergence_checks": False,
+            "cores": 1,
+            **sample_kwargs,
+        }
         t1 = time.perf_counter()
         with model, _quiet_pymc():
             idata = pm.sample(step=steps, random_seed=int(seed), **kwargs)
         t2 = time.perf_counter()
-        record.update(status="ok", route=route_of(steps, model), note=note, compiled=compiled,
-                      rows=summary_rows(idata), build_seconds=t1 - t0, sample_seconds=t2 - t1)
+        record.update(
+            status="ok",
+            route=route_of(steps, model),
+            note=note,
+            compiled=compiled,
+            rows=summary_rows(idata),
+            build_seconds=t1 - t0,
+            sample_seconds=t2 - t1,
+        )
     except Exception as exc:  # noqa: BLE001 - every failure of one unit is recorded, others go on
-        record.update(status="error", error=f"{type(exc).__name__}: {exc}",
-                      traceback=traceback.format_exc(limit=8))
+        record.update(
+            status="error",
+            error=f"{type(exc).__name__}: {exc}",
+            traceback=traceback.format_exc(limit=8),
+        )
         idata = None
     record["seconds"] = time.perf_counter() - t0
     if store is not None:

@@ -86,18 +86,29 @@ class ManyResult(Mapping):
         rows, unit_rows = [], []
         for u in self._units:
             rec = records.get(unit_key(u), {})
-            unit_rows.append({
-                "unit": u, "status": rec.get("status", "missing"), "route": rec.get("route"),
-                "seconds": rec.get("seconds"), "build_seconds": rec.get("build_seconds"),
-                "note": rec.get("note"), "worker": rec.get("worker"), "error": rec.get("error"),
-            })
+            unit_rows.append(
+                {
+                    "unit": u,
+                    "status": rec.get("status", "missing"),
+                    "route": rec.get("route"),
+                    "seconds": rec.get("seconds"),
+                    "build_seconds": rec.get("build_seconds"),
+                    "note": rec.get("note"),
+                    "worker": rec.get("worker"),
+                    "error": rec.get("error"),
+                }
+            )
             for r in rec.get("rows", []) or []:
-                rows.append({"unit": u, **r, "route": rec.get("route"),
-                             "seconds": rec.get("seconds")})
+                rows.append(
+                    {"unit": u, **r, "route": rec.get("route"), "seconds": rec.get("seconds")}
+                )
         self.units = pd.DataFrame(unit_rows)
         self.summary = pd.DataFrame(rows)
-        self.errors = {u: records[unit_key(u)]["error"] for u in self._units
-                       if records.get(unit_key(u), {}).get("status") == "error"}
+        self.errors = {
+            u: records[unit_key(u)]["error"]
+            for u in self._units
+            if records.get(unit_key(u), {}).get("status") == "error"
+        }
 
     def __getitem__(self, unit):
         key = unit_key(unit)
@@ -114,8 +125,11 @@ class ManyResult(Mapping):
         return self._memory[key]
 
     def __iter__(self):
-        return (u for u in self._units
-                if self._records.get(unit_key(u), {}).get("status") in ("ok", "skipped"))
+        return (
+            u
+            for u in self._units
+            if self._records.get(unit_key(u), {}).get("status") in ("ok", "skipped")
+        )
 
     def __len__(self):
         return sum(1 for _ in self)
@@ -125,9 +139,22 @@ class ManyResult(Mapping):
         return f"ManyResult({len(self._units)} units: {counts})"
 
 
-def sample_many(build, units, *, data=None, outdir=None, n_workers=None, client=None, seed=0,
-                overwrite=False, progressbar=True, batch_size=None, step=None, timeout=10.0,
-                **sample_kwargs) -> ManyResult:
+def sample_many(
+    build,
+    units,
+    *,
+    data=None,
+    outdir=None,
+    n_workers=None,
+    client=None,
+    seed=0,
+    overwrite=False,
+    progressbar=True,
+    batch_size=None,
+    step=None,
+    timeout=10.0,
+    **sample_kwargs,
+) -> ManyResult:
     """Run ``pm.sample()`` (pymc-dp's default step assignment) for every unit, on Dask.
 
     Parameters
@@ -174,8 +201,9 @@ def sample_many(build, units, *, data=None, outdir=None, n_workers=None, client=
     if not callable(build):
         raise TypeError(f"build must be a function unit -> pm.Model, got {type(build).__name__}.")
     if data is not None and not callable(data):
-        raise TypeError(f"data must be a function unit -> dict of pm.Data values, got "
-                        f"{type(data).__name__}.")
+        raise TypeError(
+            f"data must be a function unit -> dict of pm.Data values, got {type(data).__name__}."
+        )
     bad = [k for k in _RESERVED if k in sample_kwargs]
     if bad:
         raise TypeError(
@@ -183,8 +211,10 @@ def sample_many(build, units, *, data=None, outdir=None, n_workers=None, client=
             "steps from step=(model -> steps)); remove it from the keyword arguments."
         )
     if n_workers is not None and (not isinstance(n_workers, int) or n_workers < 0):
-        raise ValueError(f"n_workers must be an int >= 0, got {n_workers!r}. Use 0 to run in this "
-                         "process, None for one worker per core.")
+        raise ValueError(
+            f"n_workers must be an int >= 0, got {n_workers!r}. Use 0 to run in this "
+            "process, None for one worker per core."
+        )
     manifest = _manifest(build, data, step, seed, sample_kwargs)
     store = Store(outdir, manifest, overwrite=overwrite) if outdir is not None else None
     outdir = None if store is None else str(store.root)
@@ -203,13 +233,29 @@ def sample_many(build, units, *, data=None, outdir=None, n_workers=None, client=
     if todo:
         if client is None and n_workers == 0:
             for item in todo:
-                (rec,) = run_batch(build, data, step, [item], sample_kwargs, outdir, manifest,
-                                   call_id)
+                (rec,) = run_batch(
+                    build, data, step, [item], sample_kwargs, outdir, manifest, call_id
+                )
                 _collect(rec, records, memory)
                 progress.update(rec)
         else:
-            _run_on_dask(build, data, step, todo, sample_kwargs, outdir, manifest, call_id,
-                         n_workers, client, timeout, batch_size, records, memory, progress)
+            _run_on_dask(
+                build,
+                data,
+                step,
+                todo,
+                sample_kwargs,
+                outdir,
+                manifest,
+                call_id,
+                n_workers,
+                client,
+                timeout,
+                batch_size,
+                records,
+                memory,
+                progress,
+            )
     progress.close()
     return ManyResult(units, records, store, memory)
 
@@ -237,25 +283,38 @@ def _check_units(units) -> list:
     try:
         units = list(units)
     except TypeError:
-        raise TypeError(f"units must be an iterable of units, got {type(units).__name__}.") from None
+        raise TypeError(
+            f"units must be an iterable of units, got {type(units).__name__}."
+        ) from None
     if not units:
         raise ValueError("units is empty: pass at least one unit.")
     keys = {}
     for u in units:
         k = unit_key(u)
         if k in keys:
-            raise ValueError(f"units holds {u!r} twice (or two units with the same repr); each "
-                             "unit must be distinct.")
+            raise ValueError(
+                f"units holds {u!r} twice (or two units with the same repr); each "
+                "unit must be distinct."
+            )
         keys[k] = u
     return units
 
 
 def _manifest(build, data, step, seed, sample_kwargs) -> dict:
     def name(f):
-        return None if f is None else f"{getattr(f, '__module__', '?')}.{getattr(f, '__qualname__', repr(f))}"
+        return (
+            None
+            if f is None
+            else f"{getattr(f, '__module__', '?')}.{getattr(f, '__qualname__', repr(f))}"
+        )
 
-    return {"build": name(build), "data": name(data), "step": name(step), "seed": int(seed),
-            "sample_kwargs": {k: repr(v) for k, v in sorted(sample_kwargs.items())}}
+    return {
+        "build": name(build),
+        "data": name(data),
+        "step": name(step),
+        "seed": int(seed),
+        "sample_kwargs": {k: repr(v) for k, v in sorted(sample_kwargs.items())},
+    }
 
 
 # -- Dask ---------------------------------------------------------------------------------------
@@ -280,16 +339,29 @@ def local_cluster(n_workers: int | None = None, *, own_compiledirs: bool = True)
     n = n_workers or os.cpu_count() or 1
     root = compile_root()
     flags = os.environ.get("PYTENSOR_FLAGS", "")
-    scheduler = {"cls": Scheduler, "options": {"host": "127.0.0.1", "port": 0, "dashboard": False,
-                                               "dashboard_address": None}}
+    scheduler = {
+        "cls": Scheduler,
+        "options": {"host": "127.0.0.1", "port": 0, "dashboard": False, "dashboard_address": None},
+    }
     cluster = SpecCluster(workers={}, scheduler=scheduler, silence_logs=40)
     try:
         for i in range(n):
             own = f"base_compiledir={root / f'w{i}'}" if own_compiledirs else ""
-            env = {"PYTENSOR_FLAGS": ",".join(filter(None, [flags, own])),
-                   "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-            cluster.worker_spec[f"w{i}"] = {"cls": _SpawnEnvNanny, "options": {
-                "nthreads": 1, "host": "127.0.0.1", "silence_logs": 40, "spawn_env": env}}
+            env = {
+                "PYTENSOR_FLAGS": ",".join(filter(None, [flags, own])),
+                "OMP_NUM_THREADS": "1",
+                "OPENBLAS_NUM_THREADS": "1",
+                "MKL_NUM_THREADS": "1",
+            }
+            cluster.worker_spec[f"w{i}"] = {
+                "cls": _SpawnEnvNanny,
+                "options": {
+                    "nthreads": 1,
+                    "host": "127.0.0.1",
+                    "silence_logs": 40,
+                    "spawn_env": env,
+                },
+            }
             cluster.sync(cluster._correct_state)  # waits for this worker before the next spawn
     finally:
         _restore_env("PYTENSOR_FLAGS", flags)
@@ -350,30 +422,68 @@ def _connect(client, n_workers, timeout):
                 "a local cluster."
             ) from None
     if not isinstance(client, Client):
-        raise TypeError(f"client must be a distributed.Client, a scheduler address or None, got "
-                        f"{type(client).__name__}.")
+        raise TypeError(
+            f"client must be a distributed.Client, a scheduler address or None, got "
+            f"{type(client).__name__}."
+        )
     return client, None
 
 
-def _run_on_dask(build, data, step, todo, sample_kwargs, outdir, manifest, call_id, n_workers,
-                 client, timeout, batch_size, records, memory, progress):
+def _run_on_dask(
+    build,
+    data,
+    step,
+    todo,
+    sample_kwargs,
+    outdir,
+    manifest,
+    call_id,
+    n_workers,
+    client,
+    timeout,
+    batch_size,
+    records,
+    memory,
+    progress,
+):
     from distributed import as_completed
 
     client, cluster = _connect(client, n_workers, timeout)
     try:
         n = max(1, len(client.scheduler_info(n_workers=-1).get("workers", {})) or (n_workers or 1))
         size = batch_size or max(1, min(16, math.ceil(len(todo) / (4 * n))))
-        batches = [todo[i:i + size] for i in range(0, len(todo), size)]
-        futures = {client.submit(run_batch, build, data, step, b, sample_kwargs, outdir, manifest,
-                                 call_id, pure=False, key=f"pymc-dp-{call_id}-{j}"): b
-                   for j, b in enumerate(batches)}
+        batches = [todo[i : i + size] for i in range(0, len(todo), size)]
+        futures = {
+            client.submit(
+                run_batch,
+                build,
+                data,
+                step,
+                b,
+                sample_kwargs,
+                outdir,
+                manifest,
+                call_id,
+                pure=False,
+                key=f"pymc-dp-{call_id}-{j}",
+            ): b
+            for j, b in enumerate(batches)
+        }
         for fut in as_completed(futures, loop=client.loop):
             batch = futures[fut]
             try:
                 recs = fut.result()
             except Exception as exc:  # noqa: BLE001 - e.g. KilledWorker: the batch's units failed
-                recs = [{"unit": repr(u), "key": k, "seed": s, "status": "error",
-                         "error": f"{type(exc).__name__}: {exc}"} for u, k, s in batch]
+                recs = [
+                    {
+                        "unit": repr(u),
+                        "key": k,
+                        "seed": s,
+                        "status": "error",
+                        "error": f"{type(exc).__name__}: {exc}",
+                    }
+                    for u, k, s in batch
+                ]
             for rec in recs:
                 _collect(rec, records, memory)
                 progress.update(rec)
@@ -404,8 +514,9 @@ class _Progress:
             ran = self.done + self.failed - self.start_done
             left = self.total - self.done - self.failed
             eta = (now - self.t0) / ran * left if ran else float("nan")
-            sys.stderr.write(f"\r{self.done}/{self.total} units done, {self.failed} failed, "
-                             f"ETA {eta:.0f} s   ")
+            sys.stderr.write(
+                f"\r{self.done}/{self.total} units done, {self.failed} failed, ETA {eta:.0f} s   "
+            )
             sys.stderr.flush()
 
     def close(self):

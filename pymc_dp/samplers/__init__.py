@@ -1,8 +1,8 @@
 """Step methods for ``pm.sample``: the analyst's samplers and the data holder's penalty MH.
 
-Importing this package registers :class:`DataAugmentation` with PyMC's step assignment, so
+Importing this package registers `DataAugmentation` with PyMC's step assignment, so
 ``pm.sample()`` gives latent records that feed ``DPObserved`` nodes to it by itself
-(:mod:`pymc_dp.samplers.assign`).
+(`pymc_dp.samplers.assign`).
 """
 
 from pymc_dp.samplers.assign import register as _register

@@ -1,11 +1,11 @@
 r"""The Metropolis–Hastings accept step, written once for every kernel.
 
-Every sampler of the package differs only in its log acceptance ratio :math:`\log\alpha` — exact
+Every sampler of the package differs only in its log acceptance ratio `\log\alpha` — exact
 (data augmentation), estimated (pseudo-marginal), averaged (MHAAR) or penalised (penalty MH); the
-decision is the same: accept iff :math:`\log u < \log\alpha`, :math:`u \sim U(0, 1)`, and a NaN
+decision is the same: accept iff `\log u < \log\alpha`, `u \sim U(0, 1)`, and a NaN
 ratio rejects (PyMC ``metrop_select``; BlackJAX ``mcmc/proposal.py``).
 
-:func:`accept_prob` and :func:`mh_accept` are the NumPy versions; :func:`nb_accept_prob` is the
+`accept_prob` and `mh_accept` are the NumPy versions; `nb_accept_prob` is the
 numba one the compiled record sweeps inline.
 """
 
@@ -39,7 +39,7 @@ def mh_accept(rng, log_alpha) -> tuple[bool, float]:
 
 @numba.njit(cache=True, inline="always")
 def nb_accept_prob(log_alpha):
-    """Compiled :func:`accept_prob`: ``min(1, exp(log_alpha))``, NaN → 0."""
+    """Compiled `accept_prob`: ``min(1, exp(log_alpha))``, NaN → 0."""
     if log_alpha != log_alpha:
         return 0.0
     if log_alpha >= 0.0:

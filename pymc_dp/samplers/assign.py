@@ -1,18 +1,18 @@
 """``pm.sample()`` chooses pymc-dp's steps itself: competence of the record samplers.
 
-PyMC assigns each free variable to the step class of :data:`pymc.step_methods.STEP_METHODS` whose
+PyMC assigns each free variable to the step class of `pymc.step_methods.STEP_METHODS` whose
 ``competence(var, has_grad)`` is highest (PyMC's NUTS is ``PREFERRED`` for continuous variables,
 its Metropolis family ``COMPATIBLE``/``PREFERRED`` for discrete ones). Importing ``pymc_dp``
-puts :class:`pymc_dp.DataAugmentation` first in that list (:func:`register`); its competence is
+puts `pymc_dp.DataAugmentation` first in that list (`register`); its competence is
 ``IDEAL`` for a *latent record variable*: a free RV (not a CLT latent statistic, left to NUTS) that is the data of a ``DPObserved`` node whose
 statistic is record-additive or local (seed 003, Assumption 2) and that nothing else depends on.
 Its records are then proposed from their conditional prior and accepted by the release density
 alone, which is exact and O(n) per sweep; θ keeps NUTS unless its prior is conjugate (below).
 
-:class:`pymc_dp.ConjugateTheta` comes second in that list: its competence is ``IDEAL`` for a
+`pymc_dp.ConjugateTheta` comes second in that list: its competence is ``IDEAL`` for a
 parameter θ whose prior is conjugate to every term that depends on it
-(:func:`pymc_dp.samplers.conjugate.conjugate_pattern`) *and* among whose children is a latent
-record variable that DataAugmentation takes (:func:`pymc_dp.samplers.conjugate.conjugate_competence`). θ | records is then an
+(`pymc_dp.samplers.conjugate.conjugate_pattern`) *and* among whose children is a latent
+record variable that DataAugmentation takes (`pymc_dp.samplers.conjugate.conjugate_competence`). θ | records is then an
 exact Gibbs draw from sufficient statistics instead of NUTS on a gradient over n records. Models
 without ``DPObserved`` nodes never reach that test: PyMC's defaults are unchanged there. The two
 classes never compete for one variable (records are never θ: nothing else may depend on them), and
@@ -21,7 +21,7 @@ listed first, wins.
 
 **Hierarchical parents stay with NUTS.** A parameter that enters one distribution parameter of a
 child together with another free continuous parameter (``mu_g = mu0 + tau * z_g``: μ0, τ and z all
-enter the records' location) is *coupled* (:func:`coupled_parameters`): its conditional draw would
+enter the records' location) is *coupled* (`coupled_parameters`): its conditional draw would
 be one coordinate of a strongly correlated block, which Gibbs crosses slowly (issue 17: ESS 114–225
 against 430–539 for NUTS on the block). ``ConjugateTheta`` and ``SufficientTheta`` then decline it
 (``INCOMPATIBLE``), so the block keeps NUTS jointly. Parents entering *different* parameters (a
@@ -33,7 +33,7 @@ single-site Metropolis is valid but slow there.
 
 The model is found from the model context (``with model: pm.sample()``) or, for
 ``pm.sample(model=m)`` called outside a ``with`` block, from the models that registered
-``DPObserved`` nodes (:func:`pymc_dp.distributions.registry.model_of`).
+``DPObserved`` nodes (`pymc_dp.distributions.registry.model_of`).
 """
 
 from __future__ import annotations
@@ -61,11 +61,16 @@ def augmentation_competence(var) -> Competence:
     if not fed:
         return Competence.INCOMPATIBLE
     if any(getattr(node.statistic, "latent_table", False) for _, node in fed):
-        return Competence.INCOMPATIBLE  # a count table released by pdp.Cells: pdp.TableCells takes it
+        return (
+            Competence.INCOMPATIBLE
+        )  # a count table released by pdp.Cells: pdp.TableCells takes it
     if any(releases_latent_statistic([node]) for _, node in fed):
         return Competence.INCOMPATIBLE  # a CLT latent statistic (one continuous "record"): NUTS
-    bad = [(name, node) for name, node in fed
-           if not (node.statistic.record_additive or node.statistic.local)]
+    bad = [
+        (name, node)
+        for name, node in fed
+        if not (node.statistic.record_additive or node.statistic.local)
+    ]
     if bad:
         name, node = bad[0]
         warnings.warn(
@@ -103,8 +108,11 @@ def coupled_parameters(model, var) -> list:
     """
     blockers = list(model.basic_RVs)
     records = {d for node in dp_nodes(model).values() for d in node.data}
-    free = [v for v in model.free_RVs
-            if v is not var and v not in records and v.dtype.startswith("float")]
+    free = [
+        v
+        for v in model.free_RVs
+        if v is not var and v not in records and v.dtype.startswith("float")
+    ]
     found = []
     for child in model.basic_RVs:
         if child is var or child.owner is None:
@@ -121,7 +129,7 @@ def coupled_parameters(model, var) -> list:
 def _group_refusal(model, var, nodes):
     """Why DataAugmentation would refuse the record group of ``var`` (None: it accepts it).
 
-    Builds the group's :class:`RecordBlock` once per model state (cached), so that ``pm.sample()``
+    Builds the group's `RecordBlock` once per model state (cached), so that ``pm.sample()``
     never assigns a step that then refuses at construction.
     """
     group = next(g for g in record_groups(model, None) if var in g)
@@ -159,7 +167,11 @@ def cached_verdict(var, store: weakref.WeakKeyDictionary, verdict, *, per_var: b
     nodes = dp_nodes(model)
     if not nodes:
         return Competence.INCOMPATIBLE
-    key = ((id(var),) if per_var else ()) + (len(model.basic_RVs), len(model.potentials), len(nodes))
+    key = ((id(var),) if per_var else ()) + (
+        len(model.basic_RVs),
+        len(model.potentials),
+        len(nodes),
+    )
     cache = store.setdefault(model, {})
     if key not in cache:
         cache[key] = verdict(model, var) if per_var else verdict(model, nodes)

@@ -1,26 +1,28 @@
 r"""Record-wise data augmentation for privatized releases (seed 003, Ju et al., Algorithm 1).
 
-Target: the joint posterior :math:`p(\theta, x \mid s_{dp}) \propto p(\theta) \prod_i f(x_i \mid
-\theta)\, \eta(s_{dp} \mid S(x))`. For each record :math:`i` in turn, propose :math:`x_i^*` from its
-conditional prior :math:`f(\cdot \mid \theta)` and accept with probability
+Target: the joint posterior `p(\theta, x \mid s_{dp}) \propto p(\theta) \prod_i f(x_i \mid
+\theta)\, \eta(s_{dp} \mid S(x))`. For each record `i` in turn, propose `x_i^*` from its
+conditional prior `f(\cdot \mid \theta)` and accept with probability
 
-.. math:: \min\Big(1, \frac{\eta(s_{dp} \mid S(x_{-i}, x_i^*))}{\eta(s_{dp} \mid S(x))}\Big),
+```text
+\min\Big(1, \frac{\eta(s_{dp} \mid S(x_{-i}, x_i^*))}{\eta(s_{dp} \mid S(x))}\Big),
+```
 
 the prior cancelling against the proposal. For a record-additive statistic
-:math:`S(x) = c\sum_i t(x_i)` the ratio needs only the running total, so a sweep over all records
-costs :math:`O(n)`; a local release (one per record) involves only the record's own release. With an
-ε-DP mechanism every acceptance probability is at least :math:`e^{-\varepsilon}` (Proposition 3.1).
+`S(x) = c\sum_i t(x_i)` the ratio needs only the running total, so a sweep over all records
+costs `O(n)`; a local release (one per record) involves only the record's own release. With an
+ε-DP mechanism every acceptance probability is at least `e^{-\varepsilon}` (Proposition 3.1).
 θ is left to PyMC's samplers (NUTS, Metropolis, a conjugate step).
 
 **Cost per iteration** (issue 11.3; ``benchmarks/bench_large_n.py``). The accept step of record i
-uses :math:`\log u_i = -E_i` with :math:`E = ` ``rng.standard_exponential(n)`` drawn in one call:
-accept iff :math:`\log\alpha_i + E_i \ge 0`, which is :math:`u_i \le \min(1, \alpha_i)` — no
-``exp``, ``log`` or generator call inside the sequential loop (:func:`sweep_core`). Proposals of
+uses `\log u_i = -E_i` with `E = ` ``rng.standard_exponential(n)`` drawn in one call:
+accept iff `\log\alpha_i + E_i \ge 0`, which is `u_i \le \min(1, \alpha_i)` — no
+``exp``, ``log`` or generator call inside the sequential loop (`sweep_core`). Proposals of
 normal, Bernoulli, Poisson, exponential, gamma, binomial and categorical records are drawn in numba
-from the step's generator into reused buffers (:mod:`pymc_dp.samplers.fast_draws`,
+from the step's generator into reused buffers (`pymc_dp.samplers.fast_draws`,
 ``fast_proposals=True``); other families go through the model's random graph. Integer records
 released only through ``Counts`` carry the count vector instead of one-hot contributions
-(:mod:`pymc_dp.samplers.counts_sweep`: O(1) per record, not O(K)). The contributions of the current records are
+(`pymc_dp.samplers.counts_sweep`: O(1) per record, not O(K)). The contributions of the current records are
 carried from the previous sweep when the point still holds the records this step returned. At
 n = 10⁵ one step costs ≈ 1.2 ms (proposals 0.3, sweep with its exponentials 0.6, contributions and
 new record array 0.2), down from ≈ 3.7 ms; ``pm.sample``'s copy of the records into its trace is
@@ -29,17 +31,19 @@ then the largest single cost.
 **Interweaving** (``interweave=``). When the release is weak relative to the latent data, θ | x is
 far narrower than p(θ | s_dp) and the centred alternation above crawls (ESS/draw 0.003 at n = 50,
 ε = 0.1). After its sweeps the step then also runs the non-centred θ-move of
-:mod:`pymc_dp.samplers.interweave` (Yu & Meng 2011) on the free continuous parents of each record
-group, writing θ and the records :math:`T_\theta(z)` into the returned point; θ stays assigned to
-NUTS or :class:`~pymc_dp.ConjugateTheta`, which keep the centred update. Each move leaves the
+`pymc_dp.samplers.interweave` (Yu & Meng 2011) on the free continuous parents of each record
+group, writing θ and the records `T_\theta(z)` into the returned point; θ stays assigned to
+NUTS or `ConjugateTheta`, which keep the centred update. Each move leaves the
 posterior invariant, so does the composition. ``"auto"`` decides per record group at construction
 with the *weakness ratio*
 
-.. math:: r = \max_j \frac{\mathrm{sd}(\text{noise}_j)}{\mathrm{sd}(S_j(x) \mid \theta_0)},
+```text
+r = \max_j \frac{\mathrm{sd}(\text{noise}_j)}{\mathrm{sd}(S_j(x) \mid \theta_0)},
+```
 
 the noise sd of each released coordinate j (Laplace √2·b, Gaussian σ) over the sd of its statistic
 under the records' conditional prior at the initial point θ₀, estimated from
-:data:`WEAK_DRAWS` prior draws of the records (local releases: the per-record sd, pooled). For a
+`WEAK_DRAWS` prior draws of the records (local releases: the per-record sd, pooled). For a
 Gaussian toy model the fraction of missing information of the centred sampler is
 λ = r² / (1 + r²) and its lag-1 autocorrelation ≈ λ. Interweaving is enabled when
 ``r > WEAK_RATIO`` = 1 (λ > 1/2). Measured θ ESS/s with the move over without it
@@ -65,8 +69,16 @@ from pymc_dp.samplers.counts_sweep import CountsSweep
 from pymc_dp.samplers.records import RecordBlock, record_groups
 
 __all__ = [
-    "DataAugmentation", "weakness_ratio", "WEAK_RATIO", "WEAK_DRAWS", "AugmentationState", "AugmentationInfo", "augmentation_sweep",
-    "augmentation_kernel", "sweep_core", "MechanismTable",
+    "DataAugmentation",
+    "weakness_ratio",
+    "WEAK_RATIO",
+    "WEAK_DRAWS",
+    "AugmentationState",
+    "AugmentationInfo",
+    "augmentation_sweep",
+    "augmentation_kernel",
+    "sweep_core",
+    "MechanismTable",
 ]
 
 
@@ -100,7 +112,7 @@ class AugmentationInfo(NamedTuple):
 
 @numba.njit(cache=True)
 def _sweep_one_total(t_cur, t_prop, code, a, b, c, r, e, accepted):
-    """:func:`sweep_core` for one additive coordinate and no local release (scalars in registers)."""
+    """`sweep_core` for one additive coordinate and no local release (scalars in registers)."""
     n = t_cur.shape[0]
     total = 0.0
     for i in range(n):
@@ -127,8 +139,21 @@ def _sweep_one_total(t_cur, t_prop, code, a, b, c, r, e, accepted):
 
 @numba.njit(cache=True)
 def sweep_core(
-    t_cur, t_prop, add_tab_codes, add_a, add_b, add_c, add_r,
-    l_cur, l_prop, loc_codes, loc_a, loc_b, loc_r, e, accepted,
+    t_cur,
+    t_prop,
+    add_tab_codes,
+    add_a,
+    add_b,
+    add_c,
+    add_r,
+    l_cur,
+    l_prop,
+    loc_codes,
+    loc_a,
+    loc_b,
+    loc_r,
+    e,
+    accepted,
 ):
     """One pass of Algorithm 1 over the records, in place, given the log-uniforms ``-e``.
 
@@ -142,8 +167,9 @@ def sweep_core(
     n, D = t_cur.shape
     L = l_cur.shape[1]
     if D == 1 and L == 0:
-        return _sweep_one_total(t_cur, t_prop, add_tab_codes[0], add_a[0], add_b[0], add_c[0],
-                                add_r[0], e, accepted)
+        return _sweep_one_total(
+            t_cur, t_prop, add_tab_codes[0], add_a[0], add_b[0], add_c[0], add_r[0], e, accepted
+        )
     total = np.zeros(D)
     for i in range(n):
         for j in range(D):
@@ -151,7 +177,9 @@ def sweep_core(
     cur_lp = np.empty(D)
     new_lp = np.empty(D)
     for j in range(D):
-        cur_lp[j] = kernel_logpdf(add_tab_codes[j], add_a[j], add_b[j], add_r[j] - add_c[j] * total[j])
+        cur_lp[j] = kernel_logpdf(
+            add_tab_codes[j], add_a[j], add_b[j], add_r[j] - add_c[j] * total[j]
+        )
     n_acc = 0
     min_lr = 0.0
     for i in range(n):
@@ -161,7 +189,9 @@ def sweep_core(
             lr -= kernel_logpdf(loc_codes[j], loc_a[j], loc_b[j], loc_r[i, j] - l_cur[i, j])
         for j in range(D):
             new_total = total[j] - t_cur[i, j] + t_prop[i, j]
-            new_lp[j] = kernel_logpdf(add_tab_codes[j], add_a[j], add_b[j], add_r[j] - add_c[j] * new_total)
+            new_lp[j] = kernel_logpdf(
+                add_tab_codes[j], add_a[j], add_b[j], add_r[j] - add_c[j] * new_total
+            )
             lr += new_lp[j] - cur_lp[j]
         if lr != lr:
             lr = -np.inf
@@ -181,10 +211,23 @@ def sweep_core(
 
 @numba.njit(cache=True)
 def augmentation_sweep(
-    t_cur, t_prop, add_tab_codes, add_a, add_b, add_c, add_r,
-    l_cur, l_prop, loc_codes, loc_a, loc_b, loc_r, rng, accepted,
+    t_cur,
+    t_prop,
+    add_tab_codes,
+    add_a,
+    add_b,
+    add_c,
+    add_r,
+    l_cur,
+    l_prop,
+    loc_codes,
+    loc_a,
+    loc_b,
+    loc_r,
+    rng,
+    accepted,
 ):
-    """:func:`sweep_core` with one uniform per record from ``rng`` (``e_i = -log u_i``), in place.
+    """`sweep_core` with one uniform per record from ``rng`` (``e_i = -log u_i``), in place.
 
     Accept iff ``u_i ≤ min(1, exp(ratio))`` (a NaN ratio rejects). Returns
     ``(n_accepted, min acceptance probability)``.
@@ -193,12 +236,29 @@ def augmentation_sweep(
     e = np.empty(n)
     for i in range(n):
         e[i] = -math.log(rng.random())
-    n_acc, min_lr = sweep_core(t_cur, t_prop, add_tab_codes, add_a, add_b, add_c, add_r,
-                               l_cur, l_prop, loc_codes, loc_a, loc_b, loc_r, e, accepted)
+    n_acc, min_lr = sweep_core(
+        t_cur,
+        t_prop,
+        add_tab_codes,
+        add_a,
+        add_b,
+        add_c,
+        add_r,
+        l_cur,
+        l_prop,
+        loc_codes,
+        loc_a,
+        loc_b,
+        loc_r,
+        e,
+        accepted,
+    )
     return n_acc, math.exp(min_lr)
 
 
-def augmentation_kernel(rng, state: AugmentationState, *, proposal, add_table, add_r, loc_table, loc_r):
+def augmentation_kernel(
+    rng, state: AugmentationState, *, proposal, add_table, add_r, loc_table, loc_r
+):
     """One sweep of Algorithm 1: ``(rng, state, ...) -> (state, AugmentationInfo)``.
 
     ``proposal = (t_prop, l_prop, values_prop)``: contributions and values of one joint draw of all
@@ -210,8 +270,17 @@ def augmentation_kernel(rng, state: AugmentationState, *, proposal, add_table, a
     n = t_cur.shape[0]
     accepted = np.zeros(n, dtype=np.bool_)
     n_acc, min_lr = sweep_core(
-        t_cur, t_prop, *add_table[:3], add_table.c, add_r,
-        l_cur, l_prop, *loc_table[:3], loc_r, rng.standard_exponential(n), accepted,
+        t_cur,
+        t_prop,
+        *add_table[:3],
+        add_table.c,
+        add_r,
+        l_cur,
+        l_prop,
+        *loc_table[:3],
+        loc_r,
+        rng.standard_exponential(n),
+        accepted,
     )
     values = []
     for cur, prop in zip(state.values, props):
@@ -230,8 +299,10 @@ def _table(nodes, local):
         b += [pb] * k
         c += [1.0 if local else node.statistic.factor(node.n)] * k
     return MechanismTable(
-        np.asarray(codes, dtype=np.int64), np.asarray(a, dtype=np.float64),
-        np.asarray(b, dtype=np.float64), np.asarray(c, dtype=np.float64),
+        np.asarray(codes, dtype=np.int64),
+        np.asarray(a, dtype=np.float64),
+        np.asarray(b, dtype=np.float64),
+        np.asarray(c, dtype=np.float64),
     )
 
 
@@ -239,7 +310,9 @@ class _Group(NamedTuple):
     block: RecordBlock
     add_table: MechanismTable
     loc_table: MechanismTable
-    counts: CountsSweep | None = None  # categorical records released only as Counts: O(1) per record
+    counts: CountsSweep | None = (
+        None  # categorical records released only as Counts: O(1) per record
+    )
 
 
 #: ``interweave="auto"`` enables the non-centred θ-move when the weakness ratio exceeds this
@@ -260,7 +333,7 @@ def _noise_sd(table: MechanismTable) -> np.ndarray:
 def weakness_ratio(group, point, rng) -> float:
     """Largest noise sd / sd(statistic | θ at ``point``) over the released coordinates of a group.
 
-    sd(S) from :data:`WEAK_DRAWS` joint draws of the records from their conditional prior
+    sd(S) from `WEAK_DRAWS` joint draws of the records from their conditional prior
     (additive coordinates: ``c·Σ_i t_i``; local ones: per-record sd, root-mean-square over records).
     ``inf`` when a statistic does not vary under the prior.
     """
@@ -290,8 +363,11 @@ def _continuous_parents(model, rvs):
     blockers = list(model.basic_RVs)
     inputs = [i for r in rvs for i in r.owner.inputs]
     found = set(ancestors(inputs, blockers=blockers))
-    return [v for v in model.free_RVs
-            if v in found and v not in rvs and not v.dtype.startswith(("int", "uint", "bool"))]
+    return [
+        v
+        for v in model.free_RVs
+        if v in found and v not in rvs and not v.dtype.startswith(("int", "uint", "bool"))
+    ]
 
 
 class DataAugmentation(DPStep):
@@ -316,13 +392,13 @@ class DataAugmentation(DPStep):
         parents of each record group. ``"auto"`` (default): for the groups whose records have a
         θ-free representation (location–scale or icdf), run during warm-up and kept if it measured
         faster in θ jumps per second (frozen when tuning ends; with too short a tuning, kept when
-        the weakness ratio ``r`` exceeds :data:`WEAK_RATIO`); ``True``: every group, always (a
+        the weakness ratio ``r`` exceeds `WEAK_RATIO`); ``True``: every group, always (a
         ``ValueError`` if one cannot);
         ``False``: never.
     fast_proposals : bool
         Draw the record proposals of normal, Bernoulli, Poisson, exponential, gamma, binomial and
         categorical records with numba from the step's generator, not through the PyTensor graph (same
-        distribution, about 4× cheaper at n = 10⁵; :mod:`pymc_dp.samplers.fast_draws`). Other
+        distribution, about 4× cheaper at n = 10⁵; `pymc_dp.samplers.fast_draws`). Other
         record families always use the graph. ``step.fast_proposals`` lists, per group, whether
         the fast route is used.
     model : pm.Model, optional
@@ -342,20 +418,37 @@ class DataAugmentation(DPStep):
     ``dp_iw_evals``, ``dp_iw_move``: target evaluations and size of the interweaving θ-moves (0 when off);
     ``dp_route``: which groups ran the θ-move in the iteration (bit ``k`` for group ``k``). With
     ``interweave="auto"`` the move runs at every tuning iteration and is kept after warm-up only if it
-    measured faster (:class:`~pymc_dp.samplers.interweave.InterweaveTrial`); the frozen choice and its
+    measured faster (`InterweaveTrial`); the frozen choice and its
     reason are in ``interweave_decisions[k]["measured"]`` (one entry per chain).
     """
 
     name = "data_augmentation"
-    dp_stats = {"dp_accept_rate": (float, []), "dp_min_accept": (float, []),
-                "dp_iw_evals": (np.int64, []), "dp_iw_move": (float, []),
-                "dp_route": (np.int64, [])}
+    dp_stats = {
+        "dp_accept_rate": (float, []),
+        "dp_min_accept": (float, []),
+        "dp_iw_evals": (np.int64, []),
+        "dp_iw_move": (float, []),
+        "dp_route": (np.int64, []),
+    }
 
-    def __init__(self, vars=None, *, sweeps: int = 1, interweave="auto", fast_proposals=True,
-                 model=None, rng=None, blocked=True, initial_point=None, compile_kwargs=None):
+    def __init__(
+        self,
+        vars=None,
+        *,
+        sweeps: int = 1,
+        interweave="auto",
+        fast_proposals=True,
+        model=None,
+        rng=None,
+        blocked=True,
+        initial_point=None,
+        compile_kwargs=None,
+    ):
         import pymc as pm
 
-        if not (isinstance(sweeps, int | np.integer) and not isinstance(sweeps, bool) and sweeps >= 1):
+        if not (
+            isinstance(sweeps, int | np.integer) and not isinstance(sweeps, bool) and sweeps >= 1
+        ):
             raise ValueError(f"sweeps must be an integer >= 1, got sweeps={sweeps!r}.")
         if not isinstance(fast_proposals, bool | np.bool_):
             raise ValueError(
@@ -365,10 +458,21 @@ class DataAugmentation(DPStep):
         groups = record_groups(model, vars, owner="DataAugmentation")
         self.groups = []
         for rvs in groups:
-            block = RecordBlock(model, rvs, require_additive=True, owner="DataAugmentation",
-                                fast_draws=bool(fast_proposals))
-            self.groups.append(_Group(block, _table(block.additive_nodes, local=False),
-                                      _table(block.local_nodes, local=True), CountsSweep.build(block)))
+            block = RecordBlock(
+                model,
+                rvs,
+                require_additive=True,
+                owner="DataAugmentation",
+                fast_draws=bool(fast_proposals),
+            )
+            self.groups.append(
+                _Group(
+                    block,
+                    _table(block.additive_nodes, local=False),
+                    _table(block.local_nodes, local=True),
+                    CountsSweep.build(block),
+                )
+            )
         self.block = self.groups[0].block
         self.fast_proposals = [g.block.fast for g in self.groups]
         self.vars = [v for g in self.groups for v in g.block.value_vars]
@@ -390,8 +494,13 @@ class DataAugmentation(DPStep):
         for group in self.groups:
             rvs = group.block.record_rvs
             parents = _continuous_parents(model, rvs)
-            decision = {"records": [r.name for r in rvs], "parents": [p.name for p in parents],
-                        "ratio": None, "enabled": False, "reason": ""}
+            decision = {
+                "records": [r.name for r in rvs],
+                "parents": [p.name for p in parents],
+                "ratio": None,
+                "enabled": False,
+                "reason": "",
+            }
             self.interweave_decisions.append(decision)
             movers.append(None)
             if mode is False:
@@ -405,8 +514,11 @@ class DataAugmentation(DPStep):
                 ratio = weakness_ratio(group, point, np.random.default_rng(20110))
                 decision["ratio"] = ratio
                 weak = ratio > WEAK_RATIO
-                decision["reason"] = (f"release weak: r = {ratio:.3g} > {WEAK_RATIO}" if weak else
-                                      f"release informative: r = {ratio:.3g} <= {WEAK_RATIO}")
+                decision["reason"] = (
+                    f"release weak: r = {ratio:.3g} > {WEAK_RATIO}"
+                    if weak
+                    else f"release informative: r = {ratio:.3g} <= {WEAK_RATIO}"
+                )
             try:
                 movers[-1] = Interweave(parents, records=rvs, model=model)
             except ValueError as err:
@@ -467,8 +579,13 @@ class DataAugmentation(DPStep):
                 prop_point.update(zip(names, props))
                 t_prop, l_prop = block.contributions(prop_point)
                 state, info = augmentation_kernel(
-                    self.rng, state, proposal=(t_prop, l_prop, props), add_table=group.add_table,
-                    add_r=add_r, loc_table=group.loc_table, loc_r=loc_r,
+                    self.rng,
+                    state,
+                    proposal=(t_prop, l_prop, props),
+                    add_table=group.add_table,
+                    add_r=add_r,
+                    loc_table=group.loc_table,
+                    loc_r=loc_r,
                 )
                 work.update(zip(names, state.values))
                 n_acc += info.n_accepted
@@ -489,8 +606,15 @@ class DataAugmentation(DPStep):
             evals += stats["dp_iw_evals"]
             move += stats["dp_iw_move"]
             route |= 1 << k
-        return work, [self.stats(dp_accept_rate=n_acc / n_tot, dp_min_accept=min_p,
-                                 dp_iw_evals=int(evals), dp_iw_move=float(move), dp_route=route)]
+        return work, [
+            self.stats(
+                dp_accept_rate=n_acc / n_tot,
+                dp_min_accept=min_p,
+                dp_iw_evals=int(evals),
+                dp_iw_move=float(move),
+                dp_route=route,
+            )
+        ]
 
     def _move_on(self, k, mover) -> bool:
         """Whether group ``k`` runs its θ-move now: always while a warm-up trial measures it, then

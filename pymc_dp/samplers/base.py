@@ -1,4 +1,4 @@
-"""One home for PyMC's step contract: :class:`DPStep`, the base of every pymc-dp step method.
+"""One home for PyMC's step contract: `DPStep`, the base of every pymc-dp step method.
 
 PyMC drives a step through a handful of calls whose details changed across versions:
 
@@ -10,16 +10,16 @@ PyMC drives a step through a handful of calls whose details changed across versi
   (adapted proposal scales, a carried likelihood estimate, cached latent variables) must be reset
   before the next.
 
-:class:`DPStep` answers all of these once. A subclass declares its ``dp_stats`` (dtype and shape of
+`DPStep` answers all of these once. A subclass declares its ``dp_stats`` (dtype and shape of
 each ``dp_``-prefixed sampler stat; the ``tune`` stat that PyMC 5.25–5.27 read is added here) and
 implements
 
-* :meth:`DPStep.reseed` — reseed compiled graphs from the chain's generator (optional);
-* :meth:`DPStep.start_chain` — reset every piece of per-chain state, adaptation included;
-* :meth:`DPStep.plan_chain` — see ``tune`` and ``draws`` before the chain runs (optional; e.g. a
+* `DPStep.reseed` — reseed compiled graphs from the chain's generator (optional);
+* `DPStep.start_chain` — reset every piece of per-chain state, adaptation included;
+* `DPStep.plan_chain` — see ``tune`` and ``draws`` before the chain runs (optional; e.g. a
   privacy budget check);
 * ``step(point)`` — one iteration, returning ``({**point, **new}, [stats])``, ``stats`` holding
-  exactly the keys of ``dp_stats`` and ``"tune"`` (use :meth:`DPStep.stats`).
+  exactly the keys of ``dp_stats`` and ``"tune"`` (use `DPStep.stats`).
 """
 
 from __future__ import annotations

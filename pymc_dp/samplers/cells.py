@@ -56,7 +56,9 @@ def _noise(codes, a, b, r, k, old, new):
     """Σ_m ℓ_m(r_mk − new) − ℓ_m(r_mk − old)."""
     out = 0.0
     for m in range(codes.shape[0]):
-        out += kernel_logpdf(codes[m], a[m], b[m], r[m, k] - new) - kernel_logpdf(codes[m], a[m], b[m], r[m, k] - old)
+        out += kernel_logpdf(codes[m], a[m], b[m], r[m, k] - new) - kernel_logpdf(
+            codes[m], a[m], b[m], r[m, k] - old
+        )
     return out
 
 
@@ -96,7 +98,12 @@ def multinomial_cells_sweep(rng, c, log_p, codes, a, b, r, width, reps):
             continue
         cj, ck = float(c[j]), float(c[k])
         lr = d * (log_p[k] - log_p[j])
-        lr += math.lgamma(cj + 1.0) - math.lgamma(cj - d + 1.0) + math.lgamma(ck + 1.0) - math.lgamma(ck + d + 1.0)
+        lr += (
+            math.lgamma(cj + 1.0)
+            - math.lgamma(cj - d + 1.0)
+            + math.lgamma(ck + 1.0)
+            - math.lgamma(ck + d + 1.0)
+        )
         lr += _noise(codes, a, b, r, j, cj, cj - d) + _noise(codes, a, b, r, k, ck, ck + d)
         if lr == lr and (lr >= 0.0 or lr + rng.standard_exponential() >= 0.0):
             c[j] -= d
@@ -115,8 +122,11 @@ def _table_kind(rv):
 
 
 def _cells_nodes(model, rv):
-    return [node for node in dp_nodes(model).values()
-            if rv in node.data and getattr(node.statistic, "latent_table", False)]
+    return [
+        node
+        for node in dp_nodes(model).values()
+        if rv in node.data and getattr(node.statistic, "latent_table", False)
+    ]
 
 
 def _refusal(model, rv):
@@ -124,8 +134,10 @@ def _refusal(model, rv):
     if rv not in model.free_RVs:
         return f"{rv.name!r} is not a free random variable of the model"
     if _table_kind(rv) is None:
-        return (f"{rv.name!r} is a {type(rv.owner.op).__name__}; TableCells samples a pm.Poisson table "
-                "or a 1-d pm.Multinomial table")
+        return (
+            f"{rv.name!r} is a {type(rv.owner.op).__name__}; TableCells samples a pm.Poisson table "
+            "or a 1-d pm.Multinomial table"
+        )
     nodes = _cells_nodes(model, rv)
     if not nodes:
         return f"{rv.name!r} feeds no DPObserved node with statistic=pdp.Cells()"
@@ -134,8 +146,10 @@ def _refusal(model, rv):
         if var is rv or var in own:
             continue
         if rv in set(ancestors([var])):
-            return (f"{var.name!r} depends on the table {rv.name!r}; TableCells needs the Cells "
-                    "releases to be the only terms that do")
+            return (
+                f"{var.name!r} depends on the table {rv.name!r}; TableCells needs the Cells "
+                "releases to be the only terms that do"
+            )
     return None
 
 
@@ -180,15 +194,28 @@ class TableCells(DPStep):
     name = "table_cells"
     dp_stats = {"dp_accept_rate": (float, [])}
 
-    def __init__(self, vars, *, reps: int = 6, width=None, start_at_release=True, model=None, rng=None, blocked=True,
-                 initial_point=None, compile_kwargs=None):
+    def __init__(
+        self,
+        vars,
+        *,
+        reps: int = 6,
+        width=None,
+        start_at_release=True,
+        model=None,
+        rng=None,
+        blocked=True,
+        initial_point=None,
+        compile_kwargs=None,
+    ):
         import pymc as pm
         from pymc.util import get_value_vars_from_user_vars
 
         model = pm.modelcontext(model)
         values = get_value_vars_from_user_vars(vars, model)
         if len(values) != 1:
-            raise ValueError(f"TableCells updates one table variable, got {len(values)}: pass vars=[c].")
+            raise ValueError(
+                f"TableCells updates one table variable, got {len(values)}: pass vars=[c]."
+            )
         rv = model.values_to_rvs[values[0]]
         reason = _refusal(model, rv)
         if reason is not None:
@@ -213,9 +240,12 @@ class TableCells(DPStep):
         self.shape = tuple(rv.type.shape)
         dist = rv.owner.op.dist_params(rv.owner)
         par = dist[0] if self.kind == POISSON_TABLE else dist[1]
-        graph = pt.cast(pt.broadcast_to(par, rv.shape) if self.kind == POISSON_TABLE else par, "float64")
-        (graph,) = replace_rvs_by_values([graph], rvs_to_values=model.rvs_to_values,
-                                         rvs_to_transforms=model.rvs_to_transforms)
+        graph = pt.cast(
+            pt.broadcast_to(par, rv.shape) if self.kind == POISSON_TABLE else par, "float64"
+        )
+        (graph,) = replace_rvs_by_values(
+            [graph], rvs_to_values=model.rvs_to_values, rvs_to_transforms=model.rvs_to_transforms
+        )
         self._param = pm_compile(model.value_vars, graph, on_unused_input="ignore")
         releases = [pt.cast(pt.flatten(model.rvs_to_values[nd.rv]), "float64") for nd in nodes]
         import pytensor
@@ -246,17 +276,22 @@ class TableCells(DPStep):
     def step(self, point):
         c = np.array(point[self.name_], dtype=np.int64, copy=True).reshape(-1)
         r = np.stack([np.asarray(v, dtype=np.float64) for v in self._releases()])
-        par = np.asarray(self._param(*[point[n] for n in self.input_names]), dtype=np.float64).reshape(-1)
+        par = np.asarray(
+            self._param(*[point[n] for n in self.input_names]), dtype=np.float64
+        ).reshape(-1)
         if self._fresh and self.tune and self.start_at_release:
             c = self._start_table(c, r, par)  # a starting point (warm-up draws are discarded)
         self._fresh = False
         if self.kind == POISSON_TABLE:
-            n_acc = poisson_cells_sweep(self.rng, c, par, self.codes, self.a, self.b, r, self.width, self.reps)
+            n_acc = poisson_cells_sweep(
+                self.rng, c, par, self.codes, self.a, self.b, r, self.width, self.reps
+            )
         else:
             with np.errstate(divide="ignore"):
                 log_p = np.log(par / par.sum())
-            n_acc = multinomial_cells_sweep(self.rng, c, log_p, self.codes, self.a, self.b, r, self.width,
-                                            self.reps)
+            n_acc = multinomial_cells_sweep(
+                self.rng, c, log_p, self.codes, self.a, self.b, r, self.width, self.reps
+            )
         new = c.reshape(np.shape(point[self.name_])).astype(np.asarray(point[self.name_]).dtype)
         rate = n_acc / (self.reps * c.size) if c.size else 0.0
         return {**point, self.name_: new}, [self.stats(dp_accept_rate=float(rate))]

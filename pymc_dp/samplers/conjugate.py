@@ -1,9 +1,9 @@
 r"""Conjugate Gibbs updates of θ given the records, from their sufficient statistics.
 
-With data augmentation the records :math:`x` are in the point, so :math:`\theta \mid x` is an ordinary
+With data augmentation the records `x` are in the point, so `\theta \mid x` is an ordinary
 posterior; when the prior of θ is conjugate to the records' distribution it is drawn exactly from
-sufficient statistics — one compiled :math:`O(n)` reduction per iteration instead of a gradient over
-:math:`n` records at every leapfrog step of NUTS. Patterns detected from the model graph (prior op and
+sufficient statistics — one compiled `O(n)` reduction per iteration instead of a gradient over
+`n` records at every leapfrog step of NUTS. Patterns detected from the model graph (prior op and
 the slot θ fills in every child's distribution):
 
 =====================  ==============================================  ===============================
@@ -26,7 +26,7 @@ child either as itself (broadcast along leading axes) or, for the power forms (`
 
 **Float64 rule.** Every parameter read from the graph (the prior's, the children's, the records) is
 cast to float64 where it is read, before any arithmetic of the update: ``pm.Normal("mu", 0, 100)``
-holds int8 constants, and ``1 / 100**2`` in int8 is ``1 / 16``. :meth:`ConjugateTheta.conditional`
+holds int8 constants, and ``1 / 100**2`` in int8 is ``1 / 16``. `ConjugateTheta.conditional`
 returns the conditional the step draws from (same parameters, same code path), so tests compare its
 log density with the model's (``tests/unit/samplers/test_conditionals_vs_logp.py``).
 """
@@ -63,8 +63,13 @@ RULES = {
     "InvGammaRV": {"NormalRV": (1, 0.5)},
     "DirichletRV": {"CategoricalRV": (0, 1.0), "MultinomialRV": (1, 1.0)},
 }
-_FAMILY = {"NormalRV": "normal", "BetaRV": "beta", "GammaRV": "gamma",
-           "InvGammaRV": "inverse_gamma", "DirichletRV": "dirichlet"}
+_FAMILY = {
+    "NormalRV": "normal",
+    "BetaRV": "beta",
+    "GammaRV": "gamma",
+    "InvGammaRV": "inverse_gamma",
+    "DirichletRV": "dirichlet",
+}
 
 
 class ConjugatePattern(NamedTuple):
@@ -77,7 +82,11 @@ class ConjugatePattern(NamedTuple):
 
 def _strip(var):
     """Remove broadcasting ``DimShuffle``s (expand-dims only) around ``var``."""
-    while var.owner is not None and isinstance(var.owner.op, DimShuffle) and "x" in var.owner.op.new_order:
+    while (
+        var.owner is not None
+        and isinstance(var.owner.op, DimShuffle)
+        and "x" in var.owner.op.new_order
+    ):
         kept = [d for d in var.owner.op.new_order if d != "x"]
         if kept != list(range(var.owner.inputs[0].ndim)):
             break
@@ -103,13 +112,17 @@ def _is_power_of(param, theta, power, model, low, high):
     if _free_rvs(core, model) != {theta}:
         return False
     probe = pt.tensor("probe", dtype=theta.dtype, shape=theta.type.shape)
-    fn = pytensor.function([probe], graph_replace(core, {theta: probe}, strict=False), on_unused_input="ignore")
+    fn = pytensor.function(
+        [probe], graph_replace(core, {theta: probe}, strict=False), on_unused_input="ignore"
+    )
     shape = tuple(1 if s is None else s for s in theta.type.shape)
     rng = np.random.default_rng(20111)
     for _ in range(5):
         t = rng.uniform(low, high, size=shape).astype(theta.dtype)
         got = np.asarray(fn(t), dtype=float)
-        if not np.allclose(got, np.broadcast_to(t.astype(float) ** power, got.shape), rtol=1e-10, atol=0):
+        if not np.allclose(
+            got, np.broadcast_to(t.astype(float) ** power, got.shape), rtol=1e-10, atol=0
+        ):
             return False
     return True
 
@@ -136,12 +149,13 @@ def conjugate_pattern(model, theta) -> ConjugatePattern:
             slot, power = rule
             params = var.owner.op.dist_params(var.owner)
             rest = [p for k, p in enumerate(params) if k != slot]
-            ok = (_is_power_of(params[slot], theta, power, model, 0.3, 3.0)
-                  and theta not in _direct(rest, model))
+            ok = _is_power_of(params[slot], theta, power, model, 0.3, 3.0) and theta not in _direct(
+                rest, model
+            )
             if ok and op_name == "DirichletRV":
                 ok = theta.ndim == 1
             elif ok and theta.ndim:  # θ broadcast along the child's leading axes only
-                ok = tuple(var.type.shape[var.ndim - theta.ndim:]) == tuple(theta.type.shape)
+                ok = tuple(var.type.shape[var.ndim - theta.ndim :]) == tuple(theta.type.shape)
         if not ok and rule is not None and op_name == "NormalRV" and theta.ndim <= 1:
             # a Normal child whose mean is a function of θ (checked to be affine when compiled)
             params = var.owner.op.dist_params(var.owner)
@@ -231,11 +245,19 @@ def _posterior_params(model, pattern):
     # np.bincount (O(n + K); a one-hot sum in the graph costs O(n·K): 16–54 ms at K = 2,016)
     (a,) = prior
     a = pt.broadcast_to(pt.cast(a, "float64"), theta.shape)
-    codes = [pt.flatten(child) for child in pattern.children if type(child.owner.op).__name__ == "CategoricalRV"]
+    codes = [
+        pt.flatten(child)
+        for child in pattern.children
+        if type(child.owner.op).__name__ == "CategoricalRV"
+    ]
     for child in pattern.children:  # Multinomial tables: their counts, summed over leading axes
         if type(child.owner.op).__name__ == "MultinomialRV":
             a = a + _reduce_to(pt.cast(child, "float64"), theta)
-    codes = pt.concatenate(codes) if len(codes) > 1 else (codes[0] if codes else pt.zeros((0,), dtype="int64"))
+    codes = (
+        pt.concatenate(codes)
+        if len(codes) > 1
+        else (codes[0] if codes else pt.zeros((0,), dtype="int64"))
+    )
     return [a, codes]
 
 
@@ -258,17 +280,26 @@ class _LinearNormal:
             mus.append(pt.broadcast_to(mu, child.shape).ravel())
             sigmas.append(pt.broadcast_to(sigma, child.shape).ravel())
             ys.append(pt.cast(child, "float64").ravel())
-        fixed = [pt.concatenate(ys), pt.concatenate(sigmas), pt.broadcast_to(m0, theta.shape).ravel(),
-                 pt.broadcast_to(s0, theta.shape).ravel()]
+        fixed = [
+            pt.concatenate(ys),
+            pt.concatenate(sigmas),
+            pt.broadcast_to(m0, theta.shape).ravel(),
+            pt.broadcast_to(s0, theta.shape).ravel(),
+        ]
         graphs = replace_rvs_by_values(
-            [pt.concatenate(mus), *fixed], rvs_to_values=model.rvs_to_values,
+            [pt.concatenate(mus), *fixed],
+            rvs_to_values=model.rvs_to_values,
             rvs_to_transforms=model.rvs_to_transforms,
         )
         mean_graph = graph_replace(graphs[0], {value: probe}, strict=False)
-        self._mu = pm_compile(list(model.value_vars) + [probe], pt.cast(mean_graph, "float64"),
-                              on_unused_input="ignore")
-        self._fixed = pm_compile(model.value_vars, [pt.cast(g, "float64") for g in graphs[1:]],
-                                 on_unused_input="ignore")
+        self._mu = pm_compile(
+            list(model.value_vars) + [probe],
+            pt.cast(mean_graph, "float64"),
+            on_unused_input="ignore",
+        )
+        self._fixed = pm_compile(
+            model.value_vars, [pt.cast(g, "float64") for g in graphs[1:]], on_unused_input="ignore"
+        )
         self.input_names = [v.name for v in model.value_vars]
         point = model.initial_point(random_seed=0)
         self.shape = np.shape(point[value.name])
@@ -300,11 +331,11 @@ class _LinearNormal:
 
 
 class ThetaConditional(NamedTuple):
-    """The full conditional of one θ that :class:`ConjugateTheta` draws from, in θ's natural space.
+    """The full conditional of one θ that `ConjugateTheta` draws from, in θ's natural space.
 
     ``family`` is a row of the module's table (``"normal_linear"``: a multivariate Normal with
     covariance ``factor @ factor.T``); ``params`` are its float64 parameters at the current point.
-    :meth:`draw` is what the step does; :meth:`logpdf` is the matching log density (scipy), for
+    `draw` is what the step does; `logpdf` is the matching log density (scipy), for
     checks against the model's own log density.
     """
 
@@ -371,7 +402,7 @@ class ConjugateTheta(DPStep):
 
     ``pm.sample()`` assigns it by itself to a parameter whose prior is conjugate to every term that
     depends on it when latent records of a ``DPObserved`` node are among those terms (see
-    :func:`conjugate_competence`). Explicitly, e.g. at large n:
+    `conjugate_competence`). Explicitly, e.g. at large n:
     ``pm.sample(step=[pdp.DataAugmentation([x]), pdp.ConjugateTheta([mu])])``: each iteration costs
     one compiled reduction over the records instead of NUTS' gradients over n records per leapfrog.
 
@@ -390,11 +421,14 @@ class ConjugateTheta(DPStep):
     name = "conjugate_theta"
     dp_stats = {}
 
-    def __init__(self, vars, *, model=None, rng=None, blocked=True, initial_point=None,
-                 compile_kwargs=None):
+    def __init__(
+        self, vars, *, model=None, rng=None, blocked=True, initial_point=None, compile_kwargs=None
+    ):
         model = pm.modelcontext(model)
         if vars is None or (isinstance(vars, list | tuple) and not vars):
-            raise ValueError(f"ConjugateTheta needs vars=[theta, ...], the parameters it draws; got {vars!r}.")
+            raise ValueError(
+                f"ConjugateTheta needs vars=[theta, ...], the parameters it draws; got {vars!r}."
+            )
         values = get_value_vars_from_user_vars(vars, model)
         self.vars = list(values)
         self.patterns = [conjugate_pattern(model, model.values_to_rvs[v]) for v in values]
@@ -407,24 +441,31 @@ class ConjugateTheta(DPStep):
                         f"ConjugateTheta draws {value.name!r} in its natural space, but it has a "
                         "transform. Declare the Normal prior without transform=."
                     )
-                self._updates.append((value.name, pattern.family, _LinearNormal(model, pattern, value), None))
+                self._updates.append(
+                    (value.name, pattern.family, _LinearNormal(model, pattern, value), None)
+                )
                 continue
             params = _posterior_params(model, pattern)
             params = replace_rvs_by_values(
                 params, rvs_to_values=model.rvs_to_values, rvs_to_transforms=model.rvs_to_transforms
             )
-            post = pm_compile(model.value_vars, [pt.cast(p, "float64") for p in params], on_unused_input="ignore")
+            post = pm_compile(
+                model.value_vars, [pt.cast(p, "float64") for p in params], on_unused_input="ignore"
+            )
             rv = pattern.theta
             tr = model.rvs_to_transforms.get(rv)
             natural = pt.tensor("natural", dtype="float64", shape=rv.type.shape)
             if tr is not None:
                 (fwd,) = replace_rvs_by_values(
-                    [tr.forward(natural, *rv.owner.inputs)], rvs_to_values=model.rvs_to_values,
+                    [tr.forward(natural, *rv.owner.inputs)],
+                    rvs_to_values=model.rvs_to_values,
                     rvs_to_transforms=model.rvs_to_transforms,
                 )
             else:
                 fwd = natural
-            forward = pm_compile([natural, *model.value_vars], pt.cast(fwd, value.dtype), on_unused_input="ignore")
+            forward = pm_compile(
+                [natural, *model.value_vars], pt.cast(fwd, value.dtype), on_unused_input="ignore"
+            )
             self._updates.append((value.name, pattern.family, post, forward))
         self._init_step(rng)
 
@@ -440,10 +481,13 @@ class ConjugateTheta(DPStep):
         """The full conditional of each θ given the rest of ``point``: θ's name -> `ThetaConditional`.
 
         ``point`` is in PyMC's value space (as in a trace); the conditionals are of θ in its natural
-        space (no Jacobian). :meth:`step` draws θ in turn from exactly these (after the first θ,
+        space (no Jacobian). `step` draws θ in turn from exactly these (after the first θ,
         at the point holding the new values of those before it).
         """
-        return {pattern.theta.name: self._conditional(u, point) for pattern, u in zip(self.patterns, self._updates)}
+        return {
+            pattern.theta.name: self._conditional(u, point)
+            for pattern, u in zip(self.patterns, self._updates)
+        }
 
     def step(self, point):
         new = dict(point)
@@ -452,7 +496,9 @@ class ConjugateTheta(DPStep):
             args = [new[n] for n in self.input_names]
             draw = np.asarray(self._conditional(update, new).draw(self.rng), dtype=float)
             if forward is None:  # Normal prior: no transform
-                new[name] = draw.reshape(np.shape(point[name])).astype(np.asarray(point[name]).dtype)
+                new[name] = draw.reshape(np.shape(point[name])).astype(
+                    np.asarray(point[name]).dtype
+                )
             else:
                 new[name] = np.asarray(forward(draw, *args)).reshape(np.shape(point[name]))
         return {**point, **{name: new[name] for name, *_ in self._updates}}, [self.stats()]
@@ -470,9 +516,9 @@ def conjugate_competence(var) -> Competence:
     """``IDEAL`` if ``var`` is a conjugate parameter of latent records that DataAugmentation takes.
 
     Conditions (all): ``var`` is a free RV of a model with ``DPObserved`` nodes;
-    :func:`~pymc_dp.samplers.conjugate.conjugate_pattern` accepts it (every term depending on it is a
+    `conjugate_pattern` accepts it (every term depending on it is a
     conjugate child); at least one of its children is a latent record variable for which
-    :func:`augmentation_competence` is ``IDEAL``. Cached per model state; never warns.
+    `augmentation_competence` is ``IDEAL``. Cached per model state; never warns.
     """
     return cached_verdict(var, _CONJUGATE, _conjugate_verdict)
 
@@ -486,7 +532,13 @@ def _conjugate_verdict(model, var) -> Competence:
         return Competence.INCOMPATIBLE
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        records = [c for c in pattern.children
-                   if c in model.free_RVs and (augmentation_competence(c) == Competence.IDEAL
-                                               or table_competence(c) == Competence.IDEAL)]
+        records = [
+            c
+            for c in pattern.children
+            if c in model.free_RVs
+            and (
+                augmentation_competence(c) == Competence.IDEAL
+                or table_competence(c) == Competence.IDEAL
+            )
+        ]
     return Competence.IDEAL if records else Competence.INCOMPATIBLE

@@ -46,28 +46,44 @@ class ConvergenceWarning(UserWarning):
 
 
 _ADVICE = {
-    "NUTS": ("its records are updated one at a time by DataAugmentation, so θ moves little per draw "
-             "when the release is weak: pass step=[pdp.MHAAR([θ])] or [pdp.PMMH([θ])] (they "
-             "integrate the records), pdp.DataAugmentation(interweave=True), or pdp.Collapsed / "
-             "pdp.marginalize(model) for discrete records"),
-    "ConjugateTheta": ("its exact draw given the records is only as fast as the records move: try "
-                       "step=[pdp.MHAAR([θ])] or pdp.DataAugmentation(interweave=True); for discrete "
-                       "records pdp.Collapsed"),
-    "SufficientTheta": ("its draw given the records is only as fast as the records move: try "
-                        "pdp.DataAugmentation(interweave=True) or step=[pdp.MHAAR([θ])]"),
-    "DataAugmentation": ("the records it moves one at a time pin θ when the release is weak: try "
-                         "pdp.DataAugmentation(interweave=True), step=[pdp.MHAAR([θ])], or "
-                         "pdp.Collapsed for discrete records"),
+    "NUTS": (
+        "its records are updated one at a time by DataAugmentation, so θ moves little per draw "
+        "when the release is weak: pass step=[pdp.MHAAR([θ])] or [pdp.PMMH([θ])] (they "
+        "integrate the records), pdp.DataAugmentation(interweave=True), or pdp.Collapsed / "
+        "pdp.marginalize(model) for discrete records"
+    ),
+    "ConjugateTheta": (
+        "its exact draw given the records is only as fast as the records move: try "
+        "step=[pdp.MHAAR([θ])] or pdp.DataAugmentation(interweave=True); for discrete "
+        "records pdp.Collapsed"
+    ),
+    "SufficientTheta": (
+        "its draw given the records is only as fast as the records move: try "
+        "pdp.DataAugmentation(interweave=True) or step=[pdp.MHAAR([θ])]"
+    ),
+    "DataAugmentation": (
+        "the records it moves one at a time pin θ when the release is weak: try "
+        "pdp.DataAugmentation(interweave=True), step=[pdp.MHAAR([θ])], or "
+        "pdp.Collapsed for discrete records"
+    ),
     "Interweave": "try more record sweeps (pdp.DataAugmentation(sweeps=5)) or step=[pdp.MHAAR([θ])]",
-    "PMMH": ("its likelihood estimate is too noisy or the proposal too wide: raise n_particles "
-             "(log-likelihood estimate sd ≈ 1; pdp.diagnostics.particles_for_sd) and tune longer"),
-    "MHAAR": ("raise n_particles (log-likelihood estimate sd ≈ 1; pdp.diagnostics.particles_for_sd) "
-              "or tune longer"),
-    "Collapsed": ("NUTS on the exact collapsed likelihood: tune longer, raise target_accept, or "
-                  "reparameterise a hierarchical prior (non-centred)"),
+    "PMMH": (
+        "its likelihood estimate is too noisy or the proposal too wide: raise n_particles "
+        "(log-likelihood estimate sd ≈ 1; pdp.diagnostics.particles_for_sd) and tune longer"
+    ),
+    "MHAAR": (
+        "raise n_particles (log-likelihood estimate sd ≈ 1; pdp.diagnostics.particles_for_sd) "
+        "or tune longer"
+    ),
+    "Collapsed": (
+        "NUTS on the exact collapsed likelihood: tune longer, raise target_accept, or "
+        "reparameterise a hierarchical prior (non-centred)"
+    ),
     "Metropolis": "a discrete θ left to PyMC's Metropolis: run longer or marginalise it",
 }
-_DEFAULT_ADVICE = "run more draws and tuning, or pass a θ-move from pymc_dp (MHAAR, PMMH, interweaving)"
+_DEFAULT_ADVICE = (
+    "run more draws and tuning, or pass a θ-move from pymc_dp (MHAAR, PMMH, interweaving)"
+)
 
 
 def advice(step_name: str, var: str) -> str:
@@ -125,7 +141,7 @@ def _diagnose(values: dict, labels: dict, movers: dict, rhat_max, ess_min) -> pd
         n_chains, n_total = d.shape[0], d.shape[0] * d.shape[1]
         if n_chains == 1:  # one chain: its two halves (split R-hat; ArviZ wants two chains)
             half = d.shape[1] // 2
-            d = np.stack([d[0, :half], d[0, half:2 * half]])
+            d = np.stack([d[0, :half], d[0, half : 2 * half]])
         dims = ("chain", "draw", *[f"e{i}" for i in range(d.ndim - 2)])
         ds = xr.Dataset({"q": (dims, d)})
         ess = np.atleast_1d(np.asarray(az.ess(ds, method="bulk")["q"], dtype=float))
@@ -136,25 +152,54 @@ def _diagnose(values: dict, labels: dict, movers: dict, rhat_max, ess_min) -> pd
         step = movers.get(name, "NUTS")
         var = labels.get(name, name)
         worst_ess, worst_rhat = float(ess.min()) / n_total, float(rhat.max())
-        ok = round(worst_rhat, 2) <= rhat_max and worst_ess >= ess_min  # R-hat as az.summary shows it
-        rows.append({"variable": var, "step": step, "chains": n_chains, "draws": n_total // n_chains,
-                     "ess_bulk": float(ess.min()), "ess_per_draw": worst_ess, "r_hat": worst_rhat,
-                     "ok": ok, "advice": "" if ok else advice(step, var)})
-    return pd.DataFrame(rows, columns=["variable", "step", "chains", "draws", "ess_bulk",
-                                       "ess_per_draw", "r_hat", "ok", "advice"])
+        ok = (
+            round(worst_rhat, 2) <= rhat_max and worst_ess >= ess_min
+        )  # R-hat as az.summary shows it
+        rows.append(
+            {
+                "variable": var,
+                "step": step,
+                "chains": n_chains,
+                "draws": n_total // n_chains,
+                "ess_bulk": float(ess.min()),
+                "ess_per_draw": worst_ess,
+                "r_hat": worst_rhat,
+                "ok": ok,
+                "advice": "" if ok else advice(step, var),
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "variable",
+            "step",
+            "chains",
+            "draws",
+            "ess_bulk",
+            "ess_per_draw",
+            "r_hat",
+            "ok",
+            "advice",
+        ],
+    )
 
 
 def _warn(table: pd.DataFrame, *, rhat_max, ess_min, stacklevel: int) -> None:
     bad = table[~table["ok"]]
     if bad.empty:
         return
-    lines = [f"{r.variable!r} (moved by {r.step}): R-hat {r.r_hat:.3g}, bulk ESS/draw "
-             f"{r.ess_per_draw:.3g} ({r.ess_bulk:.0f} over {r.chains} chain(s) × {r.draws} draws). "
-             f"To fix: {r.advice}." for r in bad.itertuples()]
+    lines = [
+        f"{r.variable!r} (moved by {r.step}): R-hat {r.r_hat:.3g}, bulk ESS/draw "
+        f"{r.ess_per_draw:.3g} ({r.ess_bulk:.0f} over {r.chains} chain(s) × {r.draws} draws). "
+        f"To fix: {r.advice}."
+        for r in bad.itertuples()
+    ]
     warnings.warn(
         f"pymc_dp: {len(bad)} parameter(s) did not mix (R-hat > {rhat_max} or bulk ESS/draw < "
         f"{ess_min}); the posterior summaries of these are not reliable:\n  " + "\n  ".join(lines),
-        ConvergenceWarning, stacklevel=stacklevel)
+        ConvergenceWarning,
+        stacklevel=stacklevel,
+    )
 
 
 def _posterior(idata):
@@ -162,8 +207,15 @@ def _posterior(idata):
     return getattr(post, "ds", post)  # DataTree node (ArviZ 1.x) or Dataset
 
 
-def check_convergence(idata, model=None, *, step=None, warn: bool = True,
-                      rhat_max: float = RHAT_MAX, ess_per_draw_min: float = ESS_PER_DRAW_MIN):
+def check_convergence(
+    idata,
+    model=None,
+    *,
+    step=None,
+    warn: bool = True,
+    rhat_max: float = RHAT_MAX,
+    ess_per_draw_min: float = ESS_PER_DRAW_MIN,
+):
     """Per parameter θ: the step that moves it, bulk ESS per draw, R-hat, and what to try.
 
     Parameters
@@ -195,8 +247,10 @@ def check_convergence(idata, model=None, *, step=None, warn: bool = True,
     values = {}
     for value_name, rv_name in labels.items():
         if rv_name not in post:
-            raise ValueError(f"idata: the posterior has no variable {rv_name!r} of the model; pass "
-                             "the model that was sampled (model=...).")
+            raise ValueError(
+                f"idata: the posterior has no variable {rv_name!r} of the model; pass "
+                "the model that was sampled (model=...)."
+            )
         values[value_name] = np.asarray(post[rv_name])
     table = _diagnose(values, labels, movers, rhat_max, ess_per_draw_min)
     if warn:
@@ -282,14 +336,24 @@ def watch_chain(step, tune: int | None = None, draws: int | None = None):
             return None
         tune, draws = lengths
     current = _OPEN.get("watch")
-    if (current is not None and not current.started and (current.tune, current.draws) == (tune, draws)
-            and current.labels == labels and current.leader() is not None):
+    if (
+        current is not None
+        and not current.started
+        and (current.tune, current.draws) == (tune, draws)
+        and current.labels == labels
+        and current.leader() is not None
+    ):
         if all(m() is not step for m in current.members):
             current.members.append(weakref.ref(step))
         return current
     previous = getattr(step, "_dp_watch", None)
-    history = (previous.history if previous is not None and previous.labels == labels
-               and (previous.tune, previous.draws) == (tune, draws) else [])
+    history = (
+        previous.history
+        if previous is not None
+        and previous.labels == labels
+        and (previous.tune, previous.draws) == (tune, draws)
+        else []
+    )
     watch = _ChainWatch(step, labels, tune, draws, history)
     _OPEN["watch"] = watch
     return watch

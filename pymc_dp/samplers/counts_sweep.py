@@ -47,7 +47,9 @@ def _cell(codes, a, b, kcat, r, cell, count, delta):
     for m in range(codes.shape[0]):
         if 0 <= cell < kcat[m]:
             z = r[m, cell] - count
-            out += kernel_logpdf(codes[m], a[m], b[m], z - delta) - kernel_logpdf(codes[m], a[m], b[m], z)
+            out += kernel_logpdf(codes[m], a[m], b[m], z - delta) - kernel_logpdf(
+                codes[m], a[m], b[m], z
+            )
     return out
 
 
@@ -98,8 +100,20 @@ def _sweep_one(rng, x, prop, cum, guide, counts, offset, code, a, b, kc, r):
 def _sweep(rng, x, prop, cum, guide, counts, offset, codes, a, b, kcat, r):
     """`_sweep_one` for several nodes."""
     if codes.shape[0] == 1:
-        return _sweep_one(rng, x, prop, cum, guide, counts, offset, codes[0], a[0], b[0], kcat[0],
-                          np.ascontiguousarray(r[0]))
+        return _sweep_one(
+            rng,
+            x,
+            prop,
+            cum,
+            guide,
+            counts,
+            offset,
+            codes[0],
+            a[0],
+            b[0],
+            kcat[0],
+            np.ascontiguousarray(r[0]),
+        )
     n_acc, min_lr = 0, 0.0
     drawn = prop.shape[0] == 0
     for i in range(x.shape[0]):
@@ -142,8 +156,9 @@ def counts_sweep(rng, x, prop, counts, offset, codes, a, b, kcat, r):
     kernel ``codes[m]``, ``a[m]``, ``b[m]``, ``kcat[m]`` cells and its release ``r[m, :kcat[m]]``.
     Accept iff ``log α_i ≥ -E_i`` (a NaN ratio rejects). ``x`` and ``counts`` follow the moves.
     """
-    return _sweep(rng, x, prop, np.ones(1), np.zeros(1, dtype=np.int64), counts, offset, codes, a, b,
-                  kcat, r)
+    return _sweep(
+        rng, x, prop, np.ones(1), np.zeros(1, dtype=np.int64), counts, offset, codes, a, b, kcat, r
+    )
 
 
 @numba.njit(cache=True)
@@ -185,14 +200,14 @@ class CountsSweep:
         self.a = np.array([p[0] for p in params], dtype=np.float64)
         self.b = np.array([p[1] for p in params], dtype=np.float64)
         fast = block._fast
-        self.shared_categorical = (fast is not None and fast.families[0][0] == CATEGORICAL)
+        self.shared_categorical = fast is not None and fast.families[0][0] == CATEGORICAL
 
     def releases(self, flat):
         """The flat additive releases (``RecordBlock.releases()[0]``) as a padded (M, max K) array."""
         r = np.zeros((self.kcat.size, int(self.kcat.max())))
         start = 0
         for m, k in enumerate(self.kcat):
-            r[m, :k] = flat[start:start + k]
+            r[m, :k] = flat[start : start + k]
             start += k
         return r
 
@@ -200,7 +215,7 @@ class CountsSweep:
         """The categorical probabilities if one row is shared by all records, else None."""
         if not self.shared_categorical:
             return None
-        (p,), = self.block._fast.params(point)
+        ((p,),) = self.block._fast.params(point)
         if p.ndim == 1 or p.size == p.shape[-1]:
             return np.ascontiguousarray(p.reshape(-1))
         return None
@@ -228,14 +243,16 @@ class CountsSweep:
                     "start them inside the support of their Categorical."
                 )
             counts = _count(x, 0, size)
-            n_acc, min_lr = categorical_counts_sweep(rng, x, cum, guide, counts, self.codes, self.a,
-                                                     self.b, self.kcat, r)
+            n_acc, min_lr = categorical_counts_sweep(
+                rng, x, cum, guide, counts, self.codes, self.a, self.b, self.kcat, r
+            )
         else:
             (prop,) = self.block.propose(point, reuse=True)
             prop = np.asarray(prop, dtype=np.int64).reshape(-1)
             lo = min(int(x.min()), int(prop.min()), 0) if x.size else 0
             hi = max(int(x.max()), int(prop.max()), int(self.kcat.max()) - 1) if x.size else 0
             counts = _count(x, lo, hi - lo + 1)
-            n_acc, min_lr = counts_sweep(rng, x, prop, counts, lo, self.codes, self.a, self.b,
-                                         self.kcat, r)
+            n_acc, min_lr = counts_sweep(
+                rng, x, prop, counts, lo, self.codes, self.a, self.b, self.kcat, r
+            )
         return x, CountsInfo(int(n_acc), float(np.exp(min_lr)))

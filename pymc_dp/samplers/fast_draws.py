@@ -1,8 +1,8 @@
 r"""Record proposals drawn without the PyTensor graph, for common record families.
 
 Data augmentation (seed 003, Algorithm 1) proposes every record from its conditional prior
-:math:`f(x_i \mid \theta)`. The generic route (:func:`pymc_dp.samplers.records.compile_record_draw`)
-evaluates the model's random graph, which at :math:`n = 10^5` costs about as much as the compiled
+`f(x_i \mid \theta)`. The generic route (`pymc_dp.samplers.records.compile_record_draw`)
+evaluates the model's random graph, which at `n = 10^5` costs about as much as the compiled
 sweep itself (the graph's NumPy draw allocates and fills a fresh array, then PyMC copies it). For the
 families below the draw is written once in numba, reads the distribution's parameters from one
 compiled PyTensor function of the point (tiny when θ is a scalar) and fills a preallocated buffer
@@ -47,7 +47,16 @@ from pytensor.tensor.random import basic as rb
 
 from pymc_dp._compat import ancestors
 
-__all__ = ["FastRecordDraw", "fast_family", "FAMILIES", "draw_family", "draw_categorical", "categorical_table", "guided_draw", "CATEGORICAL"]
+__all__ = [
+    "FastRecordDraw",
+    "fast_family",
+    "FAMILIES",
+    "draw_family",
+    "draw_categorical",
+    "categorical_table",
+    "guided_draw",
+    "CATEGORICAL",
+]
 
 NORMAL, BERNOULLI, POISSON, EXPONENTIAL, GAMMA, BINOMIAL, CATEGORICAL = range(7)
 
@@ -214,7 +223,7 @@ def draw_categorical(rng, p, out):
 
 
 def fast_family(rv, transform, record_rvs):
-    """``(code, n_params, integer)`` if ``rv`` can be drawn by :func:`draw_family`, else a reason (str)."""
+    """``(code, n_params, integer)`` if ``rv`` can be drawn by `draw_family`, else a reason (str)."""
     op = rv.owner.op
     fam = FAMILIES.get(type(op))
     if fam is None:
@@ -238,15 +247,17 @@ _CHECKS = {
     POISSON: (lambda a, b: np.all(a >= 0), "lam >= 0"),
     EXPONENTIAL: (lambda a, b: np.all(a >= 0), "scale >= 0"),
     GAMMA: (lambda a, b: np.all((a > 0) & (b > 0)), "shape > 0 and scale > 0"),
-    BINOMIAL: (lambda a, b: np.all((a >= 0) & (a == np.floor(a)) & (b >= 0) & (b <= 1)),
-               "n a non-negative integer and 0 <= p <= 1"),
+    BINOMIAL: (
+        lambda a, b: np.all((a >= 0) & (a == np.floor(a)) & (b >= 0) & (b <= 1)),
+        "n a non-negative integer and 0 <= p <= 1",
+    ),
 }
 
 
 class FastRecordDraw:
     """Joint draw of a record block's variables from their conditional prior, without the graph.
 
-    Use :meth:`build`, which returns ``(None, reason)`` when some record variable is not covered
+    Use `build`, which returns ``(None, reason)`` when some record variable is not covered
     (module docstring), else ``(draw, "")``.
 
     Parameters
@@ -255,7 +266,7 @@ class FastRecordDraw:
     record_rvs : list
         The block's record RVs.
     families : list of tuple
-        ``(code, n_params, integer)`` per RV, from :func:`fast_family`.
+        ``(code, n_params, integer)`` per RV, from `fast_family`.
     """
 
     @classmethod
@@ -286,8 +297,8 @@ class FastRecordDraw:
         """Per RV, its parameters as float64 arrays (as the graph computes them at ``point``)."""
         flat = self._params(*[point[n] for n in self.input_names])
         out, i = [], 0
-        for code, k, _ in self.families:
-            out.append([np.asarray(p, dtype=np.float64) for p in flat[i:i + k]])
+        for _code, k, _ in self.families:
+            out.append([np.asarray(p, dtype=np.float64) for p in flat[i : i + k]])
             i += k
         return out
 
@@ -299,7 +310,9 @@ class FastRecordDraw:
         of fresh arrays.
         """
         outs = []
-        for j, (params, (code, k, integer), shape) in enumerate(zip(self.params(point), self.families, shapes)):
+        for j, (params, (code, k, integer), shape) in enumerate(
+            zip(self.params(point), self.families, shapes)
+        ):
             shape = tuple(shape)
             if code == CATEGORICAL:
                 outs.append(self._categorical(j, params[0], shape, rng, reuse))
@@ -340,7 +353,9 @@ class FastRecordDraw:
         if p.ndim == 1 or (p.ndim == 2 and p.shape[0] == 1):
             rows = np.ascontiguousarray(p.reshape(1, -1))
         else:
-            rows = np.ascontiguousarray(np.broadcast_to(p, shape + p.shape[-1:]).reshape(-1, p.shape[-1]))
+            rows = np.ascontiguousarray(
+                np.broadcast_to(p, shape + p.shape[-1:]).reshape(-1, p.shape[-1])
+            )
         buf = self._buffer(j, shape, np.int64, reuse)
         if not draw_categorical(rng, rows, buf.reshape(-1)):
             raise ValueError(

@@ -1,28 +1,32 @@
 r"""Interweaving for continuous records: a non-centred θ-move with the records' noise fixed.
 
-Data augmentation alternates :math:`x \mid \theta, s_{dp}` (record sweeps) and
-:math:`\theta \mid x` (NUTS, a conjugate step): the *centred* parametrisation. When the release is
-weak relative to the records (strong privacy, small n) :math:`\theta \mid x` is far narrower than
-:math:`p(\theta \mid s_{dp})` and θ crawls. The *ancillary* parametrisation writes each record through
-θ-free noise :math:`z`,
+Data augmentation alternates `x \mid \theta, s_{dp}` (record sweeps) and
+`\theta \mid x` (NUTS, a conjugate step): the *centred* parametrisation. When the release is
+weak relative to the records (strong privacy, small n) `\theta \mid x` is far narrower than
+`p(\theta \mid s_{dp})` and θ crawls. The *ancillary* parametrisation writes each record through
+θ-free noise `z`,
 
-.. math:: x = T_\theta(z), \qquad
-          T_\theta(z) = \mathrm{loc}(\theta) + \mathrm{scale}(\theta)\, z \ \text{(location–scale)}
-          \quad\text{or}\quad T_\theta(u) = F_\theta^{-1}(u) \ \text{(inverse cdf)},
+```text
+x = T_\theta(z), \qquad
+T_\theta(z) = \mathrm{loc}(\theta) + \mathrm{scale}(\theta)\, z \ \text{(location–scale)}
+\quad\text{or}\quad T_\theta(u) = F_\theta^{-1}(u) \ \text{(inverse cdf)},
+```
 
-so that :math:`f(x \mid \theta)\, |\partial T_\theta / \partial z| = p(z)` does not involve θ. In
-:math:`(\theta, z)` the joint posterior is
-:math:`p(\theta) \prod_i p(z_i) \prod_k \eta_k(s_k \mid S_k(T_\theta(z)))` times every other model
-term evaluated at :math:`x = T_\theta(z)`, hence
+so that `f(x \mid \theta)\, |\partial T_\theta / \partial z| = p(z)` does not involve θ. In
+`(\theta, z)` the joint posterior is
+`p(\theta) \prod_i p(z_i) \prod_k \eta_k(s_k \mid S_k(T_\theta(z)))` times every other model
+term evaluated at `x = T_\theta(z)`, hence
 
-.. math:: \log \pi(\theta \mid z) = \log p(\theta) + \sum_k \log \eta_k\big(s_k \mid S_k(T_\theta(z))\big)
-          + \text{const}
+```text
+\log \pi(\theta \mid z) = \log p(\theta) + \sum_k \log \eta_k\big(s_k \mid S_k(T_\theta(z))\big)
++ \text{const}
+```
 
 — no Jacobian, no record density: only the prior (with the transforms' log-Jacobians of PyMC's value
-space) and the releases, whose statistics (clamping included) are evaluated on :math:`T_\theta(z)`.
-One evaluation is a compiled PyTensor graph, :math:`O(n)`. Alternating the centred update with this
+space) and the releases, whose statistics (clamping included) are evaluated on `T_\theta(z)`.
+One evaluation is a compiled PyTensor graph, `O(n)`. Alternating the centred update with this
 move is the ancillarity–sufficiency interweaving strategy of Yu & Meng (2011, JCGS 20(3)); each move
-leaves :math:`p(\theta, x \mid s_{dp})` invariant, so does their composition.
+leaves `p(\theta, x \mid s_{dp})` invariant, so does their composition.
 
 The θ-move is univariate slice sampling with stepping out (Neal 2003, Ann. Statist. 31(3), §4) along
 each of d directions in PyMC's value space: the coordinate axes, or — learnt during warm-up for
@@ -32,7 +36,7 @@ warm-up only, so the kernel is exactly invariant after warm-up.
 
 Records whose distribution has neither a location–scale form nor an icdf (e.g. discrete classes),
 and records whose distribution does not read θ (a regression's covariates), are held fixed during
-the move; their log density then enters :math:`\log \pi`.
+the move; their log density then enters `\log \pi`.
 """
 
 from __future__ import annotations
@@ -151,7 +155,7 @@ def slice_update(rng, theta, logp0, direction, log_density, width, max_steps_out
 
 
 def interweave_kernel(rng, state: InterweaveState, target, params: InterweaveParams):
-    """Non-centred θ-move: slice sampling of :math:`\\pi(\\theta \\mid z)` with ``z`` held fixed.
+    """Non-centred θ-move: slice sampling of `\\pi(\\theta \\mid z)` with ``z`` held fixed.
 
     Parameters
     ----------
@@ -159,7 +163,7 @@ def interweave_kernel(rng, state: InterweaveState, target, params: InterweavePar
     state : InterweaveState
         ``state.logp`` must equal ``target(state.theta)``.
     target : callable
-        ``theta_flat -> log π(θ | z)`` (from :meth:`InterweaveTarget.conditional`).
+        ``theta_flat -> log π(θ | z)`` (from `InterweaveTarget.conditional`).
     params : InterweaveParams
 
     Returns
@@ -174,8 +178,9 @@ def interweave_kernel(rng, state: InterweaveState, target, params: InterweavePar
     for _ in range(params.n_steps):
         for i in range(theta.size):
             before = theta.copy()
-            theta, logp, used = slice_update(rng, theta, logp, basis[:, i], target, width[i],
-                                             params.max_steps_out)
+            theta, logp, used = slice_update(
+                rng, theta, logp, basis[:, i], target, width[i], params.max_steps_out
+            )
             n_evals += used
             if params.adapt:
                 t = n_adapt + 1
@@ -192,7 +197,7 @@ def interweave_kernel(rng, state: InterweaveState, target, params: InterweavePar
 # model side
 # ----------------------------------------------------------------------------------------------
 class InterweaveTarget:
-    """θ, the records' θ-free representation and the compiled :math:`\\log\\pi(\\theta \\mid z)`.
+    """θ, the records' θ-free representation and the compiled `\\log\\pi(\\theta \\mid z)`.
 
     Parameters
     ----------
@@ -216,7 +221,9 @@ class InterweaveTarget:
         self.model = model
         self.owner = owner
         if vars is None or (isinstance(vars, list | tuple) and not vars):
-            raise ValueError(f"{owner} needs vars=[theta, ...], the parameters it moves; got {vars!r}.")
+            raise ValueError(
+                f"{owner} needs vars=[theta, ...], the parameters it moves; got {vars!r}."
+            )
         theta_values = get_value_vars_from_user_vars(vars, model)
         for v in theta_values:
             if v.dtype.startswith(("int", "uint", "bool")):
@@ -278,7 +285,8 @@ class InterweaveTarget:
             if not any(theta_set & set(ancestors([params[s]])) for s in shapes):
                 loc, scale = replace_rvs_by_values(  # float64 whatever the model's dtypes
                     [pt.cast(params[i_loc], "float64"), pt.cast(params[i_scale], "float64")],
-                    rvs_to_values=others_v, rvs_to_transforms=others_t,
+                    rvs_to_values=others_v,
+                    rvs_to_transforms=others_t,
                 )
                 x_nat = loc + scale * z
                 z_now = (x_now - loc) / scale
@@ -291,16 +299,22 @@ class InterweaveTarget:
                 log_u = pm.logcdf(rv, rv)
             except NotImplementedError:
                 return None
-            (x_nat,) = replace_rvs_by_values([x_nat], rvs_to_values=others_v, rvs_to_transforms=others_t)
+            (x_nat,) = replace_rvs_by_values(
+                [x_nat], rvs_to_values=others_v, rvs_to_transforms=others_t
+            )
             (log_u,) = replace_rvs_by_values(
-                [log_u], rvs_to_values=model.rvs_to_values, rvs_to_transforms=model.rvs_to_transforms
+                [log_u],
+                rvs_to_values=model.rvs_to_values,
+                rvs_to_transforms=model.rvs_to_transforms,
             )
             z_now = pt.exp(log_u)
             kind = "icdf"
         x_nat = pt.broadcast_to(x_nat, rv.shape) if x_nat.ndim < rv.ndim else x_nat
         if tr is not None:
             x_val = tr.forward(x_nat, *rv.owner.inputs)
-            (x_val,) = replace_rvs_by_values([x_val], rvs_to_values=others_v, rvs_to_transforms=others_t)
+            (x_val,) = replace_rvs_by_values(
+                [x_val], rvs_to_values=others_v, rvs_to_transforms=others_t
+            )
         else:
             x_val = x_nat
         return kind, pt.cast(x_val, model.rvs_to_values[rv].dtype), pt.cast(z_now, "float64")
@@ -314,7 +328,9 @@ class InterweaveTarget:
         if kind not in ("categorical", "bernoulli"):
             return None
         params = rv.owner.op.dist_params(rv.owner)
-        (p,) = replace_rvs_by_values([params[0]], rvs_to_values=others_v, rvs_to_transforms=others_t)
+        (p,) = replace_rvs_by_values(
+            [params[0]], rvs_to_values=others_v, rvs_to_transforms=others_t
+        )
         if kind == "bernoulli":
             p = pt.stack([1.0 - p, p], axis=-1)
         p = pt.cast(p, "float64")
@@ -323,7 +339,9 @@ class InterweaveTarget:
         x_nat = pt.sum(pt.ge(u[..., None], cum[..., :-1]), axis=-1)
         x_nat = pt.broadcast_to(x_nat, rv.shape) if x_nat.ndim < rv.ndim else x_nat
         (x_now,) = replace_rvs_by_values(
-            [rv], rvs_to_values=self.model.rvs_to_values, rvs_to_transforms=self.model.rvs_to_transforms
+            [rv],
+            rvs_to_values=self.model.rvs_to_values,
+            rvs_to_transforms=self.model.rvs_to_transforms,
         )
         idx = pt.arange(k)
         below = pt.lt(idx, x_now[..., None])
@@ -331,7 +349,9 @@ class InterweaveTarget:
         lower = pt.sum(pt.switch(below, p, 0.0), axis=-1)
         width = pt.sum(pt.switch(at, p, 0.0), axis=-1)
         (lower, width) = replace_rvs_by_values(
-            [lower, width], rvs_to_values=self.model.rvs_to_values, rvs_to_transforms=self.model.rvs_to_transforms
+            [lower, width],
+            rvs_to_values=self.model.rvs_to_values,
+            rvs_to_transforms=self.model.rvs_to_transforms,
         )
         value_dtype = self.model.rvs_to_values[rv].dtype
         return "uniform-cell", pt.cast(x_nat, value_dtype), pt.stack([lower, width])
@@ -353,8 +373,9 @@ class InterweaveTarget:
             # would hold their children fixed: keep them as they are (e.g. a regression's
             # covariates x, so that y ~ N(x·β, σ) is the one written through z)
             free_of_theta = not (set(self.theta_rvs) & set(ancestors(rv.owner.inputs)))
-            rep = (None if linked or free_of_theta
-                   else self._representation(rv, z, others_v, others_t))
+            rep = (
+                None if linked or free_of_theta else self._representation(rv, z, others_v, others_t)
+            )
             if rep is None:
                 self.kinds[rv.name] = "fixed"
                 continue
@@ -416,13 +437,15 @@ class InterweaveTarget:
             z = np.asarray(z, dtype=float)
             if kind == "uniform-cell":
                 if rng is None:
-                    raise ValueError("z_of needs rng for categorical records (a uniform in each cell).")
+                    raise ValueError(
+                        "z_of needs rng for categorical records (a uniform in each cell)."
+                    )
                 z = z[0] + rng.random(z.shape[1:]) * z[1]
             out.append(z)
         return out
 
     def logp(self, point, zs) -> float:
-        """:math:`\\log \\pi(\\theta \\mid z)` up to a θ-free constant, θ and the rest from ``point``."""
+        """`\\log \\pi(\\theta \\mid z)` up to a θ-free constant, θ and the rest from ``point``."""
         return _finite(self._logp(*self._args(point), *zs))
 
     def conditional(self, point, zs):
@@ -435,12 +458,12 @@ class InterweaveTarget:
         return log_density
 
     def records(self, point, zs) -> dict:
-        """The records :math:`T_\\theta(z)` (value space) at the θ of ``point``: name -> array."""
+        """The records `T_\\theta(z)` (value space) at the θ of ``point``: name -> array."""
         xs = self._x(*self._args(point), *zs)
         return {name: np.asarray(x) for name, x in zip(self.z_value_names, xs)}
 
     def update(self, point, theta, zs) -> dict:
-        """``point`` with θ set to ``theta`` and the records moved to :math:`T_\\theta(z)`."""
+        """``point`` with θ set to ``theta`` and the records moved to `T_\\theta(z)`."""
         new = self.with_theta(point, theta)
         new.update(self.records(new, zs))
         return new
@@ -449,12 +472,14 @@ class InterweaveTarget:
 class InterweaveTrial:
     """Warm-up measurement of whether the non-centred θ-move pays for itself (per chain).
 
-    During tuning the move runs at every iteration and :meth:`record` keeps, per iteration, θ where
+    During tuning the move runs at every iteration and `record` keeps, per iteration, θ where
     the other steps left it (``theta_in``), θ after the move (``theta_out``), the iteration's wall time
-    and the move's. At the end of tuning :meth:`decide` compares, over the last half of the tuning
+    and the move's. At the end of tuning `decide` compares, over the last half of the tuning
     window, the smallest standardised expected squared jump per second over θ's coordinates,
 
-    .. math:: \min_j \frac{E[(\Delta\theta_j)^2] / \mathrm{var}(\theta_j)}{\text{seconds per iteration}},
+    ```text
+    \\min_j \frac{E[(\\Delta\theta_j)^2] / \\mathrm{var}(\theta_j)}{\text{seconds per iteration}},
+    ```
 
     with the move (jump from one iteration's output to the next, time of the whole iteration) and
     without it (the jump of the centred steps alone, the iteration's time minus the move's), a proxy
@@ -463,9 +488,9 @@ class InterweaveTrial:
     composition of exact steps (each leaves the posterior invariant); the adaptation happens during
     tuning only, like the slice widths.
 
-    The measurement stops after :attr:`MAX_WINDOW` iterations (the decision is then frozen, still
+    The measurement stops after `MAX_WINDOW` iterations (the decision is then frozen, still
     within warm-up, so long tunings do not pay for a move that is not kept). With fewer than
-    :attr:`MIN_WINDOW` iterations in the compared half (short tuning) the ``fallback`` decision (the
+    `MIN_WINDOW` iterations in the compared half (short tuning) the ``fallback`` decision (the
     weakness-ratio rule) is kept.
     """
 
@@ -491,8 +516,15 @@ class InterweaveTrial:
         theta_in = np.asarray(theta_in, dtype=float).ravel()
         theta_out = np.asarray(theta_out, dtype=float).ravel()
         if self._last is not None:
-            self.rows.append((theta_in - self._last, theta_out - self._last, theta_out,
-                              t_end - self._t_last, float(t_move)))
+            self.rows.append(
+                (
+                    theta_in - self._last,
+                    theta_out - self._last,
+                    theta_out,
+                    t_end - self._t_last,
+                    float(t_move),
+                )
+            )
         self._last, self._t_last = theta_out, float(t_end)
 
     @property
@@ -504,21 +536,31 @@ class InterweaveTrial:
         """Freeze and return ``(enabled, reason)``."""
         if self.decision is not None:
             return self.decision
-        rows = self.rows[len(self.rows) // 2:]
+        rows = self.rows[len(self.rows) // 2 :]
         if len(rows) < self.MIN_WINDOW:
-            self.decision = (self.fallback, f"{self.fallback_reason} (tuning too short to measure: "
-                                            f"{len(rows)} < {self.MIN_WINDOW} iterations)")
+            self.decision = (
+                self.fallback,
+                f"{self.fallback_reason} (tuning too short to measure: "
+                f"{len(rows)} < {self.MIN_WINDOW} iterations)",
+            )
             return self.decision
         centred = np.array([r[0] for r in rows])
         total = np.array([r[1] for r in rows])
         theta = np.array([r[2] for r in rows])
         seconds = float(np.mean([r[3] for r in rows]))
         move = float(np.mean([r[4] for r in rows]))
-        with_move, without = _jump_rate(total, theta, seconds), _jump_rate(centred, theta, seconds - move)
+        with_move, without = (
+            _jump_rate(total, theta, seconds),
+            _jump_rate(centred, theta, seconds - move),
+        )
         enabled = bool(with_move > without)
-        self.decision = (enabled, (
-            f"measured at warm-up over {len(rows)} iterations: standardised θ jump²/s "
-            f"{with_move:.3g} with the move, {without:.3g} without"))
+        self.decision = (
+            enabled,
+            (
+                f"measured at warm-up over {len(rows)} iterations: standardised θ jump²/s "
+                f"{with_move:.3g} with the move, {without:.3g} without"
+            ),
+        )
         return self.decision
 
 
@@ -542,8 +584,8 @@ class Interweave(DPStep):
     Combine with the centred updates, e.g.
     ``pm.sample(step=[pdp.DataAugmentation([x]), pm.NUTS([mu]), pdp.Interweave([mu], records=[x])])``.
     Each iteration reads the records' θ-free noise ``z`` from the point, slice-samples θ from
-    :math:`\\pi(\\theta \\mid z) \\propto p(\\theta) \\prod_k \\eta_k(s_k \\mid S_k(T_\\theta(z)))`
-    and moves the records to :math:`T_\\theta(z)`.
+    `\\pi(\\theta \\mid z) \\propto p(\\theta) \\prod_k \\eta_k(s_k \\mid S_k(T_\\theta(z)))`
+    and moves the records to `T_\\theta(z)`.
 
     Parameters
     ----------
@@ -567,8 +609,18 @@ class Interweave(DPStep):
     name = "interweave"
     dp_stats = {"dp_iw_evals": (np.int64, []), "dp_iw_move": (float, [])}
 
-    def __init__(self, vars, records=None, *, n_steps: int = 1, max_steps_out: int = 50,
-                 initial_width: float = 1.0, model=None, rng=None, blocked=True):
+    def __init__(
+        self,
+        vars,
+        records=None,
+        *,
+        n_steps: int = 1,
+        max_steps_out: int = 50,
+        initial_width: float = 1.0,
+        model=None,
+        rng=None,
+        blocked=True,
+    ):
         model = pm.modelcontext(model)
         self.n_steps = _check_int(n_steps, "n_steps", 1)
         self.max_steps_out = _check_int(max_steps_out, "max_steps_out", 1)

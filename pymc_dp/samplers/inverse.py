@@ -1,19 +1,21 @@
 r"""Records as functions of uniforms, and small finite supports (seed 001, Algorithms 7–8).
 
-z-space MHAAR writes each record as :math:`x = F_\theta^{-1}(z)` with θ-free uniforms :math:`z`.
+z-space MHAAR writes each record as `x = F_\theta^{-1}(z)` with θ-free uniforms `z`.
 For continuous records this is PyMC's ``icdf``. For integer records (Bernoulli, Categorical,
 Binomial, Poisson, Geometric, DiscreteUniform, ...) it is the *generalised* inverse
 
-.. math:: F_\theta^{-}(z) = \min\{k \in \mathbb Z : F_\theta(k) \ge z\},
+```text
+F_\theta^{-}(z) = \min\{k \in \mathbb Z : F_\theta(k) \ge z\},
+```
 
 computed here from PyMC's ``logcdf`` by an exponential search for a bracket followed by bisection
-(vectorised over particles and records: O(log k) compiled calls). If :math:`z \sim U(0, 1)` then
-:math:`F_\theta^{-}(z) \sim f(\cdot \mid \theta)`, and the uniform behind a given record is
-:math:`z \sim U(F_\theta(x - 1), F_\theta(x))` (uniform within the atom).
+(vectorised over particles and records: O(log k) compiled calls). If `z \sim U(0, 1)` then
+`F_\theta^{-}(z) \sim f(\cdot \mid \theta)`, and the uniform behind a given record is
+`z \sim U(F_\theta(x - 1), F_\theta(x))` (uniform within the atom).
 
-:class:`RecordInverse` assembles these maps for every record variable of a latent block (the
+`RecordInverse` assembles these maps for every record variable of a latent block (the
 z-space of MHAAR: continuous records through PyMC's ``icdf``/``logcdf``, integer ones through
-:class:`SupportInverse` or :class:`DiscreteInverse`). :func:`finite_support` lists the values of a record with a small known support (Bernoulli,
+`SupportInverse` or `DiscreteInverse`). `finite_support` lists the values of a record with a small known support (Bernoulli,
 Categorical, Binomial with a fixed n, DiscreteUniform with fixed bounds), over which local
 likelihoods are summed exactly.
 """
@@ -49,14 +51,16 @@ class DiscreteInverse:
     def __init__(self, model, rv, others_v, others_t):
         k = pt.tensor(f"{rv.name}_k", dtype="int64", shape=rv.type.shape)
         logcdf = pm.logcdf(rv, k)  # NotImplementedError if PyMC has none
-        (logcdf,) = replace_rvs_by_values([logcdf], rvs_to_values=others_v, rvs_to_transforms=others_t)
+        (logcdf,) = replace_rvs_by_values(
+            [logcdf], rvs_to_values=others_v, rvs_to_transforms=others_t
+        )
         kb = pt.tensor(f"{rv.name}_kb", dtype="int64", shape=(None, *rv.type.shape))
         batched = vectorize_graph(pt.cast(logcdf, "float64"), replace={k: kb})
         self._logcdf = pm_compile(model.value_vars + [kb], batched, on_unused_input="ignore")
         self.name = rv.name
 
     def cdf(self, args, k) -> np.ndarray:
-        """:math:`F_\\theta(k)` for integer ``k`` of shape ``(M, *record shape)``."""
+        """`F_\\theta(k)` for integer ``k`` of shape ``(M, *record shape)``."""
         return np.exp(np.asarray(self._logcdf(*args, np.asarray(k, dtype=np.int64)), dtype=float))
 
     def icdf(self, args, z) -> np.ndarray:
@@ -92,7 +96,7 @@ class DiscreteInverse:
 class SupportInverse:
     r"""Generalised inverse CDF of an integer record with a small finite ``support``, from its pmf.
 
-    The CDF is the cumulative sum of :math:`f(v_k \mid \theta)` over the sorted support (PyMC's
+    The CDF is the cumulative sum of `f(v_k \mid \theta)` over the sorted support (PyMC's
     ``logcdf`` is not used: e.g. its DiscreteUniform CDF is 0 at the lower bound).
     """
 
@@ -108,12 +112,14 @@ class SupportInverse:
         self.name = rv.name
 
     def _table(self, args, shape):
-        vals = np.broadcast_to(self.support.reshape((-1,) + (1,) * len(shape)), (self.support.size, *shape))
+        vals = np.broadcast_to(
+            self.support.reshape((-1,) + (1,) * len(shape)), (self.support.size, *shape)
+        )
         pmf = np.exp(np.asarray(self._logp(*args, np.ascontiguousarray(vals)), dtype=float))
         return np.cumsum(pmf, axis=0)  # (K, *shape)
 
     def cdf(self, args, k) -> np.ndarray:
-        """:math:`F_\theta(k)` for integer ``k`` of shape ``(M, *record shape)``."""
+        """`F_\theta(k)` for integer ``k`` of shape ``(M, *record shape)``."""
         k = np.asarray(k)
         table = self._table(args, k.shape[1:])
         idx = np.searchsorted(self.support, k, side="right")  # support values <= k
@@ -134,7 +140,7 @@ def _constant(var, model):
         return None
     try:
         return np.asarray(var.eval())
-    except Exception:  # pragma: no cover - not evaluable without inputs
+    except Exception:  # noqa: BLE001  # pragma: no cover - not evaluable without inputs
         return None
 
 
@@ -150,7 +156,7 @@ def finite_support(rv, model, max_support: int):
     kind = type(op).__name__
     try:
         params = op.dist_params(rv.owner)
-    except Exception:  # pragma: no cover - not a RandomVariable
+    except Exception:  # noqa: BLE001  # pragma: no cover - not a RandomVariable
         return None
     values = None
     if kind == "BernoulliRV":
@@ -171,10 +177,10 @@ def finite_support(rv, model, max_support: int):
 
 
 class RecordInverse:
-    r"""The z-space maps of a latent block: :math:`x = F_\theta^{-1}(z)` and the uniforms behind ``x``.
+    r"""The z-space maps of a latent block: `x = F_\theta^{-1}(z)` and the uniforms behind ``x``.
 
-    Per record variable: a :class:`SupportInverse` (small finite support), a
-    :class:`DiscreteInverse` (other integer records), or PyMC's ``icdf`` compiled in value space
+    Per record variable: a `SupportInverse` (small finite support), a
+    `DiscreteInverse` (other integer records), or PyMC's ``icdf`` compiled in value space
     (transform applied) and ``logcdf`` for continuous records. ``args`` of the methods are the
     values of ``model.value_vars`` in order (the latent block's inputs).
 
@@ -188,14 +194,18 @@ class RecordInverse:
     owner : str
         Sampler name for messages.
     max_support : int
-        Largest finite support enumerated by :class:`SupportInverse`.
+        Largest finite support enumerated by `SupportInverse`.
     """
 
     def __init__(self, model, record_rvs, value_names, *, owner="MHAAR", max_support=64):
         self.model, self.record_rvs, self.value_names = model, list(record_rvs), list(value_names)
         records = set(record_rvs)
         others_v = {rv: v for rv, v in model.rvs_to_values.items() if rv not in records}
-        others_t = {rv: t for rv, t in model.rvs_to_transforms.items() if rv not in records and t is not None}
+        others_t = {
+            rv: t
+            for rv, t in model.rvs_to_transforms.items()
+            if rv not in records and t is not None
+        }
         recs = self.record_rvs
         linked = [o for o in recs for r in recs if o is not r and r in set(ancestors([o]))]
         if linked:
@@ -234,7 +244,9 @@ class RecordInverse:
             tr = model.rvs_to_transforms.get(rv)
             if tr is not None:
                 x = tr.forward(x, *rv.owner.inputs)
-                (x,) = replace_rvs_by_values([x], rvs_to_values=others_v, rvs_to_transforms=others_t)
+                (x,) = replace_rvs_by_values(
+                    [x], rvs_to_values=others_v, rvs_to_transforms=others_t
+                )
             zs.append(z)
             xs.append(pt.cast(x, rv.dtype))
         self._icdf = pm_compile(model.value_vars + zs, xs, on_unused_input="ignore") if zs else None

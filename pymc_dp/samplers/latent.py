@@ -1,18 +1,18 @@
 r"""Shared machinery of the exact-approximate θ-steps (``PMMH``, ``MHAAR``).
 
-A :class:`LatentTarget` splits a PyMC model into
+A `LatentTarget` splits a PyMC model into
 
 * θ: the user's ``vars`` (continuous, proposed by a random walk in PyMC's value space),
 * the *latent*: the record block (or latent statistic, a one-"record" block) feeding the
   ``DPObserved`` nodes that depend on θ (found automatically),
-* everything else, whose log density :math:`\log \eta(\theta)` (prior of θ plus every term that is
+* everything else, whose log density `\log \eta(\theta)` (prior of θ plus every term that is
   neither a latent record nor one of those releases) enters the acceptance ratio exactly,
 
 and compiles what the kernels need: joint draws of the latent from its conditional prior given any θ
-(reusing :class:`pymc_dp.samplers.RecordBlock`), the releases' log density
-:math:`\log g(s_{dp} \mid x)` for one particle, the latent's log density :math:`\log f(x \mid \theta)`
-and, for z-space, :math:`x = F_\theta^{-1}(z)` and :math:`F_\theta(x)` (delegated to
-:class:`pymc_dp.samplers.inverse.RecordInverse`). It also holds the random-walk proposal and its warm-up tuning, shared by both steps.
+(reusing `pymc_dp.samplers.RecordBlock`), the releases' log density
+`\log g(s_{dp} \mid x)` for one particle, the latent's log density `\log f(x \mid \theta)`
+and, for z-space, `x = F_\theta^{-1}(z)` and `F_\theta(x)` (delegated to
+`pymc_dp.samplers.inverse.RecordInverse`). It also holds the random-walk proposal and its warm-up tuning, shared by both steps.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from pytensor.graph.replace import vectorize_graph
 
 from pymc_dp._compat import ancestors
 from pymc_dp.samplers.inverse import RecordInverse, finite_support
-from pymc_dp.samplers.particles import (  # noqa: F401 - re-exported for the kernels
+from pymc_dp.samplers.particles import (
     estimate_log_lik,
     log_mean_exp,
     logsumexp0,
@@ -36,7 +36,7 @@ from pymc_dp.samplers.particles import (  # noqa: F401 - re-exported for the ker
     sample_indices,
 )
 from pymc_dp.samplers.points import flatten_vars, replace_flat
-from pymc_dp.samplers.random_walk import (  # noqa: F401 - re-exported for the kernels
+from pymc_dp.samplers.random_walk import (
     RandomWalkState,
     check_n_particles,
     clip_scale,
@@ -89,11 +89,15 @@ class LatentTarget:
         Sampler name for messages.
     """
 
-    def __init__(self, model, vars, *, latent=None, owner="PMMH", own_parents=False, max_support=64):
+    def __init__(
+        self, model, vars, *, latent=None, owner="PMMH", own_parents=False, max_support=64
+    ):
         self.model = model
         self.owner = owner
         if vars is None:
-            raise ValueError(f"{owner} needs vars=[theta, ...], the parameters it proposes; got None.")
+            raise ValueError(
+                f"{owner} needs vars=[theta, ...], the parameters it proposes; got None."
+            )
         theta_values = get_value_vars_from_user_vars(vars, model)
         self.theta_rvs = [model.values_to_rvs[v] for v in theta_values]
         for v in theta_values:
@@ -118,7 +122,9 @@ class LatentTarget:
                     "records' distribution."
                 )
         else:
-            latent_rvs = [model.values_to_rvs[v] for v in get_value_vars_from_user_vars(latent, model)]
+            latent_rvs = [
+                model.values_to_rvs[v] for v in get_value_vars_from_user_vars(latent, model)
+            ]
             fed = {d for node in nodes.values() for d in node.data}
             unfed = [r for r in latent_rvs if r not in fed]
             if unfed:
@@ -144,24 +150,29 @@ class LatentTarget:
         records = set(latent_rvs)
         anc = set(ancestors(latent_rvs))
         #: every free parent of the latent's distribution (θ and whatever other samplers move)
-        self.parent_names = [model.rvs_to_values[r].name for r in model.free_RVs
-                             if r in anc and r not in records]
+        self.parent_names = [
+            model.rvs_to_values[r].name for r in model.free_RVs if r in anc and r not in records
+        ]
         self._find_groups(latent_rvs)
         self._compile()
         self.support = None
         self._max_support = int(max_support)
         rv = latent_rvs[0]
-        if (self.all_local and len(latent_rvs) == 1 and rv.ndim == 1
-                and model.rvs_to_transforms.get(rv) is None):
+        if (
+            self.all_local
+            and len(latent_rvs) == 1
+            and rv.ndim == 1
+            and model.rvs_to_transforms.get(rv) is None
+        ):
             self.support = finite_support(rv, model, int(max_support))
 
     # ------------------------------------------------------------------------------------------
     def _find_groups(self, latent_rvs):
-        r"""Split the latent into record groups (:func:`records.record_groups`) and decide whether
+        r"""Split the latent into record groups (`records.record_groups`) and decide whether
         the releases' likelihood factors over them: it does when no release reads two groups (true
         by construction of the groups) and no record variable of one group is an input of another
         group's records, so that, given θ and every other free variable, the groups are independent
-        and :math:`p(s_{dp}\mid\theta) = \prod_g p(s_g\mid\theta)`."""
+        and `p(s_{dp}\mid\theta) = \prod_g p(s_g\mid\theta)`."""
         groups = record_groups(self.model, latent_rvs, owner=self.owner)
         self.groups = groups
         where = {r: g for g, rvs in enumerate(groups) for r in rvs}
@@ -170,20 +181,24 @@ class LatentTarget:
         linked = []
         for g, rvs in enumerate(groups):
             anc = set(ancestors(list(rvs)))
-            linked += [(r, rvs[0]) for h, other in enumerate(groups) if h != g
-                       for r in other if r in anc]
+            linked += [
+                (r, rvs[0]) for h, other in enumerate(groups) if h != g for r in other if r in anc
+            ]
         if len(groups) < 2:
             self.groups_independent = False
             self.group_reason = "one record group"
         elif linked:
             r, o = linked[0]
             self.groups_independent = False
-            self.group_reason = (f"record groups are not independent given θ: {o.name!r} depends "
-                                 f"on {r.name!r} of another group")
+            self.group_reason = (
+                f"record groups are not independent given θ: {o.name!r} depends "
+                f"on {r.name!r} of another group"
+            )
         else:
             self.groups_independent = True
-            self.group_reason = (f"{len(groups)} independent record groups: "
-                                 + "; ".join("[" + _names(rvs) + "]" for rvs in groups))
+            self.group_reason = f"{len(groups)} independent record groups: " + "; ".join(
+                "[" + _names(rvs) + "]" for rvs in groups
+            )
 
     def _check_mechanisms(self, nodes):
         """Refuse releases whose mechanism cannot evaluate its density."""
@@ -238,7 +253,8 @@ class LatentTarget:
         total = pt.add(*add_terms) if add_terms else pt.constant(0.0)
         per_record = pt.add(*loc_terms) if loc_terms else pt.zeros((n,))
         self._loglik = pm_compile(
-            inputs, [pt.cast(total, "float64"), pt.cast(per_record, "float64")],
+            inputs,
+            [pt.cast(total, "float64"), pt.cast(per_record, "float64")],
             on_unused_input="ignore",
         )
         # per record group: every release term reading the group (aggregate and local), (G,)
@@ -246,9 +262,12 @@ class LatentTarget:
         gi = dict(zip(block.record_rvs, self.group_index))
         for node in block.nodes:
             (term,) = model.logp(vars=[node.rv], sum=False)
-            group_terms[gi[next(d for d in node.data if d in gi)]].append(pt.cast(term.sum(), "float64"))
-        by_group = pt.stack([pt.add(*t) if t else pt.constant(0.0, dtype="float64")
-                             for t in group_terms])
+            group_terms[gi[next(d for d in node.data if d in gi)]].append(
+                pt.cast(term.sum(), "float64")
+            )
+        by_group = pt.stack(
+            [pt.add(*t) if t else pt.constant(0.0, dtype="float64") for t in group_terms]
+        )
         self._group_ll = pm_compile(inputs, by_group, on_unused_input="ignore")
         rec_terms = model.logp(vars=block.record_rvs, sum=False)
         rec = pt.add(*[pt.reshape(t, (n, -1)).sum(axis=1) for t in rec_terms])
@@ -266,13 +285,21 @@ class LatentTarget:
         ]
         try:
             outs = vectorize_graph(
-                [pt.cast(total, "float64"), pt.cast(per_record, "float64"), pt.cast(rec, "float64")],
+                [
+                    pt.cast(total, "float64"),
+                    pt.cast(per_record, "float64"),
+                    pt.cast(rec, "float64"),
+                ],
                 replace=dict(zip(block.value_vars, batched)),
             )
-            self._batch_eval = pm_compile(self._batch_inputs + batched, outs, on_unused_input="ignore")
+            self._batch_eval = pm_compile(
+                self._batch_inputs + batched, outs, on_unused_input="ignore"
+            )
             (grp,) = vectorize_graph([by_group], replace=dict(zip(block.value_vars, batched)))
-            self._batch_groups = pm_compile(self._batch_inputs + batched, grp, on_unused_input="ignore")
-        except Exception:  # pragma: no cover - graphs PyTensor cannot vectorize: loop instead
+            self._batch_groups = pm_compile(
+                self._batch_inputs + batched, grp, on_unused_input="ignore"
+            )
+        except Exception:  # noqa: BLE001  # pragma: no cover - graphs PyTensor cannot vectorize: loop instead
             self._batch_eval = self._batch_groups = None
 
     def compile_batch_draw(self, n_draws: int):
@@ -288,7 +315,7 @@ class LatentTarget:
             big = [change_dist_size(rv, (n_draws,), expand=True) for rv in recs]
             self._batch_draw, self._draw_rngs = compile_record_draw(model, recs, big)
             self._n_batch = n_draws
-        except Exception:  # pragma: no cover - fall back to one compiled draw per particle
+        except Exception:  # noqa: BLE001  # pragma: no cover - fall back to one compiled draw per particle
             self._batch_draw = None
 
     def reseed(self, rng):
@@ -298,10 +325,15 @@ class LatentTarget:
             reseed_rngs(self._draw_rngs, rng.integers(2**63))
 
     def compile_z_space(self):
-        """Compile the z-space maps of the records (:class:`~pymc_dp.samplers.inverse.RecordInverse`)."""
+        """Compile the z-space maps of the records (`RecordInverse`)."""
         if self._zmap is None:
-            self._zmap = RecordInverse(self.model, self.block.record_rvs, self.block.value_names,
-                                       owner=self.owner, max_support=self._max_support)
+            self._zmap = RecordInverse(
+                self.model,
+                self.block.record_rvs,
+                self.block.value_names,
+                owner=self.owner,
+                max_support=self._max_support,
+            )
 
     # -- point helpers -------------------------------------------------------------------------
     def args(self, point):
@@ -355,9 +387,11 @@ class LatentTarget:
         if self._batch_eval is not None:
             tot, per, rec = self._batch_eval(*[point[n] for n in self._batch_names], *particles)
             N, n = particles[0].shape[0], self.block.n
-            return (np.broadcast_to(np.asarray(tot, float), (N,)),
-                    np.broadcast_to(np.asarray(per, float), (N, n)),
-                    np.broadcast_to(np.asarray(rec, float), (N, n)))
+            return (
+                np.broadcast_to(np.asarray(tot, float), (N,)),
+                np.broadcast_to(np.asarray(per, float), (N, n)),
+                np.broadcast_to(np.asarray(rec, float), (N, n)),
+            )
         N = particles[0].shape[0]
         tot, per, rec = np.empty(N), np.empty((N, self.block.n)), np.empty((N, self.block.n))
         for j in range(N):
@@ -379,7 +413,7 @@ class LatentTarget:
 
     @property
     def factorisation(self) -> str:
-        r"""How :meth:`particle_weights` estimates :math:`p(s_{dp}\mid\theta)`: ``"support"`` (exact
+        r"""How `particle_weights` estimates `p(s_{dp}\mid\theta)`: ``"support"`` (exact
         sum over a finite record support), ``"records"`` (product over records of per-record
         particle averages, local releases), ``"groups"`` (product over independent record groups)
         or ``"joint"`` (one average over whole-latent particles)."""
@@ -399,7 +433,7 @@ class LatentTarget:
         return self._zmap.icdf(self.args(point), zs)
 
     def z_of(self, point, rng):
-        """Uniforms generating the records in ``point`` (see :meth:`RecordInverse.z_of`)."""
+        """Uniforms generating the records in ``point`` (see `RecordInverse.z_of`)."""
         return self._zmap.z_of(self.args(point), point, rng)
 
     # -- particles of the likelihood estimate ------------------------------------------------
@@ -408,18 +442,18 @@ class LatentTarget:
         return [np.array(point[n], copy=True) for n in self.parent_names + self.block.value_names]
 
     def particle_weights(self, point, n_particles):
-        r"""Log weights and particles of the conditional-prior estimate of :math:`p(s_{dp}\mid\theta)`.
+        r"""Log weights and particles of the conditional-prior estimate of `p(s_{dp}\mid\theta)`.
 
-        * finite record support (local releases): ``log_w`` (K, n), :math:`\log f(v_k\mid\theta) +
-          \log g(s_i\mid v_k) + \log K` over the support values :math:`v_k`, so that
-          :func:`estimate_log_lik` gives the exact :math:`\sum_i \log\sum_k f g`;
-        * local releases: ``log_w`` (N, n) per-record weights :math:`g(s_i\mid x_i^{(j)})`;
-        * independent record groups (:attr:`groups_independent`): ``log_w`` (N, G), the releases'
-          density :math:`g(s_g\mid x_g^{(j)})` of each group g, so that the estimate is
-          :math:`\prod_g \frac1N\sum_j g(s_g\mid x_g^{(j)})` — unbiased because the groups are
+        * finite record support (local releases): ``log_w`` (K, n), `\log f(v_k\mid\theta) +
+          \log g(s_i\mid v_k) + \log K` over the support values `v_k`, so that
+          `estimate_log_lik` gives the exact `\sum_i \log\sum_k f g`;
+        * local releases: ``log_w`` (N, n) per-record weights `g(s_i\mid x_i^{(j)})`;
+        * independent record groups (`groups_independent`): ``log_w`` (N, G), the releases'
+          density `g(s_g\mid x_g^{(j)})` of each group g, so that the estimate is
+          `\prod_g \frac1N\sum_j g(s_g\mid x_g^{(j)})` — unbiased because the groups are
           independent given θ; the variance of its log is the sum of the groups' (each from N
           particles) instead of that of one average of products;
-        * otherwise ``log_w`` (N,), :math:`g(s_{dp}\mid x^{(j)})`.
+        * otherwise ``log_w`` (N,), `g(s_{dp}\mid x^{(j)})`.
         """
         n = self.block.n
         idx = np.arange(n)

@@ -1,31 +1,33 @@
 r"""Metropolis–Hastings with averaged acceptance ratios for privatized releases (seed 001, Algs 6–8).
 
 Target: the joint posterior of θ and the latent data given the releases; the θ-marginal is
-:math:`p(\theta \mid s_{dp})`. Each iteration proposes :math:`\theta' \sim q(\cdot\mid\theta)`, builds
+`p(\theta \mid s_{dp})`. Each iteration proposes `\theta' \sim q(\cdot\mid\theta)`, builds
 N particles of which the first is the *current* latent value, and accepts with the averaged ratio
 
-.. math:: \alpha = \min\Big\{1, \frac{q(\theta\mid\theta')\eta(\theta')}{q(\theta'\mid\theta)\eta(\theta)}
-          \prod_{b} \frac{\sum_j w'_{j,b}}{\sum_j w_{j,b}}\Big\}.
+```text
+\alpha = \min\Big\{1, \frac{q(\theta\mid\theta')\eta(\theta')}{q(\theta'\mid\theta)\eta(\theta)}
+\prod_{b} \frac{\sum_j w'_{j,b}}{\sum_j w_{j,b}}\Big\}.
+```
 
-The returned particle is drawn with probability ∝ :math:`w'` when accepted (with θ') and ∝
-:math:`w` when rejected (with θ) — Andrieu, Yildirim, Doucet and Chopin (2020, §3).
+The returned particle is drawn with probability ∝ `w'` when accepted (with θ') and ∝
+`w` when rejected (with θ) — Andrieu, Yildirim, Doucet and Chopin (2020, §3).
 
 Variants (``space``):
 
-* ``"u"`` (Algorithm 6): particles :math:`u^{(j)} \sim q_{\theta,\theta'} = f(\cdot\mid(\theta+\theta')/2)`
-  for :math:`j \ge 2`, symmetric in (θ, θ');
-  :math:`w_j = f(u^{(j)}\mid\theta) g(s_{dp}\mid u^{(j)})/q_{\theta,\theta'}(u^{(j)})`, :math:`w'_j` with θ'.
+* ``"u"`` (Algorithm 6): particles `u^{(j)} \sim q_{\theta,\theta'} = f(\cdot\mid(\theta+\theta')/2)`
+  for `j \ge 2`, symmetric in (θ, θ');
+  `w_j = f(u^{(j)}\mid\theta) g(s_{dp}\mid u^{(j)})/q_{\theta,\theta'}(u^{(j)})`, `w'_j` with θ'.
   Meant for a latent statistic (one "record"); valid but high-variance for many records.
-* ``"z"`` (Algorithm 7): θ-free uniforms :math:`z` with :math:`x = F_\theta^{-1}(z)` (PyMC ``icdf``);
-  particles refresh all of :math:`z` or, with ``subset_size=m``, one uniformly chosen subset of m
+* ``"z"`` (Algorithm 7): θ-free uniforms `z` with `x = F_\theta^{-1}(z)` (PyMC ``icdf``);
+  particles refresh all of `z` or, with ``subset_size=m``, one uniformly chosen subset of m
   records shared by all particles (Proposition 1 of seed 001). Weights
-  :math:`h(s_{dp}\mid z,\theta) = g(s_{dp}\mid F_\theta^{-1}(z))` — any statistic, including
+  `h(s_{dp}\mid z,\theta) = g(s_{dp}\mid F_\theta^{-1}(z))` — any statistic, including
   ``Median``/``Max`` with ``SmoothLaplace`` whose density depends on the whole database.
-* ``"local"`` (Algorithm 8): local releases :math:`s_{dp,t}` of single records; N particles per record,
-  the ratio is the product over records and each record draws its own index :math:`k_t`.
+* ``"local"`` (Algorithm 8): local releases `s_{dp,t}` of single records; N particles per record,
+  the ratio is the product over records and each record draws its own index `k_t`.
 
-The pure kernel :func:`mhaar_kernel` takes a weight function (the pluggable piece);
-:class:`MHAAR` adapts it to ``pm.sample``.
+The pure kernel `mhaar_kernel` takes a weight function (the pluggable piece);
+`MHAAR` adapts it to ``pm.sample``.
 """
 
 from __future__ import annotations
@@ -96,8 +98,11 @@ def mhaar_kernel(rng, state: MHAARState, *, propose_theta, log_prior, weights):
 
 
 def _check_subset_size(subset_size, n):
-    ok = (isinstance(subset_size, int | np.integer) and not isinstance(subset_size, bool)
-          and 1 <= subset_size <= n)
+    ok = (
+        isinstance(subset_size, int | np.integer)
+        and not isinstance(subset_size, bool)
+        and 1 <= subset_size <= n
+    )
     if not ok:
         raise ValueError(
             f"subset_size must be an integer in 1..n={n} (records refreshed per particle), "
@@ -120,7 +125,7 @@ class MHAAR(RandomWalkThetaStep):
         default refreshes all records.
     space : {"auto", "u", "z", "local"}
         ``"auto"``: ``"local"`` if every release of the latent is local, ``"u"`` for a latent
-        statistic made by :func:`pymc_dp.CLTStatistic`, ``"z"`` otherwise.
+        statistic made by `pymc_dp.CLTStatistic`, ``"z"`` otherwise.
     latent : list, optional
         The latent variables; default: found from the ``DPObserved`` nodes depending on θ.
     proposal_scale, target_accept
@@ -146,9 +151,23 @@ class MHAAR(RandomWalkThetaStep):
         "dp_loglik_factors": (int, []),
     }
 
-    def __init__(self, vars, *, n_particles: int = 10, subset_size=None, space: str = "auto",
-                 latent=None, proposal_scale=None, target_accept: float = 0.3, max_support: int = 64,
-                 model=None, rng=None, blocked=True, initial_point=None, compile_kwargs=None):
+    def __init__(
+        self,
+        vars,
+        *,
+        n_particles: int = 10,
+        subset_size=None,
+        space: str = "auto",
+        latent=None,
+        proposal_scale=None,
+        target_accept: float = 0.3,
+        max_support: int = 64,
+        model=None,
+        rng=None,
+        blocked=True,
+        initial_point=None,
+        compile_kwargs=None,
+    ):
         import pymc as pm
 
         self.n_particles = check_n_particles(n_particles, "MHAAR")
@@ -158,7 +177,9 @@ class MHAAR(RandomWalkThetaStep):
         counts = {node.n for node in dp_nodes(model).values()}
         if subset_size is not None and len(counts) == 1:  # fail fast, before compiling
             _check_subset_size(subset_size, counts.pop())
-        self.target = LatentTarget(model, vars, latent=latent, owner="MHAAR", max_support=max_support)
+        self.target = LatentTarget(
+            model, vars, latent=latent, owner="MHAAR", max_support=max_support
+        )
         block = self.target.block
         auto = space == "auto"
         if auto:
@@ -277,9 +298,11 @@ class MHAAR(RandomWalkThetaStep):
             return (per if local else (total + per.sum(axis=1))[:, None]), xs
 
         def weights(rng, theta, theta_p, z_cur):
-            zs = self._z_particles(rng, z_cur) if not local else [
-                np.concatenate([z[None], rng.random((N - 1, *z.shape))]) for z in z_cur
-            ]
+            zs = (
+                self._z_particles(rng, z_cur)
+                if not local
+                else [np.concatenate([z[None], rng.random((N - 1, *z.shape))]) for z in z_cur]
+            )
             log_w, _ = logh(theta, zs)
             log_wp = logh(theta_p, zs)[0] if theta_p is not None else None
 
@@ -315,9 +338,11 @@ class MHAAR(RandomWalkThetaStep):
             return target.log_rest(target.with_theta(point, th))
 
         state, info = mhaar_kernel(
-            self.rng, state,
+            self.rng,
+            state,
             propose_theta=self.propose_theta,
-            log_prior=log_prior, weights=weights,
+            log_prior=log_prior,
+            weights=weights,
         )
         self.adapt(info.accept_prob)
         pt_theta = target.with_theta(point, state.theta)
@@ -329,13 +354,15 @@ class MHAAR(RandomWalkThetaStep):
         if not (self.enumerate or self.space == "u"):
             self._z_cache = (target.latent_key(new), state.latent)
         new = {name: new[name] for name in target.theta_names + target.block.value_names}
-        return {**point, **new}, [self.stats(
-            dp_accept=float(info.accept_prob),
-            dp_accepted=bool(info.accepted),
-            dp_log_ratio_estimate=float(info.log_ratio_estimate),
-            dp_scale=self.mean_scale,
-            dp_loglik_factors=self.n_factors,
-        )]
+        return {**point, **new}, [
+            self.stats(
+                dp_accept=float(info.accept_prob),
+                dp_accepted=bool(info.accepted),
+                dp_log_ratio_estimate=float(info.log_ratio_estimate),
+                dp_scale=self.mean_scale,
+                dp_loglik_factors=self.n_factors,
+            )
+        ]
 
     @property
     def factorisation(self) -> str:
@@ -353,13 +380,16 @@ class MHAAR(RandomWalkThetaStep):
     @property
     def n_factors(self) -> int:
         """Number of independent factors of the averaged ratio (1 when joint)."""
-        return {"support": self.target.block.n, "records": self.target.block.n,
-                "groups": len(self.target.groups)}.get(self.factorisation, 1)
+        return {
+            "support": self.target.block.n,
+            "records": self.target.block.n,
+            "groups": len(self.target.groups),
+        }.get(self.factorisation, 1)
 
     def loglik_estimate(self, point, rng) -> float:
-        r"""One conditional-prior particle estimate of :math:`\log p(s_{dp} \mid \theta)` at ``point``
+        r"""One conditional-prior particle estimate of `\log p(s_{dp} \mid \theta)` at ``point``
         with ``n_particles`` (factorised over records for local releases, exact over a small finite
-        support); its spread (:func:`pymc_dp.diagnostics.loglik_estimate_sd`) tells whether N is
+        support); its spread (`pymc_dp.diagnostics.loglik_estimate_sd`) tells whether N is
         large enough. The particle draws are reseeded from ``rng`` (reproducible)."""
         self.target.reseed(rng)
         log_w, _ = self.target.particle_weights(point, self.n_particles)

@@ -1,8 +1,8 @@
 r"""Pure helpers of the particle estimates of PMMH and MHAAR: resampling, log-mean-exp and the
-(possibly factorised) estimate :math:`\log\hat Z`.
+(possibly factorised) estimate `\log\hat Z`.
 
 A factorised estimate has log weights ``(N, B)``: B independently estimated factors (records of
-local releases, or independent record groups), :math:`\hat Z = \prod_b \frac1N\sum_j w_{jb}`.
+local releases, or independent record groups), `\hat Z = \prod_b \frac1N\sum_j w_{jb}`.
 """
 
 from __future__ import annotations
@@ -46,8 +46,8 @@ def log_mean_exp(log_w: np.ndarray):
 
 
 def estimate_log_lik(log_w) -> float:
-    r"""Log of the particle estimate: :math:`\log\frac1N\sum_j w_j` for ``log_w`` (N,), or the
-    factorised :math:`\sum_b \log\frac1N\sum_j w_{jb}` for ``log_w`` (N, B)."""
+    r"""Log of the particle estimate: `\log\frac1N\sum_j w_j` for ``log_w`` (N,), or the
+    factorised `\sum_b \log\frac1N\sum_j w_{jb}` for ``log_w`` (N, B)."""
     log_w = np.asarray(log_w, dtype=float)
     return float(np.sum(log_mean_exp(log_w))) if log_w.ndim == 2 else float(log_mean_exp(log_w))
 

@@ -1,36 +1,37 @@
 r"""DP penalty Metropolis–Hastings on confidential data: the PyMC adapter (seed 002, Räisä 2020, §3.1; Yıldırım & Ermiş 2019).
 
 The data holder runs MCMC on the confidential records and releases the draws. Each iteration
-proposes :math:`\theta'`, computes the per-record log-likelihood ratios
-:math:`r_i = \ln p(x_i\mid\theta') - \ln p(x_i\mid\theta)`, clips them to
-:math:`\pm L\lVert\theta'-\theta\rVert_2`, and releases
+proposes `\theta'`, computes the per-record log-likelihood ratios
+`r_i = \ln p(x_i\mid\theta') - \ln p(x_i\mid\theta)`, clips them to
+`\pm L\lVert\theta'-\theta\rVert_2`, and releases
 
-.. math::
-    \lambda^* = \sum_i \operatorname{clip}(r_i) + \ln\frac{p(\theta')}{p(\theta)}
-                + \ln\frac{q(\theta\mid\theta')}{q(\theta'\mid\theta)} + \xi,\qquad
-    \xi \sim \mathcal N(0, \sigma^2),\quad \sigma = z\, c(\theta,\theta'),\quad
-    c = 2L\lVert\theta'-\theta\rVert_2 ,
+```text
+\lambda^* = \sum_i \operatorname{clip}(r_i) + \ln\frac{p(\theta')}{p(\theta)}
++ \ln\frac{q(\theta\mid\theta')}{q(\theta'\mid\theta)} + \xi,\qquad
+\xi \sim \mathcal N(0, \sigma^2),\quad \sigma = z\, c(\theta,\theta'),\quad
+c = 2L\lVert\theta'-\theta\rVert_2 ,
+```
 
-then accepts with the penalty probability :math:`\min\{1, \exp(\lambda^* - \sigma^2/2)\}` (Ceperley &
-Dewing 1999). Because :math:`\sigma` is symmetric in :math:`(\theta,\theta')`, the chain leaves the
+then accepts with the penalty probability `\min\{1, \exp(\lambda^* - \sigma^2/2)\}` (Ceperley &
+Dewing 1999). Because `\sigma` is symmetric in `(\theta,\theta')`, the chain leaves the
 posterior of the *clipped* likelihood invariant — the exact posterior when no ratio is clipped
 (the ``dp_clipped_fraction`` stat reports how often clipping bites). Every iteration is a Gaussian
-mechanism with noise multiplier :math:`z` (the ``tau=`` argument) on :math:`\lambda/c` (sensitivity
-1 under substitution of a record): :mod:`pymc_dp.accounting` composes them (seed 002 Theorems 6–7).
+mechanism with noise multiplier `z` (the ``tau=`` argument) on `\lambda/c` (sensitivity
+1 under substitution of a record): `pymc_dp.accounting` composes them (seed 002 Theorems 6–7).
 
-Layout (dependencies point one way): :mod:`~pymc_dp.samplers.penalty_core` holds the one kernel
+Layout (dependencies point one way): `penalty_core` holds the one kernel
 ``penalty_kernel(rng, state, target, params) -> (state, info)`` with the symmetric proposals
-("rw", "coordinate", "guided") and the penalty test; :mod:`~pymc_dp.samplers.penalty_mala` (MALA
-proposal), :mod:`~pymc_dp.samplers.penalty_subsampled` (batch test with the variance correction) and
-:mod:`~pymc_dp.samplers.penalty_barker` (Barker test) plug into it;
-:mod:`~pymc_dp.samplers.penalty_target` compiles a PyMC model's per-record log-likelihood;
-:mod:`~pymc_dp.samplers.penalty_options` checks the arguments; this module is the PyMC step;
-:mod:`~pymc_dp.samplers.penalty_publish` strips what must not be published.
+("rw", "coordinate", "guided") and the penalty test; `penalty_mala` (MALA
+proposal), `penalty_subsampled` (batch test with the variance correction) and
+`penalty_barker` (Barker test) plug into it;
+`penalty_target` compiles a PyMC model's per-record log-likelihood;
+`penalty_options` checks the arguments; this module is the PyMC step;
+`penalty_publish` strips what must not be published.
 
 Privacy notes: the released draws, the accept flags and the acceptance probabilities are
 post-processing of the noisy ratios; the noise sd is a data-free function of the move;
 ``dp_clipped_fraction`` counts records without noise — keep it with the curator
-(:func:`~pymc_dp.samplers.penalty_publish.publishable`). Chains start from data-independent points
+(`publishable`). Chains start from data-independent points
 (``init=``), and no other step may touch the confidential data.
 """
 
@@ -114,11 +115,11 @@ class PenaltyMH(DPStep):
         Continuous free variables to update (default: all of them — any variable left to another
         step would be sampled from the confidential data without privacy).
     lipschitz : float
-        L: per-record log-likelihood ratios are clipped to :math:`\pm L\lVert\theta'-\theta\rVert_2`
+        L: per-record log-likelihood ratios are clipped to `\pm L\lVert\theta'-\theta\rVert_2`
         (θ in the transformed space of the value variables).
     tau : float
         Noise multiplier: noise standard deviation over the sensitivity of the released ratio.
-        Plan it from a budget with :func:`pymc_dp.accounting.penalty_tau`.
+        Plan it from a budget with `pymc_dp.accounting.penalty_tau`.
     scale : float or array
         Proposal standard deviation (per coordinate); the step size σ_p for ``proposal="mala"``.
     proposal : {"rw", "coordinate", "guided", "mala"}
@@ -127,14 +128,14 @@ class PenaltyMH(DPStep):
     batch_size : int, optional
         Subsampled penalty (seed 002 §4.1) with batches of this size drawn without replacement.
     temperature : float
-        Likelihood tempering T: the chain targets :math:`p(\theta)\prod_i p(x_i\mid\theta)^T`
+        Likelihood tempering T: the chain targets `p(\theta)\prod_i p(x_i\mid\theta)^T`
         (full data, Barker and subsampled; T = n0 / n in the seed's §4.1). The released ratio is
-        :math:`T\sum_i\operatorname{clip}(r_i) + \dots`, with sensitivity :math:`2TL\lVert\theta'-\theta\rVert_2`
+        `T\sum_i\operatorname{clip}(r_i) + \dots`, with sensitivity `2TL\lVert\theta'-\theta\rVert_2`
         under substitution of one record; the noise sd scales with it, so the noise multiplier
         and the privacy accounting are unchanged. Refused with ``proposal="mala"``.
     grad_bound, mala_a, total_grad_bound : float
-        DP MALA: per-record gradient clipping norm :math:`L_g`, proposal variance factor ``a``
-        (variance :math:`a\sigma_p^2`), optional bound :math:`L_S` on the total gradient norm.
+        DP MALA: per-record gradient clipping norm `L_g`, proposal variance factor ``a``
+        (variance `a\sigma_p^2`), optional bound `L_S` on the total gradient norm.
     budget : (epsilon, delta), optional
         Privacy budget of the whole run, every chain included. The step allows the iterations
         `pymc_dp.accounting.budget_iterations` gives (the accountant of `penalty_tau`). When it is
@@ -149,7 +150,7 @@ class PenaltyMH(DPStep):
     iterations : int, optional
         With ``budget``: the planned data-touching iterations of the run, ``chains * (tune + draws)``.
         Checked against the budget at construction — before sampling, on every PyMC version
-        (:class:`~pymc_dp.accounting.PrivacyBudgetExceeded` if it does not fit). Default: all the
+        (`PrivacyBudgetExceeded` if it does not fit). Default: all the
         budget allows.
     init : {"prior", "model"} or (lower, upper)
         Where each chain starts: ``"prior"`` (default) a draw from the prior, ``(lower, upper)`` a
@@ -160,14 +161,14 @@ class PenaltyMH(DPStep):
         Accountant for the budget ("rdp" is used for subsampled runs).
     acceptance : {"penalty", "barker"}
         ``"penalty"`` (default): penalty test min{1, exp(λ* − σ²/2)}. ``"barker"``: DP Barker test
-        (seed 002 §3.2, :mod:`pymc_dp.samplers.penalty_barker`): the noise is topped up to the fixed
+        (seed 002 §3.2, `pymc_dp.samplers.penalty_barker`): the noise is topped up to the fixed
         sd ``barker_sigma`` and a fitted Gaussian-mixture correction makes the test Barker's
         1/(1+e^{−λ}) up to ``barker_error``. Proposals "rw", "coordinate", "guided"; full data only.
     barker_sigma : float
         Total Gaussian noise sd of the Barker test, in [0.1, 1.25]. Proposals whose privacy noise
         τ·2L‖θ′−θ‖ exceeds it are rejected without reading the data (``dp_noise_sd > barker_sigma``).
     clip_warning : float
-        Warn (:class:`ClippingWarning`) once per chain when the running clipped fraction exceeds it.
+        Warn (`ClippingWarning`) once per chain when the running clipped fraction exceeds it.
     tune_interval : int
         During tuning, rescale the proposal every ``tune_interval`` iterations from the acceptance
         rate (PyMC ``Metropolis`` rule; 0 disables). The accept flags are private outputs and the
@@ -192,7 +193,7 @@ class PenaltyMH(DPStep):
     ``dp_budget_exhausted`` (True on the iterations after the budget was reached: no data read,
     the last state repeated; public — a function of the iteration count and the declared budget).
     ``dp_clipped_fraction`` is not privatised: publish with
-    :func:`~pymc_dp.samplers.penalty_publish.publishable`, which drops it.
+    `publishable`, which drops it.
     """
 
     name = "penalty_mh"
@@ -211,15 +212,39 @@ class PenaltyMH(DPStep):
         "dp_budget_exhausted": (bool, []),
     }
 
-    def __init__(self, vars=None, *, lipschitz, tau, scale=1.0, proposal="rw", observed=None,
-                 batch_size=None, temperature=1.0, grad_bound=None, mala_a=1.0,
-                 total_grad_bound=None, budget=None, accountant="pld", clip_warning=0.1,
-                 tune_interval=100, acceptance="penalty", barker_sigma=1.0, chains=None,
-                 iterations=None, init="prior", model=None, rng=None, blocked=True):
+    def __init__(
+        self,
+        vars=None,
+        *,
+        lipschitz,
+        tau,
+        scale=1.0,
+        proposal="rw",
+        observed=None,
+        batch_size=None,
+        temperature=1.0,
+        grad_bound=None,
+        mala_a=1.0,
+        total_grad_bound=None,
+        budget=None,
+        accountant="pld",
+        clip_warning=0.1,
+        tune_interval=100,
+        acceptance="penalty",
+        barker_sigma=1.0,
+        chains=None,
+        iterations=None,
+        init="prior",
+        model=None,
+        rng=None,
+        blocked=True,
+    ):
         import pymc as pm
 
         model = pm.modelcontext(model)
-        self.lipschitz, self.noise_multiplier, temperature = opt.check_core(lipschitz, tau, temperature)
+        self.lipschitz, self.noise_multiplier, temperature = opt.check_core(
+            lipschitz, tau, temperature
+        )
         opt.check_combination(proposal, acceptance, batch_size, grad_bound, temperature)
         self.proposal, self.acceptance, self.temperature = proposal, acceptance, temperature
         self.vars = opt.select_vars(model, vars)
@@ -238,8 +263,9 @@ class PenaltyMH(DPStep):
         self.barker_error = None if self.barker_correction is None else self.barker_correction.error
         self.grad_noise_multiplier = opt.grad_noise_multiplier(kind)
         self._grad_z_stat = opt.nan_if_none(self.grad_noise_multiplier)
-        self.params = PenaltyParams(kind, self.scale, self.lipschitz, self.noise_multiplier, test,
-                                    self.temperature)
+        self.params = PenaltyParams(
+            kind, self.scale, self.lipschitz, self.noise_multiplier, test, self.temperature
+        )
         self._plan_budget(accountant, chains, iterations)
         self._init = opt.check_init(init, self.d)
         self._init_fn = opt.prior_init_fn(model) if self._init == "prior" else None
@@ -272,7 +298,8 @@ class PenaltyMH(DPStep):
             warnings.warn(
                 "the likelihood depends on per-record constants besides the observed data, so "
                 "each batch is evaluated on the full data and indexed (O(n) per iteration).",
-                UserWarning, stacklevel=3,
+                UserWarning,
+                stacklevel=3,
             )
 
     def _plan_budget(self, accountant, chains, iterations):
@@ -283,12 +310,18 @@ class PenaltyMH(DPStep):
             return
         eps, delta = self.budget
         self.max_iterations = budget_iterations(
-            self.noise_multiplier, eps, delta, n=None if self.batch_size is None else self.n,
-            batch_size=self.batch_size, grad_noise_multiplier=self.grad_noise_multiplier,
-            accountant=self.accountant)
+            self.noise_multiplier,
+            eps,
+            delta,
+            n=None if self.batch_size is None else self.n,
+            batch_size=self.batch_size,
+            grad_noise_multiplier=self.grad_noise_multiplier,
+            accountant=self.accountant,
+        )
         if planned is not None and planned > self.max_iterations:
             raise PrivacyBudgetExceeded(
-                opt.plan_message(self.budget, self.max_iterations, self.noise_multiplier, planned))
+                opt.plan_message(self.budget, self.max_iterations, self.noise_multiplier, planned)
+            )
         self.run_cap = self.max_iterations if planned is None else planned
         if self.chains is not None:
             self.chain_cap = self.run_cap // self.chains
@@ -321,8 +354,12 @@ class PenaltyMH(DPStep):
     # --------------------------------------------------------------- accounting
     def iteration_event(self):
         """dp_accounting event of one iteration of this step."""
-        return iteration_event(self.noise_multiplier, grad_noise_multiplier=self.grad_noise_multiplier,
-                               n_records=self.n, batch_size=self.batch_size)
+        return iteration_event(
+            self.noise_multiplier,
+            grad_noise_multiplier=self.grad_noise_multiplier,
+            n_records=self.n,
+            batch_size=self.batch_size,
+        )
 
     def dp_event(self):
         """Event of every iteration this object ran in this process (all chains)."""
@@ -376,7 +413,11 @@ class PenaltyMH(DPStep):
 
     def _budget_message(self, wanted):
         eps, delta = self.budget
-        share = "" if self.chain_cap is None else f" ({self.chain_cap} per chain for chains={self.chains})"
+        share = (
+            ""
+            if self.chain_cap is None
+            else f" ({self.chain_cap} per chain for chains={self.chains})"
+        )
         return (
             f"privacy budget exceeded: budget=(epsilon={eps}, delta={delta}) allows "
             f"{self.run_cap} PenaltyMH iterations{share}, {self.total_iterations} already ran and "
@@ -389,7 +430,8 @@ class PenaltyMH(DPStep):
         self._exhausted_warned = True
         warnings.warn(
             opt.exhausted_message(self._chain_iters, self.total_iterations, planned),
-            BudgetExhaustedWarning, stacklevel=3,
+            BudgetExhaustedWarning,
+            stacklevel=3,
         )
 
     # --------------------------------------------------------------- iteration
@@ -423,10 +465,17 @@ class PenaltyMH(DPStep):
         theta = self.target.theta_of(point) if self._state is None else self._state.theta
         nan = float("nan")
         stats = self.stats(
-            dp_accepted=False, dp_accept_prob=nan, dp_clipped_fraction=nan, dp_noise_sd=nan,
-            dp_noise_multiplier=self.noise_multiplier, dp_grad_noise_multiplier=self._grad_z_stat,
-            dp_n_records=self.n, dp_batch_size=self.n if self.batch_size is None else self.batch_size,
-            dp_iterations=self._chain_iters, dp_coordinate=-1, dp_scale=self._scale_mean,
+            dp_accepted=False,
+            dp_accept_prob=nan,
+            dp_clipped_fraction=nan,
+            dp_noise_sd=nan,
+            dp_noise_multiplier=self.noise_multiplier,
+            dp_grad_noise_multiplier=self._grad_z_stat,
+            dp_n_records=self.n,
+            dp_batch_size=self.n if self.batch_size is None else self.batch_size,
+            dp_iterations=self._chain_iters,
+            dp_coordinate=-1,
+            dp_scale=self._scale_mean,
             dp_budget_exhausted=True,
         )
         return {**point, **self.target.point_of(theta)}, [stats]
@@ -506,5 +555,6 @@ class PenaltyMH(DPStep):
                 "pymc_dp.accounting.lipschitz_normal_regression; the noise grows with it: replan the "
                 "scale with plan_penalty), or clip the records to those public bounds (fewer "
                 "records with steep log-likelihoods).",
-                ClippingWarning, stacklevel=2,
+                ClippingWarning,
+                stacklevel=2,
             )

@@ -1,45 +1,46 @@
 r"""DP Barker acceptance test on the full data (seed 002, Räisä 2020, §3.2; Heikkilä et al. 2019).
 
-The Barker test (Barker 1965) accepts a proposal :math:`\theta'` when :math:`\lambda + V_{log} > 0`
-with :math:`V_{log}\sim\mathrm{Logistic}(0, 1)`, i.e. with probability
-:math:`g(\lambda) = 1/(1+e^{-\lambda})`; :math:`g(\lambda)/g(-\lambda) = e^{\lambda}` gives detailed
-balance. The data holder releases the clipped log ratio of :mod:`pymc_dp.samplers.penalty_core` with
-Gaussian noise, :math:`\lambda^* = \lambda + \mathcal N(0, \sigma_i^2)`, :math:`\sigma_i = z c` (z the noise multiplier),
-:math:`c = 2L\lVert\theta'-\theta\rVert_2`, then (post-processing) adds a top-up
-:math:`\mathcal N(0, \bar\sigma^2 - \sigma_i^2)`, so the total Gaussian noise has the *fixed*
-variance :math:`\bar\sigma^2` (the seed's :math:`\sigma^2`; Algorithm 2 tops up the CLT variance
-:math:`\sigma_b^2` the same way), and a draw of the correction :math:`V_{cor}`, and accepts when
+The Barker test (Barker 1965) accepts a proposal `\theta'` when `\lambda + V_{log} > 0`
+with `V_{log}\sim\mathrm{Logistic}(0, 1)`, i.e. with probability
+`g(\lambda) = 1/(1+e^{-\lambda})`; `g(\lambda)/g(-\lambda) = e^{\lambda}` gives detailed
+balance. The data holder releases the clipped log ratio of `pymc_dp.samplers.penalty_core` with
+Gaussian noise, `\lambda^* = \lambda + \mathcal N(0, \sigma_i^2)`, `\sigma_i = z c` (z the noise multiplier),
+`c = 2L\lVert\theta'-\theta\rVert_2`, then (post-processing) adds a top-up
+`\mathcal N(0, \bar\sigma^2 - \sigma_i^2)`, so the total Gaussian noise has the *fixed*
+variance `\bar\sigma^2` (the seed's `\sigma^2`; Algorithm 2 tops up the CLT variance
+`\sigma_b^2` the same way), and a draw of the correction `V_{cor}`, and accepts when
 
-.. math::
-    \lambda^* + \mathcal N(0, \bar\sigma^2 - \sigma_i^2) + V_{cor} > 0 .
+```text
+\lambda^* + \mathcal N(0, \bar\sigma^2 - \sigma_i^2) + V_{cor} > 0 .
+```
 
-If :math:`\mathcal N(0,\bar\sigma^2) + V_{cor} \sim \mathrm{Logistic}(0,1)` this is exactly the Barker
-test. No such :math:`V_{cor}` exists for :math:`\bar\sigma > 0` (its characteristic function would be
-:math:`\frac{\pi t}{\sinh \pi t}e^{\bar\sigma^2t^2/2}`, unbounded), so, as Heikkilä et al. (after
-Seita et al. 2017) do, :math:`V_{cor}` is a Gaussian mixture fitted so that the CDF of
-:math:`\mathcal N(0,\bar\sigma^2) + V_{cor}` is close to the logistic CDF :math:`F_L`.
+If `\mathcal N(0,\bar\sigma^2) + V_{cor} \sim \mathrm{Logistic}(0,1)` this is exactly the Barker
+test. No such `V_{cor}` exists for `\bar\sigma > 0` (its characteristic function would be
+`\frac{\pi t}{\sinh \pi t}e^{\bar\sigma^2t^2/2}`, unbounded), so, as Heikkilä et al. (after
+Seita et al. 2017) do, `V_{cor}` is a Gaussian mixture fitted so that the CDF of
+`\mathcal N(0,\bar\sigma^2) + V_{cor}` is close to the logistic CDF `F_L`.
 
-Mixture fit (:func:`fit_correction`): symmetric components :math:`\pm m_j` on a grid of spacing
-:math:`h` with common sd :math:`s = h`; the weights solve non-negative least squares on the CDF,
-:math:`\min_{w\ge 0}\sum_x (\sum_j w_j \tfrac12[\Phi(\tfrac{x-m_j}{t}) + \Phi(\tfrac{x+m_j}{t})] - F_L(x))^2`
-with :math:`t^2 = \bar\sigma^2 + s^2` and :math:`\sum_j w_j = 1` (a heavily weighted row, then
+Mixture fit (`fit_correction`): symmetric components `\pm m_j` on a grid of spacing
+`h` with common sd `s = h`; the weights solve non-negative least squares on the CDF,
+`\min_{w\ge 0}\sum_x (\sum_j w_j \tfrac12[\Phi(\tfrac{x-m_j}{t}) + \Phi(\tfrac{x+m_j}{t})] - F_L(x))^2`
+with `t^2 = \bar\sigma^2 + s^2` and `\sum_j w_j = 1` (a heavily weighted row, then
 renormalised). The reported ``error`` is a certified bound on
-:math:`\sup_x |F_{\mathcal N(0,\bar\sigma^2)+V_{cor}}(x) - F_L(x)|`: the maximum on a grid of step
-:math:`\delta` plus :math:`\delta^2/8\,\sup|e''|` (linear-interpolation bound,
-:math:`|F_L''| \le 1/(6\sqrt3)`, :math:`|F''_{mix}| \le 1/(t^2\sqrt{2\pi e})`) plus both tail masses
+`\sup_x |F_{\mathcal N(0,\bar\sigma^2)+V_{cor}}(x) - F_L(x)|`: the maximum on a grid of step
+`\delta` plus `\delta^2/8\,\sup|e''|` (linear-interpolation bound,
+`|F_L''| \le 1/(6\sqrt3)`, `|F''_{mix}| \le 1/(t^2\sqrt{2\pi e})`) plus both tail masses
 beyond the grid. Every acceptance probability is then within ``error`` of Barker's
-:math:`g(\lambda)`. Fits are cached per :math:`\bar\sigma`.
+`g(\lambda)`. Fits are cached per `\bar\sigma`.
 
-Proposals far enough apart that :math:`\sigma_i > \bar\sigma` cannot be topped up; they are
-rejected without touching the data (:math:`\sigma_i` is symmetric in :math:`(\theta,\theta')`, so
+Proposals far enough apart that `\sigma_i > \bar\sigma` cannot be topped up; they are
+rejected without touching the data (`\sigma_i` is symmetric in `(\theta,\theta')`, so
 this only truncates the symmetric proposal and keeps the target). The ``noise_sd`` of the info is
-:math:`\sigma_i`, so such iterations show ``noise_sd > sigma``. Invariant target: the posterior of
+`\sigma_i`, so such iterations show ``noise_sd > sigma``. Invariant target: the posterior of
 the clipped likelihood, up to the mixture error. Privacy: as the penalty test — one Gaussian
-mechanism with noise multiplier :math:`z` per iteration (the top-up, the correction and the test
+mechanism with noise multiplier `z` per iteration (the top-up, the correction and the test
 are post-processing; truncated iterations touch no data and are counted anyway).
 
 Not implemented: the seed's subsampled DP Barker (Algorithm 2 with a batch, the CLT variance
-:math:`\sigma_b^2` and Theorem 8's data-dependent-variance RDP bound) — the CLT step is only
+`\sigma_b^2` and Theorem 8's data-dependent-variance RDP bound) — the CLT step is only
 approximate and cannot be tested exactly; ``batch_size`` is refused with ``acceptance="barker"``.
 """
 
@@ -70,11 +71,11 @@ __all__ = [
 ]
 
 SIGMA_MIN = 0.1
-"""Smallest total noise sd :math:`\\bar\\sigma` fitted (smaller needs a finer grid and gains nothing:
-the Barker acceptance probability does not depend on :math:`\\bar\\sigma`)."""
+"""Smallest total noise sd `\\bar\\sigma` fitted (smaller needs a finer grid and gains nothing:
+the Barker acceptance probability does not depend on `\\bar\\sigma`)."""
 SIGMA_MAX = 1.25
-"""Largest :math:`\\bar\\sigma` supported: the fitted error grows fast beyond it (about 2e-3 at 1.5,
-1e-2 at 1.7; :math:`\\bar\\sigma^2 < \\pi^2/3` is necessary, not sufficient)."""
+"""Largest `\\bar\\sigma` supported: the fitted error grows fast beyond it (about 2e-3 at 1.5,
+1e-2 at 1.7; `\\bar\\sigma^2 < \\pi^2/3` is necessary, not sufficient)."""
 MAX_ERROR = 1e-4
 """A fit whose certified sup-norm CDF error exceeds this is refused (RuntimeError)."""
 
@@ -85,11 +86,11 @@ _CHECK_XMAX, _CHECK_STEP = 60.0, 1e-3
 
 
 class BarkerCorrection(NamedTuple):
-    """Fitted correction :math:`V_{cor} = \\sum_k w_k \\mathcal N(m_k, s_k^2)` for total noise sd ``sigma``.
+    """Fitted correction `V_{cor} = \\sum_k w_k \\mathcal N(m_k, s_k^2)` for total noise sd ``sigma``.
 
     ``means``/``sds``/``weights`` list every component (both signs of a symmetric pair);
     ``cum_weights`` is their running sum (last entry exactly 1); ``error`` is the certified
-    :math:`\\sup_x|F_{\\mathcal N(0,\\sigma^2)+V_{cor}}(x) - F_L(x)|`.
+    `\\sup_x|F_{\\mathcal N(0,\\sigma^2)+V_{cor}}(x) - F_L(x)|`.
     """
 
     sigma: float
@@ -117,10 +118,10 @@ def check_sigma(sigma, name="barker_sigma"):
 
 
 def correction_cdf(x, corr: BarkerCorrection, extra_var=0.0):
-    r"""CDF at ``x`` of :math:`\mathcal N(0, \text{extra\_var}) + V_{cor}`.
+    r"""CDF at ``x`` of `\mathcal N(0, \text{extra\_var}) + V_{cor}`.
 
     With ``extra_var = sigma**2`` this is the approximation of the logistic CDF; the Barker
-    acceptance probability given the released :math:`\lambda^*` is
+    acceptance probability given the released `\lambda^*` is
     ``correction_cdf(lam_star, corr, sigma**2 - sigma_i**2)`` (the mixture is symmetric).
     """
     x = np.asarray(x, dtype=float)
@@ -129,7 +130,7 @@ def correction_cdf(x, corr: BarkerCorrection, extra_var=0.0):
 
 
 def sample_correction(rng, corr: BarkerCorrection, size=None, extra_var=0.0):
-    r"""Draws of :math:`\mathcal N(0, \text{extra\_var}) + V_{cor}` (one uniform and one normal each)."""
+    r"""Draws of `\mathcal N(0, \text{extra\_var}) + V_{cor}` (one uniform and one normal each)."""
     u = rng.random(size)
     k = np.minimum(np.searchsorted(corr.cum_weights, u, side="right"), corr.means.size - 1)
     z = rng.standard_normal(size)
@@ -175,20 +176,22 @@ def fit_correction(sigma=1.0) -> BarkerCorrection:
     r"""Fit (and cache) the Gaussian-mixture correction for total noise sd ``sigma``.
 
     Raises ``ValueError`` outside ``[SIGMA_MIN, SIGMA_MAX]`` and ``RuntimeError`` if the certified
-    error exceeds :data:`MAX_ERROR`.
+    error exceeds `MAX_ERROR`.
     """
     sigma = check_sigma(sigma, name="sigma")
     corr = _fit(sigma)
     if corr.error > MAX_ERROR:  # pragma: no cover - guarded by SIGMA_MAX
-        raise RuntimeError(f"the correction for sigma={sigma} has error {corr.error:.2e} > {MAX_ERROR}.")
+        raise RuntimeError(
+            f"the correction for sigma={sigma} has error {corr.error:.2e} > {MAX_ERROR}."
+        )
     return corr
 
 
 def barker_accept(rng, lam, sigma_i, corr: BarkerCorrection):
-    r"""Release :math:`\lambda^* = \lambda + \mathcal N(0,\sigma_i^2)` and run the corrected Barker test.
+    r"""Release `\lambda^* = \lambda + \mathcal N(0,\sigma_i^2)` and run the corrected Barker test.
 
     Requires ``sigma_i <= corr.sigma``. Returns ``(accepted, accept_prob, noisy_lambda)`` where
-    ``accept_prob`` is the acceptance probability given :math:`\lambda^*`. A NaN ratio rejects.
+    ``accept_prob`` is the acceptance probability given `\lambda^*`. A NaN ratio rejects.
     Draws exactly three variates (normal, uniform, normal).
     """
     noisy = lam + sigma_i * rng.standard_normal()
@@ -202,8 +205,8 @@ def barker_accept(rng, lam, sigma_i, corr: BarkerCorrection):
 
 class BarkerTest(AcceptanceTest):
     r"""The corrected DP Barker test on the full data, as a pluggable acceptance test of
-    :func:`~pymc_dp.samplers.penalty_core.penalty_kernel`: same estimate and sensitivity as the
-    penalty test; proposals with :math:`\sigma_i > \bar\sigma` are rejected unread."""
+    `penalty_kernel`: same estimate and sensitivity as the
+    penalty test; proposals with `\sigma_i > \bar\sigma` are rejected unread."""
 
     name = "barker"
 
@@ -218,7 +221,7 @@ class BarkerTest(AcceptanceTest):
 
 
 def barker_kernel(rng, state: PenaltyState, target, params, corr: BarkerCorrection):
-    """One DP-Barker iteration on the full data (seed 002 §3.2): :func:`penalty_kernel` with
-    :class:`BarkerTest` (``params`` a :class:`~pymc_dp.samplers.penalty_core.PenaltyParams` with a
-    symmetric proposal; ``corr`` from :func:`fit_correction`). Returns ``(state, info)``."""
+    """One DP-Barker iteration on the full data (seed 002 §3.2): `penalty_kernel` with
+    `BarkerTest` (``params`` a `PenaltyParams` with a
+    symmetric proposal; ``corr`` from `fit_correction`). Returns ``(state, info)``."""
     return penalty_kernel(rng, state, target, params._replace(acceptance=BarkerTest(corr)))

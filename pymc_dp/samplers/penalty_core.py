@@ -2,34 +2,34 @@ r"""The DP penalty kernel, written once: a pluggable proposal and a pluggable ac
 
 Every member of the penalty family (seed 002, Räisä 2020, §3–4) runs the same iteration:
 
-1. **propose** :math:`\theta'` (a :class:`Proposal`: random walk, one coordinate, guided walk, or
-   the privatised Langevin proposal of :mod:`pymc_dp.samplers.penalty_mala`);
-2. **bound** the sensitivity :math:`c` of the released log ratio under substitution of one record
-   (the acceptance test's share plus the proposal's share, :math:`0` for symmetric proposals) and
-   set the noise sd :math:`\sigma = z\,c` from the noise multiplier :math:`z` (PenaltyMH's ``tau``);
+1. **propose** `\theta'` (a `Proposal`: random walk, one coordinate, guided walk, or
+   the privatised Langevin proposal of `pymc_dp.samplers.penalty_mala`);
+2. **bound** the sensitivity `c` of the released log ratio under substitution of one record
+   (the acceptance test's share plus the proposal's share, `0` for symmetric proposals) and
+   set the noise sd `\sigma = z\,c` from the noise multiplier `z` (PenaltyMH's ``tau``);
 3. **estimate** the log ratio from the data, each per-record ratio
-   :math:`r_i = \ln p(x_i\mid\theta') - \ln p(x_i\mid\theta)` clipped to
-   :math:`\pm L\lVert\theta'-\theta\rVert_2`: the full-data sum (the proposal's values are cached)
-   or a batch estimate with the CLT variance correction (:mod:`pymc_dp.samplers.penalty_subsampled`);
-4. **test**: add :math:`\mathcal N(0,\sigma^2)` and decide — the penalty test (:class:`PenaltyTest`,
-   accept iff :math:`\log u < \lambda^* - \sigma^2/2`, Ceperley & Dewing 1999, via
-   :mod:`pymc_dp.samplers.accept`) or the corrected Barker test
-   (:mod:`pymc_dp.samplers.penalty_barker`);
+   `r_i = \ln p(x_i\mid\theta') - \ln p(x_i\mid\theta)` clipped to
+   `\pm L\lVert\theta'-\theta\rVert_2`: the full-data sum (the proposal's values are cached)
+   or a batch estimate with the CLT variance correction (`pymc_dp.samplers.penalty_subsampled`);
+4. **test**: add `\mathcal N(0,\sigma^2)` and decide — the penalty test (`PenaltyTest`,
+   accept iff `\log u < \lambda^* - \sigma^2/2`, Ceperley & Dewing 1999, via
+   `pymc_dp.samplers.accept`) or the corrected Barker test
+   (`pymc_dp.samplers.penalty_barker`);
 5. **advance**: move on acceptance; the guided walk flips the coordinate's direction on rejection.
 
-Tempering: with ``temperature`` :math:`T` the target is
-:math:`p(\theta)\prod_i p(x_i\mid\theta)^T` and the released ratio is
-:math:`\lambda = T\sum_i \operatorname{clip}(r_i) + \ln\frac{p(\theta')}{p(\theta)} + \ln\frac{q(\theta\mid\theta')}{q(\theta'\mid\theta)}`,
-whose sensitivity under substitution of one record is :math:`c = 2TL\lVert\theta'-\theta\rVert_2`
-(one clipped ratio of width :math:`2L\lVert\theta'-\theta\rVert_2` changes, scaled by :math:`T`).
-The noise sd :math:`\sigma = z c` scales with it, so each iteration stays a Gaussian mechanism with
-noise multiplier :math:`z` whatever :math:`T` — the accounting does not change.
+Tempering: with ``temperature`` `T` the target is
+`p(\theta)\prod_i p(x_i\mid\theta)^T` and the released ratio is
+`\lambda = T\sum_i \operatorname{clip}(r_i) + \ln\frac{p(\theta')}{p(\theta)} + \ln\frac{q(\theta\mid\theta')}{q(\theta'\mid\theta)}`,
+whose sensitivity under substitution of one record is `c = 2TL\lVert\theta'-\theta\rVert_2`
+(one clipped ratio of width `2L\lVert\theta'-\theta\rVert_2` changes, scaled by `T`).
+The noise sd `\sigma = z c` scales with it, so each iteration stays a Gaussian mechanism with
+noise multiplier `z` whatever `T` — the accounting does not change.
 
-Shape (BlackJAX): :func:`penalty_init` builds the :class:`PenaltyState`;
+Shape (BlackJAX): `penalty_init` builds the `PenaltyState`;
 ``penalty_kernel(rng, state, target, params) -> (state, info)`` with ``target`` any object with
 ``loglik(theta, idx=None)`` (per-record vector), ``logprior(theta)`` and ``n`` (and
 ``loglik_grad`` for MALA). Dependencies point one way: this module imports no other penalty module;
-the Barker, MALA and subsampled modules import it, and :mod:`pymc_dp.samplers.penalty` (the PyMC
+the Barker, MALA and subsampled modules import it, and `pymc_dp.samplers.penalty` (the PyMC
 adapter) imports them all.
 """
 
@@ -95,10 +95,10 @@ class PenaltyInfo(NamedTuple):
 class PenaltyParams(NamedTuple):
     """Kernel parameters.
 
-    ``proposal`` is a :class:`Proposal` or one of the names ``"rw"``, ``"coordinate"``,
+    ``proposal`` is a `Proposal` or one of the names ``"rw"``, ``"coordinate"``,
     ``"guided"``; ``scale`` the per-coordinate proposal sd; ``lipschitz`` the clip bound L;
-    ``noise_multiplier`` z (noise sd over sensitivity; ``tau`` of :class:`PenaltyMH`);
-    ``acceptance`` an :class:`AcceptanceTest` (default: the penalty test on the full data);
+    ``noise_multiplier`` z (noise sd over sensitivity; ``tau`` of `PenaltyMH`);
+    ``acceptance`` an `AcceptanceTest` (default: the penalty test on the full data);
     ``temperature`` T of the tempered likelihood.
     """
 
@@ -122,7 +122,7 @@ class Move(NamedTuple):
 
 
 class Proposal:
-    """A proposal of the penalty kernel. Subclasses override :meth:`draw`; the rest defaults to a
+    """A proposal of the penalty kernel. Subclasses override `draw`; the rest defaults to a
     symmetric proposal that reads the log-likelihood only (no gradient)."""
 
     name = "?"
@@ -135,7 +135,7 @@ class Proposal:
         return target.loglik(theta), None
 
     def q_sensitivity(self, params: PenaltyParams, move: Move, n: int) -> float:
-        """Sensitivity of :math:`\\ln q(\\theta|\\theta')/q(\\theta'|\\theta)` (0: data-free)."""
+        """Sensitivity of `\\ln q(\\theta|\\theta')/q(\\theta'|\\theta)` (0: data-free)."""
         return 0.0
 
     def log_q_ratio(self, state: PenaltyState, move: Move, cache) -> float:
@@ -146,7 +146,7 @@ class Proposal:
 
 
 class RandomWalk(Proposal):
-    """Full Gaussian random walk, :math:`\\theta' = \\theta + s\\odot\\xi`."""
+    """Full Gaussian random walk, `\\theta' = \\theta + s\\odot\\xi`."""
 
     name = "rw"
 
@@ -156,7 +156,7 @@ class RandomWalk(Proposal):
 
 
 class CoordinateWalk(Proposal):
-    """One uniformly chosen coordinate moved by :math:`s_j\\xi`."""
+    """One uniformly chosen coordinate moved by `s_j\\xi`."""
 
     name = "coordinate"
 
@@ -171,7 +171,7 @@ class CoordinateWalk(Proposal):
 class GuidedWalk(Proposal):
     """One coordinate moved along its direction by a half-normal step; the direction is kept after
     an acceptance and flipped after a rejection (lifted kernel leaving
-    :math:`\\pi(\\theta)\\times\\mathrm{Uniform}\\{\\pm1\\}^d` invariant)."""
+    `\\pi(\\theta)\\times\\mathrm{Uniform}\\{\\pm1\\}^d` invariant)."""
 
     name = "guided"
 
@@ -275,10 +275,10 @@ def clipped_diff_sum(new, old, bound):
 
 
 def penalty_accept(rng, lam, sigma):
-    r"""Release :math:`\lambda^* = \lambda + \mathcal N(0,\sigma^2)` and run the penalty test.
+    r"""Release `\lambda^* = \lambda + \mathcal N(0,\sigma^2)` and run the penalty test.
 
-    Accept iff :math:`\log u < \lambda^* - \sigma^2/2` (the MH decision of
-    :func:`pymc_dp.samplers.accept.mh_accept`; a NaN ratio rejects). Returns
+    Accept iff `\log u < \lambda^* - \sigma^2/2` (the MH decision of
+    `pymc_dp.samplers.accept.mh_accept`; a NaN ratio rejects). Returns
     ``(accepted, accept_prob, noisy_lambda)``; always draws exactly two variates (normal, uniform).
     """
     noisy = lam + sigma * rng.standard_normal()
@@ -287,14 +287,14 @@ def penalty_accept(rng, lam, sigma):
 
 
 class AcceptanceTest:
-    """How the log ratio is estimated from the data and tested. The default (:class:`PenaltyTest`)
+    """How the log ratio is estimated from the data and tested. The default (`PenaltyTest`)
     sums every clipped per-record ratio, caching the proposal's values, and runs the penalty test."""
 
     name = "?"
     caches_loglik = True  # the state carries the per-record log-likelihood at theta
 
     def sensitivity(self, params: PenaltyParams, norm: float, n: int) -> float:
-        """Sensitivity of the data part of λ: :math:`2TL\\lVert\\theta'-\\theta\\rVert_2`."""
+        """Sensitivity of the data part of λ: `2TL\\lVert\\theta'-\\theta\\rVert_2`."""
         return 2.0 * params.temperature * params.lipschitz * norm
 
     def releasable(self, sigma: float) -> bool:
@@ -334,7 +334,9 @@ def penalty_init(target, theta, params: PenaltyParams, direction=None) -> Penalt
     return PenaltyState(theta, ll, target.logprior(theta), direction, cache)
 
 
-def advance(state: PenaltyState, accepted, proposal, move: Move, ll_prop, lp_prop, cache) -> PenaltyState:
+def advance(
+    state: PenaltyState, accepted, proposal, move: Move, ll_prop, lp_prop, cache
+) -> PenaltyState:
     """The state after the test: the proposal on acceptance; the proposal's direction update always."""
     direction = proposal.direction_after(state.direction, accepted, move.coordinate)
     if accepted:
@@ -347,7 +349,9 @@ def penalty_kernel(rng, state: PenaltyState, target, params: PenaltyParams):
     proposal = _proposal(params.proposal)
     test = params.acceptance or _PENALTY
     move = proposal.draw(rng, state, params)
-    c = test.sensitivity(params, move.norm, target.n) + proposal.q_sensitivity(params, move, target.n)
+    c = test.sensitivity(params, move.norm, target.n) + proposal.q_sensitivity(
+        params, move, target.n
+    )
     sigma = params.noise_multiplier * c
     if not test.releasable(sigma):  # reject without reading the data
         state = advance(state, False, proposal, move, None, None, None)

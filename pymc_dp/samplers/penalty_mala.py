@@ -1,28 +1,31 @@
 r"""DP MALA: the penalty algorithm with a privatised Langevin proposal (seed 002, Räisä 2020, §4.2).
 
-With per-record gradients clipped to norm :math:`L_g`, :math:`g(\theta) = \sum_i
+With per-record gradients clipped to norm `L_g`, `g(\theta) = \sum_i
 \operatorname{clip}_{L_g}(\nabla\ln p(x_i\mid\theta))`, the proposal
 
-.. math:: \theta' \sim \mathcal N\big(\theta + \tfrac12\sigma_p^2 g(\theta),\ a\sigma_p^2 I\big)
+```text
+\theta' \sim \mathcal N\big(\theta + \tfrac12\sigma_p^2 g(\theta),\ a\sigma_p^2 I\big)
+```
 
-is a Gaussian mechanism on the drift (Lemma 2: :math:`\rho_g = \sigma_p^2 L_g^2/(2a)`, noise
-multiplier :math:`\sqrt a/(\sigma_p L_g)`). The log ratio
+is a Gaussian mechanism on the drift (Lemma 2: `\rho_g = \sigma_p^2 L_g^2/(2a)`, noise
+multiplier `\sqrt a/(\sigma_p L_g)`). The log ratio
 
-.. math::
-    \lambda = \sum_i \operatorname{clip}(r_i) + \ln\frac{p(\theta')}{p(\theta)}
-              + \ln\frac{q(\theta\mid\theta')}{q(\theta'\mid\theta)}
+```text
+\lambda = \sum_i \operatorname{clip}(r_i) + \ln\frac{p(\theta')}{p(\theta)}
++ \ln\frac{q(\theta\mid\theta')}{q(\theta'\mid\theta)}
+```
 
-has sensitivity :math:`c_l` of :func:`pymc_dp.accounting.mala_sensitivity` (the seed's bound,
-with :math:`L_S` when given) and is released with noise :math:`z c_l` (z the noise multiplier;
-Lemma 3: :math:`\rho_l = 1/(2z^2)`); acceptance is the penalty test. The drift is a deterministic
+has sensitivity `c_l` of `pymc_dp.accounting.mala_sensitivity` (the seed's bound,
+with `L_S` when given) and is released with noise `z c_l` (z the noise multiplier;
+Lemma 3: `\rho_l = 1/(2z^2)`); acceptance is the penalty test. The drift is a deterministic
 function of θ and the data, so the chain is an exact MH chain for the clipped-likelihood
 posterior; gradient clipping changes only efficiency. Accounting: Theorem 10 (zCDP) or the
 composition of both Gaussian events in ``dp_accounting``.
 
-:class:`MalaProposal` is the proposal plugged into
-:func:`~pymc_dp.samplers.penalty_core.penalty_kernel`: it evaluates the per-record gradients with
-the log-likelihood, caches :math:`g(\theta)` in the state, and adds the :math:`q` ratio and its
-share :math:`c_l - 2L\lVert\theta'-\theta\rVert_2` of the sensitivity. Untempered only (T = 1).
+`MalaProposal` is the proposal plugged into
+`penalty_kernel`: it evaluates the per-record gradients with
+the log-likelihood, caches `g(\theta)` in the state, and adds the `q` ratio and its
+share `c_l - 2L\lVert\theta'-\theta\rVert_2` of the sensitivity. Untempered only (T = 1).
 """
 
 from __future__ import annotations
@@ -65,12 +68,14 @@ class MalaProposal(Proposal):
 
     @property
     def grad_noise_multiplier(self) -> float:
-        """Noise multiplier :math:`\\sqrt a/(\\sigma_p L_g)` of the drift (seed 002 Lemma 2)."""
+        """Noise multiplier `\\sqrt a/(\\sigma_p L_g)` of the drift (seed 002 Lemma 2)."""
         return float(np.sqrt(self.a) / (self.step_size * self.grad_bound))
 
     def draw(self, rng, state: PenaltyState, params) -> Move:
         theta, s = state.theta, self.step_size
-        prop = theta + 0.5 * s * s * state.grad + np.sqrt(self.a) * s * rng.standard_normal(theta.size)
+        prop = (
+            theta + 0.5 * s * s * state.grad + np.sqrt(self.a) * s * rng.standard_normal(theta.size)
+        )
         step = prop - theta
         return Move(prop, float(np.sqrt(np.dot(step, step))), -1)
 
@@ -80,15 +85,26 @@ class MalaProposal(Proposal):
 
     def q_sensitivity(self, params, move, n):
         # c_l without its 2 L ||θ'-θ|| term, which the acceptance test counts
-        return float(mala_sensitivity(0.0, self.grad_bound, move.norm, self.step_size, self.a, n,
-                                      total_grad_bound=self.total_grad_bound))
+        return float(
+            mala_sensitivity(
+                0.0,
+                self.grad_bound,
+                move.norm,
+                self.step_size,
+                self.a,
+                n,
+                total_grad_bound=self.total_grad_bound,
+            )
+        )
 
     def log_q_ratio(self, state, move, cache):
-        return log_q(state.theta, move.theta, cache, self) - log_q(move.theta, state.theta, state.grad, self)
+        return log_q(state.theta, move.theta, cache, self) - log_q(
+            move.theta, state.theta, state.grad, self
+        )
 
 
 MalaParams = MalaProposal
-"""Former name of :class:`MalaProposal` (same fields)."""
+"""Former name of `MalaProposal` (same fields)."""
 
 
 def log_q(to, frm, grad_frm, mala: MalaProposal):
@@ -99,6 +115,6 @@ def log_q(to, frm, grad_frm, mala: MalaProposal):
 
 
 def mala_kernel(rng, state: PenaltyState, target, params, mala: MalaProposal):
-    """One DP-MALA iteration (seed 002, Algorithm 3): :func:`penalty_kernel` with ``mala`` as the
+    """One DP-MALA iteration (seed 002, Algorithm 3): `penalty_kernel` with ``mala`` as the
     proposal. ``state.grad`` caches g(θ)."""
     return penalty_kernel(rng, state, target, params._replace(proposal=mala))

@@ -1,8 +1,8 @@
-"""Argument checks and builders of :class:`~pymc_dp.samplers.penalty.PenaltyMH`.
+"""Argument checks and builders of `PenaltyMH`.
 
 Each helper checks one group of keyword arguments (messages name the argument, the rule, the
 value and the fix) and builds the kernel piece they configure: the proposal, the acceptance test,
-the budget. :class:`PenaltyMH.__init__` only calls them in order.
+the budget. `PenaltyMH.__init__` only calls them in order.
 """
 
 from __future__ import annotations
@@ -46,11 +46,14 @@ ACCEPTANCES = ("penalty", "barker")
 def check_core(lipschitz, tau, temperature):
     """``(lipschitz, noise_multiplier, temperature)`` as positive floats."""
     lipschitz = check_positive(
-        lipschitz, name="lipschitz",
+        lipschitz,
+        name="lipschitz",
         fix="L bounds |log p(x|θ') - log p(x|θ)| <= L·||θ' - θ||; pass e.g. lipschitz=5.0.",
     )
     noise_multiplier = check_positive(
-        tau, name="tau", fix="tau is the noise multiplier; plan it with pymc_dp.accounting.penalty_tau."
+        tau,
+        name="tau",
+        fix="tau is the noise multiplier; plan it with pymc_dp.accounting.penalty_tau.",
     )
     temperature = check_positive(temperature, name="temperature", fix="Use 1.0 for no tempering.")
     return lipschitz, noise_multiplier, temperature
@@ -81,7 +84,9 @@ def check_combination(proposal, acceptance, batch_size, grad_bound, temperature)
                 "got grad_bound=None. Pass e.g. grad_bound=5.0."
             )
         if batch_size is not None:
-            raise ValueError("batch_size is not supported with proposal='mala'; pass batch_size=None.")
+            raise ValueError(
+                "batch_size is not supported with proposal='mala'; pass batch_size=None."
+            )
         if temperature != 1.0:
             raise ValueError(
                 f"temperature is not supported with proposal='mala' (the clipped-gradient drift and "
@@ -169,19 +174,23 @@ def select_vars(model, vars):
         warnings.warn(
             "PenaltyMH updates only some free variables; the steps of the others see the "
             "confidential data without privacy and are not in privacy_spent.",
-            UserWarning, stacklevel=3,
+            UserWarning,
+            stacklevel=3,
         )
     return list(value_vars)
 
 
 def build_proposal(proposal, scale, grad_bound, mala_a, total_grad_bound):
-    """The :class:`~pymc_dp.samplers.penalty_core.Proposal` object named by ``proposal``."""
+    """The `Proposal` object named by ``proposal``."""
     if proposal != "mala":
         return PROPOSALS[proposal]
     return MalaProposal(
-        float(np.ravel(scale)[0]), check_positive(grad_bound, name="grad_bound"),
+        float(np.ravel(scale)[0]),
+        check_positive(grad_bound, name="grad_bound"),
         check_positive(mala_a, name="mala_a", fix="Use mala_a=1.0 for the standard MALA variance."),
-        None if total_grad_bound is None else check_positive(total_grad_bound, name="total_grad_bound"),
+        None
+        if total_grad_bound is None
+        else check_positive(total_grad_bound, name="total_grad_bound"),
     )
 
 
@@ -221,7 +230,9 @@ def check_run_plan(chains, iterations, budget):
             f"iterations={iterations} is the total over all chains and must be >= chains={chains}. "
             "Pass iterations=chains * (tune + draws)."
         )
-    return (None if chains is None else int(chains)), (None if iterations is None else int(iterations))
+    return (None if chains is None else int(chains)), (
+        None if iterations is None else int(iterations)
+    )
 
 
 def check_init(init, d):
@@ -231,10 +242,17 @@ def check_init(init, d):
             return init
     else:
         try:
-            lower, upper = (np.broadcast_to(np.asarray(b, dtype=float).ravel(), (d,)).copy() for b in init)
+            lower, upper = (
+                np.broadcast_to(np.asarray(b, dtype=float).ravel(), (d,)).copy() for b in init
+            )
         except (TypeError, ValueError):
             lower = upper = None
-        if lower is not None and np.all(np.isfinite(lower)) and np.all(np.isfinite(upper)) and np.all(lower < upper):
+        if (
+            lower is not None
+            and np.all(np.isfinite(lower))
+            and np.all(np.isfinite(upper))
+            and np.all(lower < upper)
+        ):
             return lower, upper
     raise ValueError(
         f"init must be 'prior', 'model' or a public box (lower, upper) of theta with lower < upper "

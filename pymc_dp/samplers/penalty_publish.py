@@ -154,7 +154,9 @@ def non_private_variables(model, private_names) -> list[str]:
 
     data = {model.rvs_to_values[rv] for rv in model.observed_RVs}
     data |= set(getattr(model, "data_vars", ()))
-    others = {model.rvs_to_values[rv]: rv.name for rv in model.free_RVs if rv.name not in private_names}
+    others = {
+        model.rvs_to_values[rv]: rv.name for rv in model.free_RVs if rv.name not in private_names
+    }
     if not others:
         return []
     found = set()
@@ -175,16 +177,31 @@ def mixing_diagnostics(posterior) -> dict:
     import arviz as az
 
     if not posterior.data_vars:
-        raise ValueError("posterior has no variables to diagnose; keep at least one PenaltyMH variable.")
+        raise ValueError(
+            "posterior has no variables to diagnose; keep at least one PenaltyMH variable."
+        )
     draws = posterior.sizes["chain"] * posterior.sizes["draw"]
     rhat = az.rhat(posterior)
     ess = az.ess(posterior, method="bulk")
-    max_rhat = max(float(np.nanmax(np.asarray(rhat[v], dtype=float), initial=-np.inf)) for v in rhat.data_vars)
-    min_ess = min(float(np.nanmin(np.asarray(ess[v], dtype=float), initial=np.inf)) for v in ess.data_vars)
+    max_rhat = max(
+        float(np.nanmax(np.asarray(rhat[v], dtype=float), initial=-np.inf)) for v in rhat.data_vars
+    )
+    min_ess = min(
+        float(np.nanmin(np.asarray(ess[v], dtype=float), initial=np.inf)) for v in ess.data_vars
+    )
     bad = not (np.isfinite(max_rhat) and np.isfinite(min_ess))
-    mixed = (not bad and max_rhat <= MIXING["max_rhat"] and min_ess >= MIXING["min_ess"]
-             and min_ess / draws >= MIXING["min_ess_per_draw"])
-    return {"max_rhat": max_rhat, "min_ess": min_ess, "min_ess_per_draw": min_ess / draws, "mixed": mixed}
+    mixed = (
+        not bad
+        and max_rhat <= MIXING["max_rhat"]
+        and min_ess >= MIXING["min_ess"]
+        and min_ess / draws >= MIXING["min_ess_per_draw"]
+    )
+    return {
+        "max_rhat": max_rhat,
+        "min_ess": min_ess,
+        "min_ess_per_draw": min_ess / draws,
+        "mixed": mixed,
+    }
 
 
 def _scrub(ds, keep_vars, public_coords):
@@ -226,8 +243,18 @@ def _check_mixing(diag, allow):
         )
 
 
-def publishable(idata, steps, *, delta, accountant=None, keep=(), public_coords=(), model=None,
-                allow_non_private=False, allow_unmixed=False):
+def publishable(
+    idata,
+    steps,
+    *,
+    delta,
+    accountant=None,
+    keep=(),
+    public_coords=(),
+    model=None,
+    allow_non_private=False,
+    allow_unmixed=False,
+):
     r"""The part of a PenaltyMH run a data holder may publish, with the (ε, δ) it spent.
 
     Parameters
@@ -270,7 +297,9 @@ def publishable(idata, steps, *, delta, accountant=None, keep=(), public_coords=
     private = {name for s in penalty for name in s.rv_names}
     missing = sorted(set(keep) - set(groups["posterior"].data_vars))
     if missing:
-        raise ValueError(f"keep names variables absent from the posterior: {missing}. Check the names.")
+        raise ValueError(
+            f"keep names variables absent from the posterior: {missing}. Check the names."
+        )
     non_private = non_private_variables(_model_of(penalty, model), private)
     _check_non_private(non_private, allow_non_private)
     wanted = [v for v in groups["posterior"].data_vars if v in private or v in set(keep)]
@@ -287,7 +316,9 @@ def publishable(idata, steps, *, delta, accountant=None, keep=(), public_coords=
             removed_groups.append(name)
             continue
         kept = [v for v in ds.data_vars if v in allowed]
-        (removed_vars if name in _POSTERIOR else removed_stats).update(set(ds.data_vars) - set(kept))
+        (removed_vars if name in _POSTERIOR else removed_stats).update(
+            set(ds.data_vars) - set(kept)
+        )
         out[name] = _scrub(ds, kept, public_coords)
     attrs = {
         "dp_epsilon": float(epsilon),

@@ -1,23 +1,24 @@
 r"""Subsampled DP penalty (seed 002, Räisä 2020, §4.1, Lemma 1 and Theorem 9).
 
-Each iteration draws a batch :math:`B` of :math:`b` records without replacement, clips the ratios
-:math:`r_j` to :math:`\pm L\lVert\theta'-\theta\rVert_2` and forms
+Each iteration draws a batch `B` of `b` records without replacement, clips the ratios
+`r_j` to `\pm L\lVert\theta'-\theta\rVert_2` and forms
 
-.. math::
-    \hat\lambda = \frac{nT}{b}\sum_{j\in B} r_j + \ln\frac{p(\theta')}{p(\theta)},\qquad
-    \sigma_b^2 = \Big(\frac{nT}{b}\Big)^2\Big(\sum_{j\in B} r_j^2 - \frac{R^2}{b}\Big),\ R = \sum_{j\in B} r_j .
+```text
+\hat\lambda = \frac{nT}{b}\sum_{j\in B} r_j + \ln\frac{p(\theta')}{p(\theta)},\qquad
+\sigma_b^2 = \Big(\frac{nT}{b}\Big)^2\Big(\sum_{j\in B} r_j^2 - \frac{R^2}{b}\Big),\ R = \sum_{j\in B} r_j .
+```
 
-It releases :math:`V = \hat\lambda - \tfrac12\sigma_b^2 + \mathcal N(0, \sigma^2)` with
-:math:`\sigma = z c` (z the noise multiplier), :math:`c = \Delta_\lambda + \Delta_\sigma`
-(Lemma 1, Theorem 9), and accepts with probability :math:`\min\{1, \exp(V - \sigma^2/2)\}`, i.e.
-:math:`\min\{1, e^{\lambda^* - (\sigma^2 + \sigma_b^2)/2}\}`. By the CLT the subsampling error of
-:math:`\hat\lambda` is approximately :math:`\mathcal N(0, \sigma_b^2)`, so the penalty corrects it
+It releases `V = \hat\lambda - \tfrac12\sigma_b^2 + \mathcal N(0, \sigma^2)` with
+`\sigma = z c` (z the noise multiplier), `c = \Delta_\lambda + \Delta_\sigma`
+(Lemma 1, Theorem 9), and accepts with probability `\min\{1, \exp(V - \sigma^2/2)\}`, i.e.
+`\min\{1, e^{\lambda^* - (\sigma^2 + \sigma_b^2)/2}\}`. By the CLT the subsampling error of
+`\hat\lambda` is approximately `\mathcal N(0, \sigma_b^2)`, so the penalty corrects it
 approximately (the target is exact only in the CLT limit). Cost O(b) per iteration. Privacy:
 subsampled Gaussian mechanism, composed by the RDP accountant with
 ``SampledWithoutReplacementDpEvent`` (Theorem 9 is the closed form).
 
-:class:`SubsampledTest` is this estimate as a pluggable acceptance test of
-:func:`~pymc_dp.samplers.penalty_core.penalty_kernel` (nothing is cached: ``state.loglik`` stays
+`SubsampledTest` is this estimate as a pluggable acceptance test of
+`penalty_kernel` (nothing is cached: ``state.loglik`` stays
 ``None``).
 """
 
@@ -37,7 +38,7 @@ __all__ = ["SubsampledTest", "subsampled_kernel", "batch_log_ratio"]
 
 
 def batch_log_ratio(r_clipped, n, temperature=1.0):
-    r"""Scaled batch sum :math:`\frac{nT}{b}R` and the CLT variance :math:`\sigma_b^2` of the seed's §4.1."""
+    r"""Scaled batch sum `\frac{nT}{b}R` and the CLT variance `\sigma_b^2` of the seed's §4.1."""
     b = r_clipped.size
     f = n * temperature / b
     R = float(r_clipped.sum())
@@ -55,8 +56,11 @@ class SubsampledTest(AcceptanceTest):
         self.batch_size = int(batch_size)
 
     def sensitivity(self, params, norm, n):
-        return float(subsampled_sensitivity(n, self.batch_size, params.lipschitz, norm,
-                                            temperature=params.temperature)[2])
+        return float(
+            subsampled_sensitivity(
+                n, self.batch_size, params.lipschitz, norm, temperature=params.temperature
+            )[2]
+        )
 
     def estimate(self, rng, state, target, move, proposal, params):
         n = target.n
@@ -68,6 +72,10 @@ class SubsampledTest(AcceptanceTest):
 
 
 def subsampled_kernel(rng, state: PenaltyState, target, params, batch_size, temperature=1.0):
-    """One subsampled-penalty iteration: :func:`penalty_kernel` with :class:`SubsampledTest`."""
-    return penalty_kernel(rng, state, target,
-                          params._replace(acceptance=SubsampledTest(batch_size), temperature=temperature))
+    """One subsampled-penalty iteration: `penalty_kernel` with `SubsampledTest`."""
+    return penalty_kernel(
+        rng,
+        state,
+        target,
+        params._replace(acceptance=SubsampledTest(batch_size), temperature=temperature),
+    )

@@ -1,6 +1,6 @@
-"""The PyMC side of :class:`~pymc_dp.samplers.penalty.PenaltyMH`: a model's per-record log-likelihood.
+"""The PyMC side of `PenaltyMH`: a model's per-record log-likelihood.
 
-:class:`ModelTarget` compiles, from an ordinary PyMC model with observed confidential records, the
+`ModelTarget` compiles, from an ordinary PyMC model with observed confidential records, the
 per-record log-likelihood (and its gradient for DP MALA) and the log prior as functions of a flat θ,
 so the pure penalty kernels never see PyMC. The records are read from the model's data containers
 when they change (``pm.set_data``), never frozen at construction.
@@ -16,7 +16,7 @@ __all__ = ["ModelTarget"]
 def _drop_record_shape_checks(out, inputs):
     """Drop ``SpecifyShape``/``Alloc`` to the model's n on record inputs so a batch evaluates.
 
-    The result is verified against the full-data evaluation (:meth:`ModelTarget.batch_ok`).
+    The result is verified against the full-data evaluation (`ModelTarget.batch_ok`).
     """
     from pytensor.graph.fg import FunctionGraph
     from pytensor.graph.replace import clone_replace
@@ -82,13 +82,13 @@ class ModelTarget:
     """Compiled per-record log-likelihood and log prior of a PyMC model over a flat θ.
 
     θ is the concatenation of the step's value variables (transformed space, e.g. ``sigma_log__``);
-    the other value variables are taken from the current point (:meth:`set_point`). The
+    the other value variables are taken from the current point (`set_point`). The
     per-record log-likelihood sums ``model.logp(vars=observed, sum=False)`` over all axes but the
     first (the record axis) and over the observed variables; the observed data enter as inputs,
     so a batch of records is evaluated in O(b). The log prior is ``model.logp`` of the free
     variables (Jacobians included) plus any potentials.
 
-    The records are *read*, not copied: :meth:`refresh` (called by the step before every
+    The records are *read*, not copied: `refresh` (called by the step before every
     iteration) takes the current values of the ``pm.Data`` containers holding them, so
     ``pm.set_data`` reaches the step; it also reports changes of containers the likelihood or prior
     read directly (covariates, hyperparameters), which the compiled functions see at each call.
@@ -99,9 +99,11 @@ class ModelTarget:
         from pymc.blocking import DictToArrayBijection
 
         self._bij = DictToArrayBijection
-        obs = list(model.observed_RVs) if observed is None else [
-            model[o] if isinstance(o, str) else o for o in observed
-        ]
+        obs = (
+            list(model.observed_RVs)
+            if observed is None
+            else [model[o] if isinstance(o, str) else o for o in observed]
+        )
         if not obs:
             raise ValueError(
                 f"{owner} needs observed confidential data, but the model has no observed variable. "
@@ -115,7 +117,9 @@ class ModelTarget:
                     f"observed variable {rv.name!r} must hold records on axis 0, got a scalar. "
                     "Give each confidential record its own row."
                 )
-            inputs.append(pt.tensor(f"{rv.name}_records", dtype=value.dtype, shape=(None,) * value.ndim))
+            inputs.append(
+                pt.tensor(f"{rv.name}_records", dtype=value.dtype, shape=(None,) * value.ndim)
+            )
         self._readers = [_reader(model.rvs_to_values[rv], rv.name, owner) for rv in obs]
         self.obs_names = [rv.name for rv in obs]
         self._spec = (model, value_vars, obs, inputs, need_grad)
@@ -168,8 +172,9 @@ class ModelTarget:
                     onehot[k] = 1
                     evals[i] = pt.constant(onehot.reshape(shape))
                     cols.append(Rop(ll, list(value_vars), evals, disconnected_outputs="ignore"))
-            self._llg = pm_compile(self.all_vars + inputs, [ll, pt.stack(cols, axis=1)],
-                                   on_unused_input="ignore")
+            self._llg = pm_compile(
+                self.all_vars + inputs, [ll, pt.stack(cols, axis=1)], on_unused_input="ignore"
+            )
         return self
 
     def refresh(self, check=None) -> bool:
@@ -203,7 +208,9 @@ class ModelTarget:
     def batch_ok(self) -> bool:
         """True if a batch of records can be evaluated alone (no other per-record constants)."""
         try:
-            theta = np.concatenate([np.ravel(self._values[i]).astype(np.float64) for i in self._theta_pos])
+            theta = np.concatenate(
+                [np.ravel(self._values[i]).astype(np.float64) for i in self._theta_pos]
+            )
             full = self.loglik(theta)
             part = self.loglik(theta, np.array([0, self.n - 1]))
             return bool(np.allclose(part, full[[0, self.n - 1]], equal_nan=True))
@@ -227,12 +234,14 @@ class ModelTarget:
 
     def theta_of(self, point) -> np.ndarray:
         """The flat θ (a new float64 array) of a point."""
-        return np.concatenate([np.ravel(np.asarray(point[name], dtype=np.float64)) for name, *_ in self._info])
+        return np.concatenate(
+            [np.ravel(np.asarray(point[name], dtype=np.float64)) for name, *_ in self._info]
+        )
 
     def _pieces(self, theta, copy):
         start = 0
         for _, shape, size, dtype in self._info:
-            yield theta[start:start + size].reshape(shape).astype(dtype, copy=copy)
+            yield theta[start : start + size].reshape(shape).astype(dtype, copy=copy)
             start += size
 
     def point_of(self, theta) -> dict:

@@ -1,25 +1,25 @@
 r"""Pseudo-marginal Metropolis–Hastings for privatized releases (seed 001, Algorithm 5).
 
-Target: the marginal posterior :math:`p(\theta \mid s_{dp}) \propto \eta(\theta)\, p(s_{dp} \mid
-\theta)` with the intractable likelihood :math:`p(s_{dp} \mid \theta) = \int g(s_{dp} \mid x)
-f(x \mid \theta)\, dx` of the latent data :math:`x` (the confidential records, or a latent statistic
-:math:`u` such as the CLT approximation of :mod:`pymc_dp.distributions.clt`). One iteration:
+Target: the marginal posterior `p(\theta \mid s_{dp}) \propto \eta(\theta)\, p(s_{dp} \mid
+\theta)` with the intractable likelihood `p(s_{dp} \mid \theta) = \int g(s_{dp} \mid x)
+f(x \mid \theta)\, dx` of the latent data `x` (the confidential records, or a latent statistic
+`u` such as the CLT approximation of `pymc_dp.distributions.clt`). One iteration:
 
-1. propose :math:`\theta' \sim q(\cdot \mid \theta)` (Gaussian random walk in PyMC's value space,
+1. propose `\theta' \sim q(\cdot \mid \theta)` (Gaussian random walk in PyMC's value space,
    scale tuned during warm-up);
-2. draw :math:`x^{(j)} \sim f(\cdot \mid \theta')`, :math:`j = 1..N` (the latent's conditional prior,
-   so the importance weights are :math:`w_j = g(s_{dp} \mid x^{(j)})`) and form the unbiased
-   estimate :math:`\hat Z' = \frac1N \sum_j w_j`;
-3. accept with probability :math:`\min\{1, \frac{q(\theta \mid \theta')\eta(\theta')\hat Z'}
-   {q(\theta' \mid \theta)\eta(\theta)\hat Z}\}` where :math:`\hat Z` is the estimate *carried* from
+2. draw `x^{(j)} \sim f(\cdot \mid \theta')`, `j = 1..N` (the latent's conditional prior,
+   so the importance weights are `w_j = g(s_{dp} \mid x^{(j)})`) and form the unbiased
+   estimate `\hat Z' = \frac1N \sum_j w_j`;
+3. accept with probability `\min\{1, \frac{q(\theta \mid \theta')\eta(\theta')\hat Z'}
+   {q(\theta' \mid \theta)\eta(\theta)\hat Z}\}` where `\hat Z` is the estimate *carried* from
    the last accepted move (never recomputed).
 
-On acceptance one particle :math:`x^{(k)}`, :math:`k \sim w`, is written back to the latent variable.
-The chain then leaves invariant the extended target whose :math:`(\theta, x^{(k)})` marginal is the
-joint posterior :math:`p(\theta, x \mid s_{dp})` (Andrieu and Roberts 2009; Andrieu, Doucet and
+On acceptance one particle `x^{(k)}`, `k \sim w`, is written back to the latent variable.
+The chain then leaves invariant the extended target whose `(\theta, x^{(k)})` marginal is the
+joint posterior `p(\theta, x \mid s_{dp})` (Andrieu and Roberts 2009; Andrieu, Doucet and
 Holenstein 2010), so the trace of the latent is a valid posterior draw as well.
 
-The pure kernel :func:`pmmh_kernel` works on NumPy arrays and callables; :class:`PMMH` adapts it to
+The pure kernel `pmmh_kernel` works on NumPy arrays and callables; `PMMH` adapts it to
 ``pm.sample``.
 """
 
@@ -75,11 +75,11 @@ def pmmh_kernel(rng, state: PMMHState, *, propose_theta, log_prior, estimate):
     propose_theta : callable ``(rng, θ) -> (θ', log q(θ|θ') - log q(θ'|θ))``
     log_prior : callable ``θ -> log η(θ)``
     estimate : callable ``(rng, θ') -> (log_w, particles)``: log importance weights
-        :math:`\log[f(x^{(j)}|\theta') g(s_{dp}|x^{(j)}) / q_{\theta'}(x^{(j)})]` and the particles.
+        `\log[f(x^{(j)}|\theta') g(s_{dp}|x^{(j)}) / q_{\theta'}(x^{(j)})]` and the particles.
         ``log_w`` is ``(N,)`` (one estimate of the whole likelihood; ``particles[k]`` is the latent
         of particle k) or ``(N, B)`` for a likelihood that factors over B blocks (records):
-        :math:`\hat Z = \prod_b \frac1N\sum_j w_{jb}` and ``particles(k)`` builds the latent
-        from one index per block (see :func:`pymc_dp.samplers.latent.estimate_log_lik`).
+        `\hat Z = \prod_b \frac1N\sum_j w_{jb}` and ``particles(k)`` builds the latent
+        from one index per block (see `pymc_dp.samplers.latent.estimate_log_lik`).
 
     Returns
     -------
@@ -108,21 +108,21 @@ class PMMH(RandomWalkThetaStep):
     assigns no other sampler to them. The importance proposal is the latent's conditional prior
     given θ' (drawn from the PyMC graph), so the weights are the release densities.
 
-    When the latent splits into several record groups (:func:`pymc_dp.samplers.records.record_groups`)
+    When the latent splits into several record groups (`pymc_dp.samplers.records.record_groups`)
     that no release reads together and whose records do not depend on each other (e.g. two hospitals
     each releasing a noisy sum of their own records, sharing θ), the groups are independent given θ
     and the estimate is the product over groups of per-group particle averages
-    :math:`\prod_g \frac1N\sum_j g(s_g \mid x_g^{(j)})` (unbiased; the variance of the log adds up
+    `\prod_g \frac1N\sum_j g(s_g \mid x_g^{(j)})` (unbiased; the variance of the log adds up
     over groups from N particles each, instead of one average of products). Otherwise (a release
     reading two groups, or records of one group feeding another's) the estimate stays joint.
     ``step.factorisation`` says which estimate is used.
 
     When every release of the latent is local (one per record, ``pdp.Local``) the likelihood
-    factors over records and is estimated as :math:`\prod_i \frac1N \sum_j g(s_i \mid x_i^{(j)})`
+    factors over records and is estimated as `\prod_i \frac1N \sum_j g(s_i \mid x_i^{(j)})`
     (unbiased; the variance of its log grows like n/N instead of exponentially in n), and for a
     single discrete record variable with a small finite support (Bernoulli, Categorical, Binomial,
     DiscreteUniform; at most ``max_support`` values) as the exact
-    :math:`\prod_i \sum_x f(x \mid \theta) g(s_i \mid x)` (zero variance: marginal MH).
+    `\prod_i \sum_x f(x \mid \theta) g(s_i \mid x)` (zero variance: marginal MH).
 
     Parameters
     ----------
@@ -138,7 +138,7 @@ class PMMH(RandomWalkThetaStep):
         the conditional prior: ``particles`` holds one array ``(n_particles, *shape)`` per latent
         variable in PyMC's value space (given the θ' in ``point``) and ``log_q`` their
         ``(n_particles,)`` log proposal densities there. The weights become
-        :math:`f(x|\theta') g(s_{dp}|x) / q(x)`. Useful for a latent statistic whose prior is much
+        `f(x|\theta') g(s_{dp}|x) / q(x)`. Useful for a latent statistic whose prior is much
         wider than the release noise. Not factorised.
     proposal_scale : float or array, optional
         Initial random-walk standard deviation per θ coordinate (value space); tuned during
@@ -153,7 +153,7 @@ class PMMH(RandomWalkThetaStep):
     ``dp_accept``: acceptance probability min(1, α); ``dp_accepted``: move accepted;
     ``dp_loglik_estimate``: the carried log Ẑ(θ); ``dp_scale``: mean proposal scale;
     ``dp_loglik_factors``: number of independently estimated factors of Ẑ (records, groups or 1).
-    Check N with :func:`pymc_dp.diagnostics.loglik_estimate_sd` (sd of log Ẑ ≈ 1 is good).
+    Check N with `pymc_dp.diagnostics.loglik_estimate_sd` (sd of log Ẑ ≈ 1 is good).
     """
 
     name = "pmmh"
@@ -165,15 +165,29 @@ class PMMH(RandomWalkThetaStep):
         "dp_loglik_factors": (int, []),
     }
 
-    def __init__(self, vars, *, n_particles: int = 10, latent=None, proposal=None, proposal_scale=None,
-                 target_accept: float = 0.3, max_support: int = 64, model=None, rng=None,
-                 blocked=True, initial_point=None, compile_kwargs=None):
+    def __init__(
+        self,
+        vars,
+        *,
+        n_particles: int = 10,
+        latent=None,
+        proposal=None,
+        proposal_scale=None,
+        target_accept: float = 0.3,
+        max_support: int = 64,
+        model=None,
+        rng=None,
+        blocked=True,
+        initial_point=None,
+        compile_kwargs=None,
+    ):
         import pymc as pm
 
         self.n_particles = check_n_particles(n_particles, "PMMH")
         model = pm.modelcontext(model)
-        self.target = LatentTarget(model, vars, latent=latent, owner="PMMH", own_parents=True,
-                                   max_support=max_support)
+        self.target = LatentTarget(
+            model, vars, latent=latent, owner="PMMH", own_parents=True, max_support=max_support
+        )
         self.vars = list(self.target.theta_values) + list(self.target.block.value_vars)
         if proposal is not None and not callable(proposal):
             raise TypeError(
@@ -205,9 +219,12 @@ class PMMH(RandomWalkThetaStep):
 
     @property
     def n_factors(self) -> int:
-        r"""Number of independently estimated factors of :math:`\hat Z` (1 for a joint estimate)."""
-        return {"support": self.target.block.n, "records": self.target.block.n,
-                "groups": len(self.target.groups)}.get(self.factorisation, 1)
+        r"""Number of independently estimated factors of `\hat Z` (1 for a joint estimate)."""
+        return {
+            "support": self.target.block.n,
+            "records": self.target.block.n,
+            "groups": len(self.target.groups),
+        }.get(self.factorisation, 1)
 
     def estimator(self, base_point):
         """The kernel's ``estimate(rng, θ) -> (log_w, particles)`` at the other values of ``base_point``."""
@@ -227,7 +244,7 @@ class PMMH(RandomWalkThetaStep):
         return estimate
 
     def loglik_estimate(self, point, rng) -> float:
-        r"""One estimate :math:`\log\hat Z(\theta)` of :math:`\log p(s_{dp} \mid \theta)` at ``point``."""
+        r"""One estimate `\log\hat Z(\theta)` of `\log p(s_{dp} \mid \theta)` at ``point``."""
         target = self.target
         target.reseed(rng)  # the particle draws come from rng: reproducible
         return estimate_log_lik(self.estimator(point)(rng, target.theta_flat(point))[0])
@@ -250,24 +267,30 @@ class PMMH(RandomWalkThetaStep):
         if not self._matches(point):
             self._state = self._init_state(point)
         # log η depends on variables other samplers may move: evaluate it at the current point
-        state = self._state._replace(log_prior=target.log_rest(target.with_theta(point, self._state.theta)))
+        state = self._state._replace(
+            log_prior=target.log_rest(target.with_theta(point, self._state.theta))
+        )
 
         def log_prior(theta):
             return target.log_rest(target.with_theta(point, theta))
 
         state, info = pmmh_kernel(
-            self.rng, state,
+            self.rng,
+            state,
             propose_theta=self.propose_theta,
-            log_prior=log_prior, estimate=self.estimator(point),
+            log_prior=log_prior,
+            estimate=self.estimator(point),
         )
         self.adapt(info.accept_prob)
         self._state = state
         new = target.with_latent(target.with_theta(point, state.theta), state.latent)
         new = {name: new[name] for name in target.theta_names + target.block.value_names}
-        return {**point, **new}, [self.stats(
-            dp_accept=float(info.accept_prob),
-            dp_accepted=bool(info.accepted),
-            dp_loglik_estimate=float(state.log_lik),
-            dp_scale=self.mean_scale,
-            dp_loglik_factors=self.n_factors,
-        )]
+        return {**point, **new}, [
+            self.stats(
+                dp_accept=float(info.accept_prob),
+                dp_accepted=bool(info.accepted),
+                dp_loglik_estimate=float(state.log_lik),
+                dp_scale=self.mean_scale,
+                dp_loglik_factors=self.n_factors,
+            )
+        ]

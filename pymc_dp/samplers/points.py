@@ -19,6 +19,6 @@ def replace_flat(point, names, flat) -> dict:
     i = 0
     for name in names:
         ref = np.asarray(point[name])
-        out[name] = np.asarray(flat[i:i + ref.size]).reshape(ref.shape).astype(ref.dtype)
+        out[name] = np.asarray(flat[i : i + ref.size]).reshape(ref.shape).astype(ref.dtype)
         i += ref.size
     return out

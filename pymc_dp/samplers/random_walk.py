@@ -1,6 +1,6 @@
 """The θ proposal of PMMH and MHAAR: a Gaussian random walk in PyMC's value space, tuned in warm-up.
 
-Pure functions of a :class:`RandomWalkState` (per-coordinate log scale, adaptation counter): the
+Pure functions of a `RandomWalkState` (per-coordinate log scale, adaptation counter): the
 Robbins–Monro update moves the log scale towards a target acceptance probability during warm-up
 only, within [e^-5, e^3] times the initial scale.
 """
@@ -16,14 +16,21 @@ from pymc_dp.samplers.base import DPStep
 
 __all__ = [
     "RandomWalkThetaStep",
-    "RandomWalkState", "random_walk_propose", "random_walk_adapt", "initial_scale", "clip_scale",
+    "RandomWalkState",
+    "random_walk_propose",
+    "random_walk_adapt",
+    "initial_scale",
+    "clip_scale",
     "check_n_particles",
 ]
 
 
 def check_n_particles(n_particles, owner):
-    return check_count(n_particles, name="n_particles", fix=f"{owner} averages over n_particles "
-                       "draws of the latent data; use e.g. n_particles=10.")
+    return check_count(
+        n_particles,
+        name="n_particles",
+        fix=f"{owner} averages over n_particles draws of the latent data; use e.g. n_particles=10.",
+    )
 
 
 class RandomWalkState(NamedTuple):
@@ -89,8 +96,9 @@ class RandomWalkThetaStep(DPStep):
     def adapt(self, accept_prob: float) -> None:
         """Warm-up only: move the scale towards ``target_accept`` (kept within its clip range)."""
         if self.tune:
-            self._rw = clip_scale(random_walk_adapt(self._rw, accept_prob, self.target_accept),
-                                  self._init_scale)
+            self._rw = clip_scale(
+                random_walk_adapt(self._rw, accept_prob, self.target_accept), self._init_scale
+            )
 
     @property
     def mean_scale(self) -> float:

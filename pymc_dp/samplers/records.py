@@ -7,7 +7,7 @@ refuses models the record-wise samplers cannot treat exactly, and compiles
 * ``propose(point)``: one joint draw of every record from its conditional prior given the
   non-record variables, returned in the value (transformed) space of the point (through the model's
   random graph, or with ``fast_draws=True`` for common families through
-  :class:`pymc_dp.samplers.fast_draws.FastRecordDraw`, same distribution, no graph);
+  `pymc_dp.samplers.fast_draws.FastRecordDraw`, same distribution, no graph);
 * ``contributions(point)``: the per-record statistic contributions of every node, ``(n, dim)``.
 """
 
@@ -108,7 +108,8 @@ def compile_record_draw(model, record_rvs, graphs):
         tr = model.rvs_to_transforms.get(rv)
         outs.append(tr.forward(g, *g.owner.inputs) if tr is not None else g)
     old_rngs = [
-        v for v in ancestors(outs)
+        v
+        for v in ancestors(outs)
         if isinstance(v, SharedVariable) and isinstance(v.type, RandomGeneratorType)
     ]
     rngs = [pytensor.shared(np.random.default_rng()) for _ in old_rngs]
@@ -132,13 +133,14 @@ class RecordBlock:
         Name of the sampler, for error messages.
     fast_draws : bool
         Draw proposals of common record families (normal, Bernoulli, Poisson, exponential, gamma,
-        binomial) with numba from the generator given to :meth:`reseed` instead of through the
-        PyTensor graph (:mod:`pymc_dp.samplers.fast_draws`); other blocks keep the graph.
+        binomial) with numba from the generator given to `reseed` instead of through the
+        PyTensor graph (`pymc_dp.samplers.fast_draws`); other blocks keep the graph.
         ``self.fast_reason`` says why a block does not qualify.
     """
 
-    def __init__(self, model, vars=None, *, require_additive=True, owner="DataAugmentation",
-                 fast_draws=False):
+    def __init__(
+        self, model, vars=None, *, require_additive=True, owner="DataAugmentation", fast_draws=False
+    ):
         self.model = model
         self.fast_draws = bool(fast_draws)
         nodes, record_rvs = _nodes_and_records(model, vars, owner)
@@ -212,7 +214,11 @@ class RecordBlock:
     def _compile(self):
         model = self.model
         self._propose, self._rngs = compile_record_draw(model, self.record_rvs, self.record_rvs)
-        self._fast, self.fast_reason, self._fast_rng = None, "fast_draws=False", np.random.default_rng(0)
+        self._fast, self.fast_reason, self._fast_rng = (
+            None,
+            "fast_draws=False",
+            np.random.default_rng(0),
+        )
         if self.fast_draws:
             self._fast, self.fast_reason = FastRecordDraw.build(model, self.record_rvs)
         self.input_names = [v.name for v in model.value_vars]
@@ -251,7 +257,9 @@ class RecordBlock:
                     "(batched) distribution with the records on axis 0."
                 )
             per_record.append(term.reshape((self.n, -1)).sum(axis=1))
-        fn = pm_compile(model.value_vars, pt.stack(per_record).sum(axis=0), on_unused_input="ignore")
+        fn = pm_compile(
+            model.value_vars, pt.stack(per_record).sum(axis=0), on_unused_input="ignore"
+        )
         point = model.initial_point(random_seed=0)
         args = [point[name] for name in self.input_names]
         self.reseed(np.random.default_rng(0))
@@ -283,7 +291,7 @@ class RecordBlock:
 
     @property
     def fast(self) -> bool:
-        """Whether proposals are drawn by :class:`~pymc_dp.samplers.fast_draws.FastRecordDraw`."""
+        """Whether proposals are drawn by `FastRecordDraw`."""
         return self._fast is not None
 
     def reseed(self, rng: np.random.Generator) -> None:
@@ -308,7 +316,9 @@ class RecordBlock:
     def contributions(self, point):
         """``(additive (n, D_add), local (n, D_loc))`` contributions at ``point``."""
         add, loc = self._contrib(*[point[n] for n in self.input_names])
-        return np.ascontiguousarray(add, dtype=np.float64), np.ascontiguousarray(loc, dtype=np.float64)
+        return np.ascontiguousarray(add, dtype=np.float64), np.ascontiguousarray(
+            loc, dtype=np.float64
+        )
 
     def releases(self):
         """Flat released values of the additive and the local nodes."""

@@ -1,19 +1,21 @@
 r"""Exact updates of continuous θ given the records, from the records' sufficient statistics.
 
-With data augmentation the records :math:`x` are in the point, so :math:`\theta \mid x` is an
-ordinary posterior. When it is not conjugate (:mod:`pymc_dp.samplers.conjugate`) but every term that
+With data augmentation the records `x` are in the point, so `\theta \mid x` is an
+ordinary posterior. When it is not conjugate (`pymc_dp.samplers.conjugate`) but every term that
 depends on θ is an iid family with sufficient statistics, its log density
 
-.. math:: \log p(\theta \mid x, \cdot) = \log p(\theta) + \log|J(\theta)|
-          + \sum_{\text{children } c} \ell_c\big(T_c(x_c); \eta_c(\theta)\big) + \text{const}
+```text
+\log p(\theta \mid x, \cdot) = \log p(\theta) + \log|J(\theta)|
++ \sum_{\text{children } c} \ell_c\big(T_c(x_c); \eta_c(\theta)\big) + \text{const}
+```
 
-needs the records only through :math:`T_c` — one compiled :math:`O(n)` reduction per iteration —
-and each evaluation is then :math:`O(1)` (prior terms: PyMC's own logp of θ in its unconstrained
+needs the records only through `T_c` — one compiled `O(n)` reduction per iteration —
+and each evaluation is then `O(1)` (prior terms: PyMC's own logp of θ in its unconstrained
 space with the Jacobian). Example: Gamma stays with mean ``m`` (``Gamma(2, 2/m)``) under a Gamma
 prior give a Generalized Inverse Gaussian conditional in ``m`` that depends on (n, Σx, Σ log x).
 
 ==============  ========================  ============================================================
-family          statistics T              :math:`\ell` (terms free of the parameters dropped)
+family          statistics T              `\ell` (terms free of the parameters dropped)
 ==============  ========================  ============================================================
 Normal(μ, σ)    n, x̄, SS = Σ(x − x̄)²      −n log σ − (SS + n(x̄ − μ)²) / (2σ²)
 HalfNormal      same (loc constant)       same
@@ -31,7 +33,7 @@ Categorical(p)  counts c_k                Σ c_k log p_k
 A child qualifies when its parameters are the same for all of its elements (iid records; any
 graph of θ and other variables) and its value (after PyMC's transform) does not move with θ.
 Other dependents of θ are included with their own PyMC logp when they hold at most
-:data:`SMALL_TERM` elements (e.g. a hyperparameter's child parameter); anything else (a
+`SMALL_TERM` elements (e.g. a hyperparameter's child parameter); anything else (a
 ``Potential``, a large non-iid child) makes the step refuse at construction, naming it.
 
 **Kernel**: univariate slice sampling (Neal 2003, *Ann. Statist.* 31, §4: stepping out, shrinkage)
@@ -92,17 +94,33 @@ def _sum_stats(x):
 FAMILIES = {
     "normal": (_normal_stats, _normal_ll, ()),
     "halfnormal": (_normal_stats, _normal_ll, (0,)),
-    "lognormal": (lambda x: [*_normal_stats(pt.log(x)), pt.log(x).sum()],
-                  lambda t, mu, s: _normal_ll(t[:3], mu, s) - t[3], ()),
-    "gamma": (lambda x: [*_sum_stats(x), pt.log(x).sum()],
-              lambda t, a, s: -t[0] * (pt.gammaln(a) + a * pt.log(s)) + (a - 1.0) * t[2] - t[1] / s, ()),
+    "lognormal": (
+        lambda x: [*_normal_stats(pt.log(x)), pt.log(x).sum()],
+        lambda t, mu, s: _normal_ll(t[:3], mu, s) - t[3],
+        (),
+    ),
+    "gamma": (
+        lambda x: [*_sum_stats(x), pt.log(x).sum()],
+        lambda t, a, s: -t[0] * (pt.gammaln(a) + a * pt.log(s)) + (a - 1.0) * t[2] - t[1] / s,
+        (),
+    ),
     "exponential": (_sum_stats, lambda t, s: -t[0] * pt.log(s) - t[1] / s, ()),
-    "beta": (lambda x: [pt.cast(x.shape[0], "float64"), pt.log(x).sum(), pt.log1p(-x).sum()],
-             lambda t, a, b: t[0] * (pt.gammaln(a + b) - pt.gammaln(a) - pt.gammaln(b))
-             + (a - 1.0) * t[1] + (b - 1.0) * t[2], ()),
+    "beta": (
+        lambda x: [pt.cast(x.shape[0], "float64"), pt.log(x).sum(), pt.log1p(-x).sum()],
+        lambda t, a, b: (
+            t[0] * (pt.gammaln(a + b) - pt.gammaln(a) - pt.gammaln(b))
+            + (a - 1.0) * t[1]
+            + (b - 1.0) * t[2]
+        ),
+        (),
+    ),
     "poisson": (_sum_stats, lambda t, mu: xlogy0(t[1], mu) - t[0] * mu, ()),
     "bernoulli": (_sum_stats, lambda t, p: xlogy0(t[1], p) + xlogy0(t[0] - t[1], 1.0 - p), ()),
-    "binomial": (_sum_stats, lambda t, n, p: xlogy0(t[1], p) + xlogy0(t[0] * n - t[1], 1.0 - p), (0,)),
+    "binomial": (
+        _sum_stats,
+        lambda t, n, p: xlogy0(t[1], p) + xlogy0(t[0] * n - t[1], 1.0 - p),
+        (0,),
+    ),
     "geometric": (_sum_stats, lambda t, p: t[0] * pt.log(p) + xlogy0(t[1] - t[0], 1.0 - p), ()),
 }
 
@@ -131,8 +149,8 @@ def _child_term(model, child, theta_values, theta_names):
         if k is None:
             raise ValueError(f"the number of categories of {child.name!r} is not fixed")
         p = _core_param(params[0], 1, child, theta_names)
-        stats = lambda x: [pt.eq(pt.shape_padright(pt.cast(x, "int64")), pt.arange(k)).sum(axis=0)]
-        ll = lambda t, q: xlogy0(pt.cast(t[0], "float64"), q).sum()
+        stats = lambda x: [pt.eq(pt.shape_padright(pt.cast(x, "int64")), pt.arange(k)).sum(axis=0)]  # noqa: E731
+        ll = lambda t, q: xlogy0(pt.cast(t[0], "float64"), q).sum()  # noqa: E731
         fixed, core = (), [p]
     elif kind in FAMILIES:
         stats, ll, fixed = FAMILIES[kind]
@@ -142,14 +160,18 @@ def _child_term(model, child, theta_values, theta_names):
     for i in fixed:
         if _depends(core[i], theta_values, model):
             raise ValueError(f"parameter {i} of {child.name!r} ({kind}) depends on {theta_names}")
-    (value,) = replace_rvs_by_values([child], rvs_to_values=model.rvs_to_values,
-                                     rvs_to_transforms=model.rvs_to_transforms)
+    (value,) = replace_rvs_by_values(
+        [child], rvs_to_values=model.rvs_to_values, rvs_to_transforms=model.rvs_to_transforms
+    )
     flat = value.ravel() if kind == "categorical" else pt.cast(value, "float64").ravel()
     graphs = stats(flat)
     if any(_depends(g, theta_values, model) for g in graphs):
-        raise ValueError(f"the value of {child.name!r} moves with {theta_names} (a θ-dependent transform)")
-    core = replace_rvs_by_values(core, rvs_to_values=model.rvs_to_values,
-                                 rvs_to_transforms=model.rvs_to_transforms)
+        raise ValueError(
+            f"the value of {child.name!r} moves with {theta_names} (a θ-dependent transform)"
+        )
+    core = replace_rvs_by_values(
+        core, rvs_to_values=model.rvs_to_values, rvs_to_transforms=model.rvs_to_transforms
+    )
     return graphs, lambda t: ll(t, *core)
 
 
@@ -208,7 +230,9 @@ class SliceInfo(NamedTuple):
     brackets: np.ndarray  # final bracket width per coordinate (width adaptation)
 
 
-def slice_kernel(rng, state: SliceState, logp_fn, max_steps: int = 64) -> tuple[SliceState, SliceInfo]:
+def slice_kernel(
+    rng, state: SliceState, logp_fn, max_steps: int = 64
+) -> tuple[SliceState, SliceInfo]:
     """One sweep of univariate slice sampling (Neal 2003, Fig. 3 and 5) over every coordinate."""
     q, lp, width = state.q.copy(), float(state.logp), state.width
     evals, brackets = 0, np.empty_like(width)
@@ -263,9 +287,9 @@ class SufficientTheta(DPStep):
     """Exact θ | records updates from sufficient statistics, by slice sampling (module docstring).
 
     ``pm.sample()`` gives it by itself to a continuous parameter that
-    :class:`~pymc_dp.ConjugateTheta` does not take when every term depending on it is in the
+    `ConjugateTheta` does not take when every term depending on it is in the
     module's table (or small) and latent records of a ``DPObserved`` node are among them
-    (:func:`sufficient_competence`). Explicitly:
+    (`sufficient_competence`). Explicitly:
     ``pm.sample(step=[pdp.DataAugmentation([x]), pdp.SufficientTheta([mean_stay])])``.
 
     Parameters
@@ -286,44 +310,71 @@ class SufficientTheta(DPStep):
     name = "sufficient_theta"
     dp_stats = {"dp_slice_evals": (np.int64, [])}
 
-    def __init__(self, vars, *, width: float = 1.0, max_steps: int = 64, model=None, rng=None,
-                 blocked=True, initial_point=None, compile_kwargs=None):
+    def __init__(
+        self,
+        vars,
+        *,
+        width: float = 1.0,
+        max_steps: int = 64,
+        model=None,
+        rng=None,
+        blocked=True,
+        initial_point=None,
+        compile_kwargs=None,
+    ):
         model = pm.modelcontext(model)
         if vars is None or (isinstance(vars, list | tuple) and not vars):
-            raise ValueError(f"SufficientTheta needs vars=[theta, ...], the parameters it draws; got {vars!r}.")
+            raise ValueError(
+                f"SufficientTheta needs vars=[theta, ...], the parameters it draws; got {vars!r}."
+            )
         if not (isinstance(width, int | float) and width > 0 and math.isfinite(width)):
-            raise ValueError(f"width must be a positive finite number (the initial slice width), got width={width!r}.")
+            raise ValueError(
+                f"width must be a positive finite number (the initial slice width), got width={width!r}."
+            )
         if not (isinstance(max_steps, int) and max_steps >= 1):
-            raise ValueError(f"max_steps must be an integer ≥ 1 (stepping-out limit), got max_steps={max_steps!r}.")
+            raise ValueError(
+                f"max_steps must be an integer ≥ 1 (stepping-out limit), got max_steps={max_steps!r}."
+            )
         values = list(get_value_vars_from_user_vars(vars, model))
         thetas = [model.values_to_rvs[v] for v in values]
         for v, t in zip(values, thetas):
             if not v.dtype.startswith("float"):
-                raise ValueError(f"SufficientTheta updates continuous parameters; {t.name!r} is discrete.")
+                raise ValueError(
+                    f"SufficientTheta updates continuous parameters; {t.name!r} is discrete."
+                )
         self.vars, self.init_width, self.max_steps = values, float(width), max_steps
         children, small = sufficient_terms(model, thetas)
         self.children = [c for c, *_ in children]
         self.small_terms = small
         # stats: one compiled O(n) reduction; logp: O(1) in θ's flat coordinates q and the stats
         stat_graphs = [g for _, graphs, _ in children for g in graphs]
-        placeholders = [pt.tensor(f"stat{k}", dtype=g.dtype, shape=g.type.shape) for k, g in enumerate(stat_graphs)]
+        placeholders = [
+            pt.tensor(f"stat{k}", dtype=g.dtype, shape=g.type.shape)
+            for k, g in enumerate(stat_graphs)
+        ]
         logp = model.logp(vars=thetas + small, sum=True, jacobian=True)
         pos = 0
         for _, graphs, ll in children:
-            logp = logp + ll(placeholders[pos:pos + len(graphs)])
+            logp = logp + ll(placeholders[pos : pos + len(graphs)])
             pos += len(graphs)
         self.shapes = [tuple(np.shape(model.initial_point(0)[v.name])) for v in values]
         sizes = [int(np.prod(s, dtype=int)) for s in self.shapes]
         q = pt.vector("q", dtype="float64")
         offsets = np.concatenate([[0], np.cumsum(sizes)])
-        repl = {v: q[offsets[k]:offsets[k + 1]].reshape(self.shapes[k]).astype(v.dtype)
-                for k, v in enumerate(values)}
+        repl = {
+            v: q[offsets[k] : offsets[k + 1]].reshape(self.shapes[k]).astype(v.dtype)
+            for k, v in enumerate(values)
+        }
         logp = graph_replace(logp, repl, strict=False)
         self.others = [v for v in model.value_vars if v not in values]
-        self._logp = pm_compile([q, *self.others, *placeholders], pt.cast(logp, "float64"),
-                                on_unused_input="ignore")
-        self._stats = pm_compile(list(model.value_vars), stat_graphs, on_unused_input="ignore") \
-            if stat_graphs else None
+        self._logp = pm_compile(
+            [q, *self.others, *placeholders], pt.cast(logp, "float64"), on_unused_input="ignore"
+        )
+        self._stats = (
+            pm_compile(list(model.value_vars), stat_graphs, on_unused_input="ignore")
+            if stat_graphs
+            else None
+        )
         self.input_names = [v.name for v in model.value_vars]
         self.size = int(offsets[-1])
         self._init_step(rng)
@@ -334,12 +385,14 @@ class SufficientTheta(DPStep):
 
     def flat(self, point) -> np.ndarray:
         """θ of ``point`` (value space) as the flat float64 coordinates the slice sampler moves."""
-        return np.concatenate([np.ravel(np.asarray(point[v.name], dtype=np.float64)) for v in self.vars])
+        return np.concatenate(
+            [np.ravel(np.asarray(point[v.name], dtype=np.float64)) for v in self.vars]
+        )
 
     def conditional_logp(self, point):
-        """``q -> log p(θ = q | rest of point)`` up to a constant: the density :meth:`step` slices.
+        """``q -> log p(θ = q | rest of point)`` up to a constant: the density `step` slices.
 
-        ``q`` is θ's flat value-space coordinates (:meth:`flat`); the density includes the
+        ``q`` is θ's flat value-space coordinates (`flat`); the density includes the
         transforms' log-Jacobians, so it differs from the model's joint ``logp`` (PyMC's value
         space) by a constant in θ. The records enter through their sufficient statistics,
         computed once here from ``point``.
@@ -354,13 +407,15 @@ class SufficientTheta(DPStep):
         fn = self.conditional_logp(point)
         state = SliceState(q, float(fn(q)), self.width)
         state, info = slice_kernel(self.rng, state, fn, self.max_steps)
-        if self.tune:  # running mean of the final brackets (tuning only: the chain stays exact after)
+        if (
+            self.tune
+        ):  # running mean of the final brackets (tuning only: the chain stays exact after)
             self._tuned += 1
             self.width = self.width + (info.brackets - self.width) / self._tuned
         new, pos = {}, 0
         for v, shape in zip(self.vars, self.shapes):
             k = int(np.prod(shape, dtype=int))
-            new[v.name] = state.q[pos:pos + k].reshape(shape).astype(v.dtype)
+            new[v.name] = state.q[pos : pos + k].reshape(shape).astype(v.dtype)
             pos += k
         return {**point, **new}, [self.stats(dp_slice_evals=info.evals)]
 
@@ -377,9 +432,9 @@ def sufficient_competence(var) -> Competence:
     """``IDEAL`` if ``var`` is a continuous parameter of latent records that SufficientTheta writes.
 
     Conditions (all): ``var`` is a continuous free RV of a model with ``DPObserved`` nodes;
-    :class:`~pymc_dp.ConjugateTheta` does not take it; :func:`sufficient_terms` accepts every term
+    `ConjugateTheta` does not take it; `sufficient_terms` accepts every term
     depending on it; at least one of those is a latent record variable for which
-    :func:`~pymc_dp.samplers.assign.augmentation_competence` is ``IDEAL``. Cached; never warns.
+    `augmentation_competence` is ``IDEAL``. Cached; never warns.
     """
     if not var.dtype.startswith("float"):
         return Competence.INCOMPATIBLE
@@ -395,6 +450,9 @@ def _verdict(model, var) -> Competence:
         return Competence.INCOMPATIBLE
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        records = [c for c, *_ in children
-                   if c in model.free_RVs and augmentation_competence(c) == Competence.IDEAL]
+        records = [
+            c
+            for c, *_ in children
+            if c in model.free_RVs and augmentation_competence(c) == Competence.IDEAL
+        ]
     return Competence.IDEAL if records else Competence.INCOMPATIBLE

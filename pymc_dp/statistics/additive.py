@@ -30,7 +30,7 @@ __all__ = ["Statistic", "Sum", "Mean", "Counts", "RecordSum", "Local"]
 
 
 class Statistic:
-    """Base class of statistics. Subclasses implement :meth:`contributions`."""
+    """Base class of statistics. Subclasses implement `contributions`."""
 
     record_additive = True
     local = False
@@ -228,8 +228,14 @@ class _Bounded(Statistic):
         return {"lower": self.lower, "upper": self.upper, "fn": self.fn}
 
     def contributions_are_integers(self, *data):
-        integral_bounds = self.lower is None or (self.lower == round(self.lower) and self.upper == round(self.upper))
-        if self.fn is None and integral_bounds and all(np.asarray(d).dtype.kind in "biu" for d in data):
+        integral_bounds = self.lower is None or (
+            self.lower == round(self.lower) and self.upper == round(self.upper)
+        )
+        if (
+            self.fn is None
+            and integral_bounds
+            and all(np.asarray(d).dtype.kind in "biu" for d in data)
+        ):
             return True  # clip of integer records to integer bounds, without evaluating
         return super().contributions_are_integers(*data)
 
@@ -298,7 +304,7 @@ class Counts(Statistic):
 
     Replace-one sensitivity (what mechanisms are calibrated to): L1 = 2, L2 = √2 (a record moves
     from one cell to another). Under add/remove-one it would be L1 = L2 = 1. Codes outside
-    ``0..n_categories-1`` are refused by :func:`pymc_dp.release`, never dropped.
+    ``0..n_categories-1`` are refused by `pymc_dp.release`, never dropped.
     """
 
     def __init__(self, n_categories: int):
@@ -403,10 +409,13 @@ class RecordSum(Statistic):
             raise TypeError(f"RecordSum needs a callable fn, got fn={fn!r}.")
         self.fn = fn
         if isinstance(sensitivity, dict):
-            self._sens = {int(k): check_positive(v, name=f"sensitivity[{k}]") for k, v in sensitivity.items()}
+            self._sens = {
+                int(k): check_positive(v, name=f"sensitivity[{k}]") for k, v in sensitivity.items()
+            }
         else:
             s = check_positive(
-                sensitivity, name="sensitivity",
+                sensitivity,
+                name="sensitivity",
                 fix="Give how far one replaced record can move the statistic (its L1 norm).",
             )
             self._sens = {1: s, 2: s}

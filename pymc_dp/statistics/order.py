@@ -1,22 +1,24 @@
 r"""Order statistics of clamped records: ``Median`` and ``Max`` (seed 001, §5.4).
 
 Both release one rank of the sorted, clamped per-record values
-:math:`s_i = \mathrm{clip}(\mathrm{fn}(x_i), \mathrm{lower}, \mathrm{upper})`. They are *not*
+`s_i = \mathrm{clip}(\mathrm{fn}(x_i), \mathrm{lower}, \mathrm{upper})`. They are *not*
 record-additive (``record_additive = False``, ``local = False``): the value depends on all records at
-once, so :class:`pymc_dp.DataAugmentation` refuses them; use :class:`pymc_dp.MHAAR` (z-space).
+once, so `pymc_dp.DataAugmentation` refuses them; use `pymc_dp.MHAAR` (z-space).
 
 Their global sensitivity is the whole range ``upper - lower``, which is why they are released with
-:class:`pymc_dp.SmoothLaplace`, whose noise is scaled by the β-smooth sensitivity (Nissim,
+`pymc_dp.SmoothLaplace`, whose noise is scaled by the β-smooth sensitivity (Nissim,
 Raskhodnikova and Smith 2007). For the rank-``m`` order statistic of the values shifted to
-:math:`[0, \Lambda]`, :math:`\Lambda = \mathrm{upper} - \mathrm{lower}`, sorted
-:math:`s_{(1)} \le \dots \le s_{(n)}` and padded with :math:`s_{(i)} = 0` for :math:`i < 1`,
-:math:`s_{(i)} = \Lambda` for :math:`i > n`,
+`[0, \Lambda]`, `\Lambda = \mathrm{upper} - \mathrm{lower}`, sorted
+`s_{(1)} \le \dots \le s_{(n)}` and padded with `s_{(i)} = 0` for `i < 1`,
+`s_{(i)} = \Lambda` for `i > n`,
 
-.. math:: S^*_\beta(x) = \max_{k=0,\dots,n} e^{-k\beta}
-          \max_{t=0,\dots,k+1} \big(s_{(m+t)} - s_{(m+t-k-1)}\big),
+```text
+S^*_\beta(x) = \max_{k=0,\dots,n} e^{-k\beta}
+\max_{t=0,\dots,k+1} \big(s_{(m+t)} - s_{(m+t-k-1)}\big),
+```
 
-which gives seed 001's median formula for :math:`m = \lceil n/2 \rceil` and its maximum formula
-:math:`b_k = \max\{\Lambda - s_{(n-k)},\, s_{(n)} - s_{(n-k-1)}\}` for :math:`m = n`.
+which gives seed 001's median formula for `m = \lceil n/2 \rceil` and its maximum formula
+`b_k = \max\{\Lambda - s_{(n-k)},\, s_{(n)} - s_{(n-k-1)}\}` for `m = n`.
 """
 
 from __future__ import annotations
@@ -76,7 +78,12 @@ def _smooth_sorted(padded, m, decay):
             bigger[:top] = stack[:top]
             stack = bigger
         stack[top, 0], stack[top, 1], stack[top, 2], stack[top, 3] = ilo, i - 1, jlo, arg
-        stack[top + 1, 0], stack[top + 1, 1], stack[top + 1, 2], stack[top + 1, 3] = i + 1, ihi, arg, jhi
+        stack[top + 1, 0], stack[top + 1, 1], stack[top + 1, 2], stack[top + 1, 3] = (
+            i + 1,
+            ihi,
+            arg,
+            jhi,
+        )
         top += 2
     return best, bi, bj
 

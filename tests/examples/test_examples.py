@@ -27,8 +27,14 @@ def _tracked_results():
 
 def _run(args, tmp_path, timeout):
     env = dict(os.environ, PYTHONPATH=str(ROOT), MPLBACKEND="Agg")
-    return subprocess.run([sys.executable, *args], cwd=tmp_path, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def test_every_example_is_listed():
@@ -62,14 +68,15 @@ def test_example_smoke(name, tmp_path):
     for column in ("mean", "sd", "hdi_3%", "hdi_97%", "ess_bulk", "r_hat"):
         assert column in proc.stdout, f"{name} --smoke printed no {column!r} column"
     assert _tracked_results() == before, f"{name} --smoke changed committed results"
-    assert set(p.parent for p in tmp_path.rglob("*") if p.is_file()) <= {out}, \
+    assert set(p.parent for p in tmp_path.rglob("*") if p.is_file()) <= {out}, (
         f"{name} wrote outside --outdir: {[str(p) for p in tmp_path.rglob('*') if p.is_file()]}"
+    )
     assert seconds < SMOKE_SECONDS, f"{name} --smoke took {seconds:.0f} s"
 
 
 # --- the shared summary helper (fast) --------------------------------------------------------------
 sys.path.insert(0, str(EXAMPLES))
-import _report  # noqa: E402
+import _report
 
 
 def test_hdi_of_a_grid_and_of_normal_draws():

@@ -31,9 +31,25 @@ def test_zoo_covers_the_support_matrix():
     mechs = " ".join(c.mechanism for c in CASES)
     recs = " ".join(c.records for c in CASES)
     assert {"additive", "local", "counts", "recordsum", "order", "latent"} <= stats_
-    for m in ("Laplace", "Gaussian", "DiscreteLaplace", "DiscreteGaussian", "RandomizedResponse", "SmoothLaplace"):
+    for m in (
+        "Laplace",
+        "Gaussian",
+        "DiscreteLaplace",
+        "DiscreteGaussian",
+        "RandomizedResponse",
+        "SmoothLaplace",
+    ):
         assert m in mechs
-    for r in ("Bernoulli", "Categorical", "Binomial", "Poisson", "Geometric", "Exponential", "Gamma", "continuous"):
+    for r in (
+        "Bernoulli",
+        "Categorical",
+        "Binomial",
+        "Poisson",
+        "Geometric",
+        "Exponential",
+        "Gamma",
+        "continuous",
+    ):
         assert r in recs
     assert sum(c.fast for c in CASES) >= 5
 
@@ -41,8 +57,10 @@ def test_zoo_covers_the_support_matrix():
 @pytest.mark.parametrize("case", [_param(c) for c in CASES])
 def test_zoo_model(case):
     res = run_case(case, draws=DRAWS, tune=TUNE, seed=SEED)
-    summary = "; ".join(f"{k}: ESS/draw {r['ess_per_draw']:.3f}, R-hat {r['r_hat']:.3f}"
-                        for k, r in res["rows"].items())
+    summary = "; ".join(
+        f"{k}: ESS/draw {r['ess_per_draw']:.3f}, R-hat {r['r_hat']:.3f}"
+        for k, r in res["rows"].items()
+    )
     print(f"[zoo] {case.name}: route {res['route']}; {summary}")
     post = res["idata"].posterior
     for key in res["rows"]:
@@ -50,4 +68,6 @@ def test_zoo_model(case):
     if res["exact"] is None:
         return
     for key, (mean, sd) in res["exact"].items():
-        assert_mc_close(_select(post, key), mean, sd, label=f"{case.name} {key} route {res['route']}")
+        assert_mc_close(
+            _select(post, key), mean, sd, label=f"{case.name} {key} route {res['route']}"
+        )

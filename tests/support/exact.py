@@ -30,9 +30,17 @@ def beta_bernoulli_laplace(s, n, a, b, scale):
     ``s`` and ``scale`` may be sequences: independent releases of the same sum.
     """
     k = np.arange(n + 1)
-    noise = sum(-np.abs(si - k) / sc for si, sc in zip(np.atleast_1d(s), np.broadcast_to(scale, np.shape(np.atleast_1d(s)))))
-    logw = (special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(n - k + 1)
-            + special.betaln(a + k, b + n - k) + noise)
+    noise = sum(
+        -np.abs(si - k) / sc
+        for si, sc in zip(np.atleast_1d(s), np.broadcast_to(scale, np.shape(np.atleast_1d(s))))
+    )
+    logw = (
+        special.gammaln(n + 1)
+        - special.gammaln(k + 1)
+        - special.gammaln(n - k + 1)
+        + special.betaln(a + k, b + n - k)
+        + noise
+    )
     w = _normalise(logw)
     m1 = np.sum(w * (a + k) / (a + b + n))
     m2 = np.sum(w * (a + k) * (a + k + 1) / ((a + b + n) * (a + b + n + 1)))
@@ -60,8 +68,13 @@ def randomized_response(r, epsilon, a=1.0, b=1.0):
 def poisson_discrete_laplace(s, n, a, b, scale, kmax=600):
     """λ ~ Gamma(a, rate b), x_i ~ Poisson(λ), s = Σx + DiscreteLaplace(scale): enumerate Σx."""
     k = np.arange(kmax + 1)
-    lognb = (special.gammaln(a + k) - special.gammaln(a) - special.gammaln(k + 1)
-             + a * np.log(b / (b + n)) + k * np.log(n / (b + n)))
+    lognb = (
+        special.gammaln(a + k)
+        - special.gammaln(a)
+        - special.gammaln(k + 1)
+        + a * np.log(b / (b + n))
+        + k * np.log(n / (b + n))
+    )
     w = _normalise(lognb - np.abs(s - k) / scale)
     m1 = np.sum(w * (a + k) / (b + n))
     m2 = np.sum(w * (a + k) * (a + k + 1) / (b + n) ** 2)
@@ -74,8 +87,12 @@ def dirichlet_counts_laplace(s, n, alpha, scale, index=0):
     K, A = len(alpha), alpha.sum()
     comps = [c for c in itertools.product(range(n + 1), repeat=K) if sum(c) == n]
     c = np.array(comps, dtype=float)
-    logw = (special.gammaln(n + 1) - special.gammaln(c + 1).sum(axis=1)
-            + special.gammaln(alpha + c).sum(axis=1) - np.abs(s - c).sum(axis=1) / scale)
+    logw = (
+        special.gammaln(n + 1)
+        - special.gammaln(c + 1).sum(axis=1)
+        + special.gammaln(alpha + c).sum(axis=1)
+        - np.abs(s - c).sum(axis=1) / scale
+    )
     w = _normalise(logw)
     ak = alpha[index] + c[:, index]
     return _mean_sd(np.sum(w * ak / (A + n)), np.sum(w * ak * (ak + 1) / ((A + n) * (A + n + 1))))
@@ -85,7 +102,9 @@ def exponential_sum_gaussian(s, n, a, b, sigma):
     """λ ~ Gamma(a, rate b), x_i ~ Exp(λ), s = Σ x + N(0, sigma²): 2-d quadrature."""
     lam = np.linspace(1e-4, 15, 3000)
     t = np.linspace(1e-6, max(60.0, s + 10 * sigma), 6000)
-    logf = stats.gamma.logpdf(t[None, :], n, scale=1 / lam[:, None]) + stats.norm.logpdf(s - t[None, :], 0, sigma)
+    logf = stats.gamma.logpdf(t[None, :], n, scale=1 / lam[:, None]) + stats.norm.logpdf(
+        s - t[None, :], 0, sigma
+    )
     like = np.trapezoid(np.exp(logf), t, axis=1)
     post = stats.gamma.pdf(lam, a, scale=1 / b) * like
     post /= np.trapezoid(post, lam)
@@ -120,7 +139,10 @@ def dirichlet_counts_posterior(s, n, alpha, log_noise, index):
     """
     alpha = np.asarray(alpha, dtype=float)
     c = np.arange(n + 1, dtype=float)
-    logf = [special.gammaln(a + c) - special.gammaln(c + 1) + log_noise(sk - c) for a, sk in zip(alpha, s)]
+    logf = [
+        special.gammaln(a + c) - special.gammaln(c + 1) + log_noise(sk - c)
+        for a, sk in zip(alpha, s)
+    ]
     f = [np.exp(lf - lf.max()) for lf in logf]
 
     def total(factors):
@@ -133,7 +155,13 @@ def dirichlet_counts_posterior(s, n, alpha, log_noise, index):
     ak = alpha[index] + c
     A = alpha.sum()
     m1 = total([f[index] * ak / (A + n)] + [g for j, g in enumerate(f) if j != index]) / z
-    m2 = total([f[index] * ak * (ak + 1) / ((A + n) * (A + n + 1))] + [g for j, g in enumerate(f) if j != index]) / z
+    m2 = (
+        total(
+            [f[index] * ak * (ak + 1) / ((A + n) * (A + n + 1))]
+            + [g for j, g in enumerate(f) if j != index]
+        )
+        / z
+    )
     return m1, math.sqrt(m2 - m1**2)
 
 
@@ -144,7 +172,10 @@ def exact_records_sum(y=3.0, n=6, prior_sd=2.0, b=1.0):
     """θ ~ N(0, prior_sd), Σx ~ N(nθ, n), s_dp ~ Laplace(Σx, b): posterior mean/sd by quadrature."""
     s = np.linspace(-60, 60, 6001)
     th = np.linspace(-8, 8, 1601)
-    lik = stats.norm.pdf(s[None, :], n * th[:, None], math.sqrt(n)) * stats.laplace.pdf(y, s, b)[None, :]
+    lik = (
+        stats.norm.pdf(s[None, :], n * th[:, None], math.sqrt(n))
+        * stats.laplace.pdf(y, s, b)[None, :]
+    )
     post = np.trapezoid(lik, s, axis=1) * stats.norm.pdf(th, 0, prior_sd)
     post /= np.trapezoid(post, th)
     mean = np.trapezoid(th * post, th)
@@ -216,7 +247,7 @@ def dirichlet_local_posterior(eta_rows, weights, alpha, index):
             new = {}
             for c, lw in total.items():
                 for x in range(k):
-                    c2 = c[:x] + (c[x] + 1,) + c[x + 1:]
+                    c2 = c[:x] + (c[x] + 1,) + c[x + 1 :]
                     new[c2] = np.logaddexp(new.get(c2, -np.inf), lw + row[x])
             total = new
     counts = np.array(list(total.keys()), dtype=float)
@@ -235,5 +266,7 @@ def grid_posterior_2d(logpost, a, b):
     meshgrid. Returns ``((mean_a, sd_a), (mean_b, sd_b))``."""
     aa, bb = np.meshgrid(a, b, indexing="ij")
     w = _normalise(logpost(aa, bb))
-    return (_mean_sd(np.sum(w * aa), np.sum(w * aa**2)),
-            _mean_sd(np.sum(w * bb), np.sum(w * bb**2)))
+    return (
+        _mean_sd(np.sum(w * aa), np.sum(w * aa**2)),
+        _mean_sd(np.sum(w * bb), np.sum(w * bb**2)),
+    )

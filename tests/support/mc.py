@@ -23,7 +23,9 @@ def _as_chains(draws) -> np.ndarray:
     if d.ndim == 1:
         d = d[None, :]
     if d.ndim < 2 or d.shape[1] < 4:
-        raise ValueError(f"draws: need shape (chain, draw, ...) with at least 4 draws, got {d.shape}")
+        raise ValueError(
+            f"draws: need shape (chain, draw, ...) with at least 4 draws, got {d.shape}"
+        )
     return d
 
 
@@ -53,8 +55,10 @@ def mcse(draws, method: str = "mean") -> np.ndarray:
 
 
 def _check(rows, z: float, label: str) -> None:
-    text = "\n".join(f"  {name}: estimate {est:.6g} exact {ex:.6g} ({zz:+.2f} SE, SE {se:.3g})"
-                     for name, est, ex, se, zz in rows)
+    text = "\n".join(
+        f"  {name}: estimate {est:.6g} exact {ex:.6g} ({zz:+.2f} SE, SE {se:.3g})"
+        for name, est, ex, se, zz in rows
+    )
     print(f"[mc] {label}\n{text}")
     bad = [r for r in rows if not abs(r[4]) < z]
     assert not bad, f"{label}: beyond {z} standard errors:\n{text}"
@@ -64,7 +68,10 @@ def assert_within_se(estimate, exact, se, *, z: float = 4.0, label: str = "estim
     """``|estimate − exact| < z · se`` elementwise; returns the z-scores."""
     est, ex, s = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (estimate, exact, se)))
     zs = (est - ex) / s
-    rows = [(f"{label}[{i}]" if est.ndim else label, est[i], ex[i], s[i], zs[i]) for i in np.ndindex(est.shape)]
+    rows = [
+        (f"{label}[{i}]" if est.ndim else label, est[i], ex[i], s[i], zs[i])
+        for i in np.ndindex(est.shape)
+    ]
     _check(rows, z, label)
     return zs
 
@@ -92,4 +99,3 @@ def assert_mc_close(draws, exact_mean, exact_sd=None, *, z: float = 4.0, label: 
             rows.append((f"{name}{list(i) if i else ''}", est[i], ex[i], se[i], zs[i]))
     _check(rows, z, label or "draws")
     return out
-

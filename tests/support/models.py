@@ -16,8 +16,13 @@ def records_model(n=6, mechanism=None):
     with pm.Model() as model:
         th = pm.Normal("th", 0.0, 2.0)
         x = pm.Normal("x", th, 1.0, shape=n)
-        pdp.DPObserved("s", x, statistic=pdp.RecordSum(lambda x: x, sensitivity=1.0),
-                       mechanism=mechanism or pdp.Laplace(scale=1.0), observed=3.0)
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.RecordSum(lambda x: x, sensitivity=1.0),
+            mechanism=mechanism or pdp.Laplace(scale=1.0),
+            observed=3.0,
+        )
     return model
 
 
@@ -124,8 +129,6 @@ def quickstart_model(n=300, seed=2026):
     return model, s_count, 1.0 / 0.5
 
 
-
-
 def clamped_model(n, eps, seed=21, mu_sigma=False):
     """Clamped normal mean: mu ~ N(0, 3²), x_i ~ N(mu, sigma), Σ clip(x_i, -2, 4) + Laplace(6/ε);
     sigma = 1, or ~ HalfNormal(2) with ``mu_sigma``. Returns (model, s, Laplace scale)."""
@@ -149,15 +152,23 @@ def three_part_model():
         for name, y in (("a", Y_A), ("b", Y_B), ("c", Y_A)):
             th = pm.Normal(f"th_{name}", 0.0, 2.0)
             x = pm.Normal(f"x_{name}", th, 1.0, shape=N_REC)
-            pdp.DPObserved(f"s_{name}", x, statistic=pdp.RecordSum(lambda x: x, sensitivity=1.0),
-                           mechanism=pdp.Laplace(scale=1.0), observed=y)
+            pdp.DPObserved(
+                f"s_{name}",
+                x,
+                statistic=pdp.RecordSum(lambda x: x, sensitivity=1.0),
+                mechanism=pdp.Laplace(scale=1.0),
+                observed=y,
+            )
     return model
 
 
 def three_part_steps(model):
     """PMMH on th_a, MHAAR on th_b, DataAugmentation on x_c (call inside the model context)."""
-    return [pdp.PMMH([model["th_a"]], n_particles=8), pdp.MHAAR([model["th_b"]], n_particles=8),
-            pdp.DataAugmentation([model["x_c"]])]
+    return [
+        pdp.PMMH([model["th_a"]], n_particles=8),
+        pdp.MHAAR([model["th_b"]], n_particles=8),
+        pdp.DataAugmentation([model["x_c"]]),
+    ]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -169,13 +180,20 @@ N_LOC, S_NOISE = 30, 0.5
 def local_gaussian_model():
     rng = np.random.default_rng(30)
     x_conf = rng.normal(0.5, 0.7, N_LOC)
-    y = x_conf + rng.normal(0, S_NOISE, N_LOC)  # the test needs the numbers only, not a vetted release
+    y = x_conf + rng.normal(
+        0, S_NOISE, N_LOC
+    )  # the test needs the numbers only, not a vetted release
     with pm.Model() as model:
         mu = pm.Normal("mu", 0.0, 2.0)
         sigma = pm.HalfNormal("sigma", 1.0)
         x = pm.Normal("x", mu, sigma, shape=N_LOC)
-        pdp.DPObserved("y", x, statistic=pdp.Local(lower=-20, upper=20),
-                       mechanism=pdp.Gaussian(sigma=S_NOISE), observed=y)
+        pdp.DPObserved(
+            "y",
+            x,
+            statistic=pdp.Local(lower=-20, upper=20),
+            mechanism=pdp.Gaussian(sigma=S_NOISE),
+            observed=y,
+        )
     return model, y
 
 
@@ -220,8 +238,16 @@ def fixed_s_release(data, delta=1e-5):
     from pymc_dp import regression as R
 
     X, y, _ = data
-    st = R.release_suff_stats(X, y, x_bound=3.0, y_bound=6.0, epsilon=2.0, delta=delta, n_nodes=3,
-                              rng=np.random.default_rng(5))
+    st = R.release_suff_stats(
+        X,
+        y,
+        x_bound=3.0,
+        y_bound=6.0,
+        epsilon=2.0,
+        delta=delta,
+        n_nodes=3,
+        rng=np.random.default_rng(5),
+    )
     return st, R.RegressionPrior(C=4.0 * np.eye(2), a=6.0, b=5.0).resolve(2)
 
 
@@ -233,8 +259,13 @@ def beta_bernoulli_sum_model(n=30, s=19.3, a=2.0, b=2.0, scale=2.0):
     with pm.Model() as model:
         p = pm.Beta("p", a, b)
         x = pm.Bernoulli("x", p, shape=n)
-        pdp.DPObserved("s", x, statistic=pdp.Sum(lower=0, upper=1), mechanism=pdp.Laplace(scale=scale),
-                       observed=s)
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.Sum(lower=0, upper=1),
+            mechanism=pdp.Laplace(scale=scale),
+            observed=s,
+        )
     return model
 
 
@@ -243,8 +274,11 @@ def released_beta_bernoulli(n, seed, p_true, *, scale=1.0, a=2.0, b=2.0):
     Σx + Laplace(scale) by ``pdp.release``; the model of :func:`beta_bernoulli_sum_model`.
     Returns (model, s)."""
     rng = np.random.default_rng(seed)
-    s = float(pdp.release(rng.binomial(1, p_true, n), pdp.Sum(lower=0, upper=1), pdp.Laplace(scale=scale),
-                          rng=rng))
+    s = float(
+        pdp.release(
+            rng.binomial(1, p_true, n), pdp.Sum(lower=0, upper=1), pdp.Laplace(scale=scale), rng=rng
+        )
+    )
     return beta_bernoulli_sum_model(n, s, a, b, scale), s
 
 
@@ -255,14 +289,18 @@ def quickstart_like_model(seed=11, n_count=40, n_stay=8, sigma=4.0):
     cond, stay = rng.binomial(1, 0.2, n_count), rng.gamma(2.0, 2.5, n_stay)
     cs, cm = pdp.Sum(lower=0, upper=1), pdp.Laplace(epsilon=0.5)
     s_count = float(pdp.release(cond, cs, cm, rng=rng))
-    s_stay = float(stay.sum() + rng.normal(0, sigma))  # the test's release: Gaussian noise on Σ stays
+    s_stay = float(
+        stay.sum() + rng.normal(0, sigma)
+    )  # the test's release: Gaussian noise on Σ stays
     with pm.Model() as model:
         p = pm.Beta("p", 1, 1)
         m = pm.Gamma("mean_stay", alpha=2.0, beta=0.4)
         has = pm.Bernoulli("has_condition", p, shape=n_count)
         los = pm.Gamma("length_of_stay", alpha=2.0, beta=2.0 / m, shape=n_stay)
         pdp.DPObserved("count", has, statistic=cs, mechanism=cm, observed=s_count)
-        pdp.DPObserved("stay", los, statistic=pdp.Sum(), mechanism=pdp.Gaussian(sigma=sigma), observed=s_stay)
+        pdp.DPObserved(
+            "stay", los, statistic=pdp.Sum(), mechanism=pdp.Gaussian(sigma=sigma), observed=s_stay
+        )
     return model, s_count, 2.0, s_stay, n_stay, sigma
 
 
@@ -280,7 +318,13 @@ def groups_model(releases):
         p = pm.Beta("p", GROUP_A, GROUP_B)
         for g, s in enumerate(releases):
             x = pm.Bernoulli(f"x{g}", p, shape=GROUP_N)
-            pdp.DPObserved(f"s{g}", x, statistic=GROUP_STAT, mechanism=pdp.Laplace(scale=GROUP_SCALE), observed=s)
+            pdp.DPObserved(
+                f"s{g}",
+                x,
+                statistic=GROUP_STAT,
+                mechanism=pdp.Laplace(scale=GROUP_SCALE),
+                observed=s,
+            )
     return model
 
 

@@ -7,7 +7,9 @@ import pymc as pm
 __all__ = ["assigned", "sample"]
 
 
-def sample(model, step=None, *, draws: int, tune: int, chains: int = 2, seed, cores: int = 1, **kwargs):
+def sample(
+    model, step=None, *, draws: int, tune: int, chains: int = 2, seed, cores: int = 1, **kwargs
+):
     """``pm.sample`` on ``model`` without progress bar or convergence checks → InferenceData.
 
     ``step=None`` lets PyMC (and pymc_dp's registered steps) assign the samplers; ``step`` may also be
@@ -17,8 +19,17 @@ def sample(model, step=None, *, draws: int, tune: int, chains: int = 2, seed, co
     with model:
         if callable(step):
             step = step()
-        return pm.sample(draws=draws, tune=tune, chains=chains, cores=cores, step=step, random_seed=seed,
-                         progressbar=False, compute_convergence_checks=False, **kwargs)
+        return pm.sample(
+            draws=draws,
+            tune=tune,
+            chains=chains,
+            cores=cores,
+            step=step,
+            random_seed=seed,
+            progressbar=False,
+            compute_convergence_checks=False,
+            **kwargs,
+        )
 
 
 def assigned(model) -> dict:

@@ -29,7 +29,11 @@ def bernoulli_sum():
     def simulate(rng):
         p = rng.beta(2, 2)
         x = rng.binomial(1, p, n)
-        return p, {"p_logodds__": special.logit(p), "x": x}, float(pdp.release(x, stat, mech, rng=rng))
+        return (
+            p,
+            {"p_logodds__": special.logit(p), "x": x},
+            float(pdp.release(x, stat, mech, rng=rng)),
+        )
 
     return model, simulate, "p"
 
@@ -78,8 +82,11 @@ def normal_local():
     def simulate(rng):
         mu = rng.normal()
         x = rng.normal(mu, 1.0, n)
-        return mu, {"mu": mu, "x": x}, np.asarray(pdp.release(x, pdp.Local(lower=-8, upper=8), mech, rng=rng),
-                                                    dtype=float)
+        return (
+            mu,
+            {"mu": mu, "x": x},
+            np.asarray(pdp.release(x, pdp.Local(lower=-8, upper=8), mech, rng=rng), dtype=float),
+        )
 
     return model, simulate, "mu"
 
@@ -97,6 +104,10 @@ def gamma_mean_sum():
     def simulate(rng):
         m = rng.gamma(2.0, 1 / 0.4)
         x = rng.gamma(2.0, m / 2.0, n)
-        return m, {"m_log__": np.log(m), "x_log__": np.log(x)}, float(pdp.release(x, stat, mech, rng=rng))
+        return (
+            m,
+            {"m_log__": np.log(m), "x_log__": np.log(x)},
+            float(pdp.release(x, stat, mech, rng=rng)),
+        )
 
     return model, simulate, "m"

@@ -15,8 +15,14 @@ import pytensor.tensor as pt
 import pymc_dp as pdp
 from pymc_dp.release import bind_mechanism
 
-__all__ = ["BUILDERS", "hierarchical_groups", "normal_scale", "regression_user", "rr_two_answers",
-           "table_dgauss"]
+__all__ = [
+    "BUILDERS",
+    "hierarchical_groups",
+    "normal_scale",
+    "regression_user",
+    "rr_two_answers",
+    "table_dgauss",
+]
 
 
 def _node(name, data, stat, mech, release, potential, n):
@@ -27,7 +33,7 @@ def _node(name, data, stat, mech, release, potential, n):
     data_t = data if isinstance(data, tuple) else (data,)
     value = stat(*data_t)
     rel = np.asarray(release, dtype=float)
-    dim = int(np.prod(rel.shape[1 if stat.local else 0:], dtype=int)) or 1
+    dim = int(np.prod(rel.shape[1 if stat.local else 0 :], dtype=int)) or 1
     bound = bind_mechanism(stat, mech, n, dim)
     pm.Potential(name, bound.logp(pt.as_tensor(rel), value).sum())
 
@@ -74,7 +80,9 @@ def hierarchical_groups(n=50, eps=1.0, seed=2, potential=False, groups=4):
     rng = np.random.default_rng(seed)
     truth = rng.normal(1.0, 1.0, groups)
     stat, mech = pdp.Mean(lower=-3.0, upper=5.0), pdp.Laplace(epsilon=eps)
-    releases = [pdp.release(rng.normal(truth[g], 1.0, n), stat, mech, rng=rng) for g in range(groups)]
+    releases = [
+        pdp.release(rng.normal(truth[g], 1.0, n), stat, mech, rng=rng) for g in range(groups)
+    ]
     with pm.Model() as model:
         mu0 = pm.Normal("mu0", 0, 5)
         tau = pm.HalfNormal("tau", 2)
@@ -99,8 +107,12 @@ def regression_user(n=50, eps=10.0, seed=3, potential=False):
         xt = pt.concatenate([pt.ones((x.shape[0], 1)), norm(x)], axis=1)
         yt = norm(y)
         cols = [xt * yt[:, None], (yt**2)[:, None]]
-        cols += [(xt[:, j] * xt[:, k])[:, None] for j in range(p + 1) for k in range(j, p + 1)
-                 if (j, k) != (0, 0)]
+        cols += [
+            (xt[:, j] * xt[:, k])[:, None]
+            for j in range(p + 1)
+            for k in range(j, p + 1)
+            if (j, k) != (0, 0)
+        ]
         return pt.concatenate(cols, axis=1)
 
     rng = np.random.default_rng(seed)

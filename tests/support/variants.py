@@ -47,7 +47,11 @@ def styled(rng, value, *, integral=None, shape=None, label=None, data=True):
     styles = list(FLOAT_STYLES)
     if whole:
         top = float(np.max(np.abs(value)))
-        styles += [s for s in INT_STYLES if not (s == "int8" and top > 127) and not (s == "int16" and top > 32767)]
+        styles += [
+            s
+            for s in INT_STYLES
+            if not (s == "int8" and top > 127) and not (s == "int16" and top > 32767)
+        ]
     styles = styles if data else [s for s in styles if s != "data"]
     style = styles[rng.integers(len(styles))]
     if label is not None:
@@ -89,15 +93,22 @@ def _sd(rng, label):
 
 def _release(name, x, rng, shape=()):
     """A clamped-sum release of ``x`` with Laplace or Gaussian noise (any observed value is valid)."""
-    mech = pdp.Laplace(scale=float(rng.uniform(0.5, 3))) if rng.random() < 0.5 else pdp.Gaussian(
-        sigma=float(rng.uniform(0.5, 3)))
+    mech = (
+        pdp.Laplace(scale=float(rng.uniform(0.5, 3)))
+        if rng.random() < 0.5
+        else pdp.Gaussian(sigma=float(rng.uniform(0.5, 3)))
+    )
     obs = rng.normal(0, 3, size=shape)
-    return pdp.DPObserved(name, x, statistic=pdp.Sum(lower=-50, upper=50), mechanism=mech, observed=obs)
+    return pdp.DPObserved(
+        name, x, statistic=pdp.Sum(lower=-50, upper=50), mechanism=mech, observed=obs
+    )
 
 
 # ---------------------------------------------------------------------------------- ConjugateTheta
 def conjugate_variant(rng, kind=None) -> Variant:
-    kind = kind or _choice(rng, ["normal", "normal", "linear", "beta", "gamma", "inverse_gamma", "dirichlet"])
+    kind = kind or _choice(
+        rng, ["normal", "normal", "linear", "beta", "gamma", "inverse_gamma", "dirichlet"]
+    )
     lab = [kind]
     n = int(rng.integers(3, 9))
     d = int(rng.integers(2, 4))
@@ -105,9 +116,17 @@ def conjugate_variant(rng, kind=None) -> Variant:
     coords = {"g": [f"g{i}" for i in range(d)], "obs": np.arange(n)}
     with pm.Model(coords=coords) as model:
         if kind == "normal":
-            m0 = pm.Normal("m0", 0, 1) if rng.random() < 0.3 else styled(rng, _choice(rng, [0, 5, -3, 1.5]), label=lab)
+            m0 = (
+                pm.Normal("m0", 0, 1)
+                if rng.random() < 0.3
+                else styled(rng, _choice(rng, [0, 5, -3, 1.5]), label=lab)
+            )
             if vector:
-                s0 = styled(rng, _choice(rng, [16, 100, 20, 0.7]), shape=(d,), label=lab) if rng.random() < 0.5 else _sd(rng, lab)
+                s0 = (
+                    styled(rng, _choice(rng, [16, 100, 20, 0.7]), shape=(d,), label=lab)
+                    if rng.random() < 0.5
+                    else _sd(rng, lab)
+                )
                 theta = pm.Normal("theta", m0, s0, dims="g")
                 shape = (n, d)
             else:
@@ -121,14 +140,18 @@ def conjugate_variant(rng, kind=None) -> Variant:
                 _release("t", y, rng, shape[1:])
         elif kind == "linear":
             X = styled(rng, rng.integers(-3, 4, size=(n, d)), integral=True, label=lab)
-            beta = pm.Normal("theta", styled(rng, _choice(rng, [0, 2]), label=lab), _sd(rng, lab), dims="g")
+            beta = pm.Normal(
+                "theta", styled(rng, _choice(rng, [0, 2]), label=lab), _sd(rng, lab), dims="g"
+            )
             a = styled(rng, _choice(rng, [1, 0.5, 40]), label=lab)
             x = pm.Normal("x", a + pt.as_tensor_variable(X) @ beta, _sd(rng, lab), shape=(n,))
             _release("s", x, rng)
         elif kind == "beta":
             a = styled(rng, float(rng.integers(1, 6)), label=lab)
             b = styled(rng, float(rng.integers(1, 6)), label=lab)
-            theta = pm.Beta("theta", a, b, shape=(d,), dims="g") if vector else pm.Beta("theta", a, b)
+            theta = (
+                pm.Beta("theta", a, b, shape=(d,), dims="g") if vector else pm.Beta("theta", a, b)
+            )
             shape = (n, d) if vector else (n,)
             if rng.random() < 0.5:
                 x = pm.Bernoulli("x", theta, shape=shape)
@@ -136,30 +159,55 @@ def conjugate_variant(rng, kind=None) -> Variant:
             else:
                 up = int(_choice(rng, [3, 100]))
                 x = pm.Binomial("x", styled(rng, up, label=lab), theta, shape=shape)
-            pdp.DPObserved("s", x, statistic=pdp.Sum(lower=0, upper=up), mechanism=pdp.Laplace(scale=1.5),
-                           observed=rng.uniform(0, n * up, size=shape[1:]))
+            pdp.DPObserved(
+                "s",
+                x,
+                statistic=pdp.Sum(lower=0, upper=up),
+                mechanism=pdp.Laplace(scale=1.5),
+                observed=rng.uniform(0, n * up, size=shape[1:]),
+            )
         elif kind == "gamma":
             alpha = styled(rng, float(_choice(rng, [2, 3, 100])), label=lab)
             rate = styled(rng, _choice(rng, [1, 2, 100, 0.7]), label=lab)
-            theta = pm.Gamma("theta", alpha, rate, shape=(d,), dims="g") if vector else pm.Gamma("theta", alpha, rate)
+            theta = (
+                pm.Gamma("theta", alpha, rate, shape=(d,), dims="g")
+                if vector
+                else pm.Gamma("theta", alpha, rate)
+            )
             shape = (n, d) if vector else (n,)
             child = _choice(rng, ["poisson", "exponential", "normal"])
             lab.append(child)
             if child == "poisson":
                 x = pm.Poisson("x", theta, shape=shape)
-                pdp.DPObserved("s", x, statistic=pdp.Sum(lower=0, upper=10), mechanism=pdp.Laplace(scale=1.0),
-                               observed=rng.uniform(0, 10, size=shape[1:]))
+                pdp.DPObserved(
+                    "s",
+                    x,
+                    statistic=pdp.Sum(lower=0, upper=10),
+                    mechanism=pdp.Laplace(scale=1.0),
+                    observed=rng.uniform(0, 10, size=shape[1:]),
+                )
             elif child == "exponential":
                 x = pm.Exponential("x", theta, shape=shape)
                 _release("s", x, rng, shape[1:])
             else:
-                mu = pm.Normal("mu", 0, 1) if rng.random() < 0.5 else styled(rng, _choice(rng, [0, 3]), label=lab)
+                mu = (
+                    pm.Normal("mu", 0, 1)
+                    if rng.random() < 0.5
+                    else styled(rng, _choice(rng, [0, 3]), label=lab)
+                )
                 x = pm.Normal("x", mu, tau=theta, shape=shape)
                 _release("s", x, rng, shape[1:])
         elif kind == "inverse_gamma":
-            theta = pm.InverseGamma("theta", styled(rng, float(_choice(rng, [2, 3, 100])), label=lab),
-                                    styled(rng, _choice(rng, [1, 2, 100, 0.7]), label=lab))
-            mu = pm.Normal("mu", 0, 1) if rng.random() < 0.5 else styled(rng, _choice(rng, [0, 3]), label=lab)
+            theta = pm.InverseGamma(
+                "theta",
+                styled(rng, float(_choice(rng, [2, 3, 100])), label=lab),
+                styled(rng, _choice(rng, [1, 2, 100, 0.7]), label=lab),
+            )
+            mu = (
+                pm.Normal("mu", 0, 1)
+                if rng.random() < 0.5
+                else styled(rng, _choice(rng, [0, 3]), label=lab)
+            )
             x = pm.Normal("x", mu, pt.sqrt(theta), shape=(n,))
             _release("s", x, rng)
         else:  # dirichlet
@@ -167,8 +215,13 @@ def conjugate_variant(rng, kind=None) -> Variant:
             a = styled(rng, rng.integers(1, 5, size=k).astype(float), integral=True, label=lab)
             theta = pm.Dirichlet("theta", a)
             x = pm.Categorical("x", theta, shape=(n,))
-            pdp.DPObserved("s", x, statistic=pdp.Counts(k), mechanism=pdp.Laplace(scale=1.0),
-                           observed=rng.uniform(0, n, size=k))
+            pdp.DPObserved(
+                "s",
+                x,
+                statistic=pdp.Counts(k),
+                mechanism=pdp.Laplace(scale=1.0),
+                observed=rng.uniform(0, n, size=k),
+            )
     return Variant(model, ["theta"], " ".join(map(str, lab)))
 
 
@@ -177,48 +230,89 @@ def int8_normal(sd) -> Variant:
     with pm.Model() as model:
         mu = pm.Normal("mu", 0, sd)
         x = pm.Normal("x", mu, 1, shape=20)
-        pdp.DPObserved("s", x, statistic=pdp.Sum(lower=-10, upper=10), mechanism=pdp.Gaussian(sigma=2.0),
-                       observed=25.0)
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.Sum(lower=-10, upper=10),
+            mechanism=pdp.Gaussian(sigma=2.0),
+            observed=25.0,
+        )
     return Variant(model, ["mu"], f"Normal(0, {sd})")
 
 
 # ------------------------------------------------------------------------------ SufficientTheta
 def sufficient_variant(rng, kind=None) -> Variant:
-    kind = kind or _choice(rng, ["normal", "gamma_mean", "lognormal", "exponential", "beta", "poisson",
-                                 "bernoulli", "binomial", "geometric", "categorical", "halfnormal"])
+    kind = kind or _choice(
+        rng,
+        [
+            "normal",
+            "gamma_mean",
+            "lognormal",
+            "exponential",
+            "beta",
+            "poisson",
+            "bernoulli",
+            "binomial",
+            "geometric",
+            "categorical",
+            "halfnormal",
+        ],
+    )
     lab = [kind]
     n = int(rng.integers(3, 9))
     with pm.Model(coords={"k": ["a", "b", "c"]}) as model:
         if kind == "normal":
             sigma = pm.HalfNormal("sigma", _sd(rng, lab))
             joint = rng.random() < 0.5
-            mu = pm.Normal("mu", styled(rng, _choice(rng, [0, 2]), label=lab), _sd(rng, lab)) if joint else \
-                styled(rng, _choice(rng, [0, -3, 1.5]), label=lab)
+            mu = (
+                pm.Normal("mu", styled(rng, _choice(rng, [0, 2]), label=lab), _sd(rng, lab))
+                if joint
+                else styled(rng, _choice(rng, [0, -3, 1.5]), label=lab)
+            )
             x = pm.Normal("x", mu, sigma, shape=n)
             names = ["mu", "sigma"] if joint else ["sigma"]
             _release("s", x, rng)
         elif kind == "gamma_mean":
-            m = pm.Gamma("m", styled(rng, 2, label=lab), styled(rng, _choice(rng, [1, 0.5]), label=lab))
+            m = pm.Gamma(
+                "m", styled(rng, 2, label=lab), styled(rng, _choice(rng, [1, 0.5]), label=lab)
+            )
             a = styled(rng, _choice(rng, [2, 3]), label=lab)
             x = pm.Gamma("x", a, a / m, shape=n)
             names = ["m"]
-            pdp.DPObserved("s", x, statistic=pdp.Sum(lower=0, upper=10), mechanism=pdp.Laplace(scale=1.0),
-                           observed=float(rng.uniform(0, 3 * n)))
+            pdp.DPObserved(
+                "s",
+                x,
+                statistic=pdp.Sum(lower=0, upper=10),
+                mechanism=pdp.Laplace(scale=1.0),
+                observed=float(rng.uniform(0, 3 * n)),
+            )
         elif kind == "lognormal":
             mu = pm.Normal("mu", 0, _sd(rng, lab))
             sigma = pm.HalfNormal("sigma", _sd(rng, lab))
             x = pm.LogNormal("x", mu, sigma, shape=n)
             names = ["mu", "sigma"]
-            pdp.DPObserved("s", x, statistic=pdp.Sum(lower=0, upper=10), mechanism=pdp.Gaussian(sigma=2.0),
-                           observed=float(rng.uniform(0, 3 * n)))
+            pdp.DPObserved(
+                "s",
+                x,
+                statistic=pdp.Sum(lower=0, upper=10),
+                mechanism=pdp.Gaussian(sigma=2.0),
+                observed=float(rng.uniform(0, 3 * n)),
+            )
         elif kind == "exponential":
             lam = pm.HalfNormal("lam", _sd(rng, lab))
             x = pm.Exponential("x", lam, shape=n)
             names = ["lam"]
-            pdp.DPObserved("s", x, statistic=pdp.Sum(lower=0, upper=5), mechanism=pdp.Laplace(scale=1.0),
-                           observed=float(rng.uniform(0, n)))
+            pdp.DPObserved(
+                "s",
+                x,
+                statistic=pdp.Sum(lower=0, upper=5),
+                mechanism=pdp.Laplace(scale=1.0),
+                observed=float(rng.uniform(0, n)),
+            )
         elif kind == "halfnormal":
-            s = pm.Gamma("sd", styled(rng, 2, label=lab), styled(rng, _choice(rng, [1, 100]), label=lab))
+            s = pm.Gamma(
+                "sd", styled(rng, 2, label=lab), styled(rng, _choice(rng, [1, 100]), label=lab)
+            )
             x = pm.HalfNormal("x", s, shape=n)
             names = ["sd"]
             _release("s", x, rng)
@@ -227,17 +321,32 @@ def sufficient_variant(rng, kind=None) -> Variant:
             b = pm.Gamma("b", 2, styled(rng, _choice(rng, [1, 2]), label=lab))
             x = pm.Beta("x", a, b, shape=n)
             names = ["a", "b"]
-            pdp.DPObserved("s", x, statistic=pdp.Sum(lower=0, upper=1), mechanism=pdp.Laplace(scale=0.5),
-                           observed=float(rng.uniform(0, n)))
+            pdp.DPObserved(
+                "s",
+                x,
+                statistic=pdp.Sum(lower=0, upper=1),
+                mechanism=pdp.Laplace(scale=0.5),
+                observed=float(rng.uniform(0, n)),
+            )
         elif kind == "poisson":
-            mu = pm.LogNormal("mu", styled(rng, _choice(rng, [0, 1]), label=lab), styled(rng, 1, label=lab))
+            mu = pm.LogNormal(
+                "mu", styled(rng, _choice(rng, [0, 1]), label=lab), styled(rng, 1, label=lab)
+            )
             x = pm.Poisson("x", mu, shape=n)
             names = ["mu"]
-            pdp.DPObserved("s", x, statistic=pdp.Sum(lower=0, upper=6), mechanism=pdp.Laplace(scale=1.0),
-                           observed=float(rng.uniform(0, 2 * n)))
+            pdp.DPObserved(
+                "s",
+                x,
+                statistic=pdp.Sum(lower=0, upper=6),
+                mechanism=pdp.Laplace(scale=1.0),
+                observed=float(rng.uniform(0, 2 * n)),
+            )
         elif kind in ("bernoulli", "binomial", "geometric"):
-            p = pm.Uniform("p", 0, 1) if rng.random() < 0.5 else pm.Beta(
-                "p", styled(rng, 2, label=lab), styled(rng, 3, label=lab))
+            p = (
+                pm.Uniform("p", 0, 1)
+                if rng.random() < 0.5
+                else pm.Beta("p", styled(rng, 2, label=lab), styled(rng, 3, label=lab))
+            )
             if kind == "bernoulli":
                 x, up = pm.Bernoulli("x", p, shape=n), 1
             elif kind == "binomial":
@@ -246,20 +355,32 @@ def sufficient_variant(rng, kind=None) -> Variant:
             else:
                 x, up = pm.Geometric("x", p, shape=n), 5
             names = ["p"]
-            pdp.DPObserved("s", x, statistic=pdp.Sum(lower=0, upper=up), mechanism=pdp.Laplace(scale=1.0),
-                           observed=float(rng.uniform(0, n * up)))
+            pdp.DPObserved(
+                "s",
+                x,
+                statistic=pdp.Sum(lower=0, upper=up),
+                mechanism=pdp.Laplace(scale=1.0),
+                observed=float(rng.uniform(0, n * up)),
+            )
         else:  # categorical with p = softmax(w), w a vector without transform
             w = pm.Normal("w", 0, _sd(rng, lab), dims="k")
             x = pm.Categorical("x", pt.special.softmax(w), shape=n)
             names = ["w"]
-            pdp.DPObserved("s", x, statistic=pdp.Counts(3), mechanism=pdp.Laplace(scale=1.0),
-                           observed=rng.uniform(0, n, size=3))
+            pdp.DPObserved(
+                "s",
+                x,
+                statistic=pdp.Counts(3),
+                mechanism=pdp.Laplace(scale=1.0),
+                observed=rng.uniform(0, n, size=3),
+            )
     return Variant(model, names, " ".join(map(str, lab)))
 
 
 # ----------------------------------------------------------------------------------- Interweave
 def interweave_variant(rng, kind=None) -> Variant:
-    kind = kind or _choice(rng, ["normal", "normal", "studentt", "laplace", "halfnormal", "exponential"])
+    kind = kind or _choice(
+        rng, ["normal", "normal", "studentt", "laplace", "halfnormal", "exponential"]
+    )
     lab = [kind]
     n = int(rng.integers(3, 9))
     d = 2
@@ -268,50 +389,95 @@ def interweave_variant(rng, kind=None) -> Variant:
         names = []
         if kind in ("normal", "studentt", "laplace"):
             m0 = styled(rng, _choice(rng, [0, 5, 1.5]), label=lab)
-            mu = pm.Normal("mu", m0, _sd(rng, lab), dims="g") if vector else pm.Normal("mu", m0, _sd(rng, lab))
+            mu = (
+                pm.Normal("mu", m0, _sd(rng, lab), dims="g")
+                if vector
+                else pm.Normal("mu", m0, _sd(rng, lab))
+            )
             shape = (n, d) if vector else (n,)
             free_sigma = rng.random() < 0.6
             sigma = pm.HalfNormal("sigma", _sd(rng, lab)) if free_sigma else _sd(rng, lab)
             names = ["mu", "sigma"] if free_sigma and rng.random() < 0.5 else ["mu"]
-            loc = mu + styled(rng, _choice(rng, [0, 2, 0.5]), label=lab) if rng.random() < 0.4 else mu
+            loc = (
+                mu + styled(rng, _choice(rng, [0, 2, 0.5]), label=lab) if rng.random() < 0.4 else mu
+            )
             if kind == "normal":
                 x = pm.Normal("x", loc, sigma, shape=shape)
             elif kind == "studentt":
-                x = pm.StudentT("x", nu=styled(rng, _choice(rng, [3, 5]), label=lab), mu=loc, sigma=sigma, shape=shape)
+                x = pm.StudentT(
+                    "x",
+                    nu=styled(rng, _choice(rng, [3, 5]), label=lab),
+                    mu=loc,
+                    sigma=sigma,
+                    shape=shape,
+                )
             else:
                 x = pm.Laplace("x", loc, sigma, shape=shape)
             _release("s", x, rng, shape[1:])
             if rng.random() < 0.4:  # a second release of the same records
-                pdp.DPObserved("s2", x, statistic=pdp.Mean(lower=-20, upper=20), mechanism=pdp.Laplace(scale=0.5),
-                               observed=rng.normal(0, 2, size=shape[1:]))
+                pdp.DPObserved(
+                    "s2",
+                    x,
+                    statistic=pdp.Mean(lower=-20, upper=20),
+                    mechanism=pdp.Laplace(scale=0.5),
+                    observed=rng.normal(0, 2, size=shape[1:]),
+                )
             if rng.random() < 0.4:  # a second record variable with its own release
                 y = pm.Normal("y", mu, styled(rng, _choice(rng, [1, 16]), label=lab), shape=shape)
                 _release("t", y, rng, shape[1:])
         elif kind == "halfnormal":
-            s = pm.Gamma("sd", styled(rng, 2, label=lab), styled(rng, _choice(rng, [1, 0.5]), label=lab))
+            s = pm.Gamma(
+                "sd", styled(rng, 2, label=lab), styled(rng, _choice(rng, [1, 0.5]), label=lab)
+            )
             x = pm.HalfNormal("x", s, shape=n)
             names = ["sd"]
-            pdp.DPObserved("s", x, statistic=pdp.Sum(lower=0, upper=8), mechanism=pdp.Laplace(scale=1.0),
-                           observed=float(rng.uniform(0, 2 * n)))
+            pdp.DPObserved(
+                "s",
+                x,
+                statistic=pdp.Sum(lower=0, upper=8),
+                mechanism=pdp.Laplace(scale=1.0),
+                observed=float(rng.uniform(0, 2 * n)),
+            )
         else:
-            lam = pm.Gamma("lam", styled(rng, 2, label=lab), styled(rng, _choice(rng, [1, 2]), label=lab))
+            lam = pm.Gamma(
+                "lam", styled(rng, 2, label=lab), styled(rng, _choice(rng, [1, 2]), label=lab)
+            )
             x = pm.Exponential("x", lam, shape=n)
             names = ["lam"]
-            pdp.DPObserved("s", x, statistic=pdp.Sum(lower=0, upper=5), mechanism=pdp.Gaussian(sigma=1.0),
-                           observed=float(rng.uniform(0, n)))
+            pdp.DPObserved(
+                "s",
+                x,
+                statistic=pdp.Sum(lower=0, upper=5),
+                mechanism=pdp.Gaussian(sigma=1.0),
+                observed=float(rng.uniform(0, n)),
+            )
     return Variant(model, names, " ".join(map(str, lab)))
 
 
 # ------------------------------------------------------------------------------------ Collapsed
 def collapsed_variant(rng, kind=None) -> Variant:
-    kind = kind or _choice(rng, ["bernoulli", "binomial", "poisson_tail", "poisson_closed", "poisson_local",
-                                 "poisson_const", "geometric", "categorical_counts", "categorical_local"])
+    kind = kind or _choice(
+        rng,
+        [
+            "bernoulli",
+            "binomial",
+            "poisson_tail",
+            "poisson_closed",
+            "poisson_local",
+            "poisson_const",
+            "geometric",
+            "categorical_counts",
+            "categorical_local",
+        ],
+    )
     lab = [kind]
     n = int(rng.integers(3, 7))
     with pm.Model() as model:
         names = ["x"]
         if kind in ("bernoulli", "binomial"):
-            p = pm.Beta("p", styled(rng, 2, label=lab), styled(rng, _choice(rng, [1, 3]), label=lab))
+            p = pm.Beta(
+                "p", styled(rng, 2, label=lab), styled(rng, _choice(rng, [1, 3]), label=lab)
+            )
             names.append("p")
             if kind == "bernoulli":
                 x, up = pm.Bernoulli("x", p, shape=n), 1
@@ -321,51 +487,117 @@ def collapsed_variant(rng, kind=None) -> Variant:
             how = _choice(rng, ["sum", "local", "two"])
             lab.append(how)
             if how == "local":
-                pdp.DPObserved("r", x, statistic=pdp.Local(lower=0, upper=up), mechanism=pdp.Laplace(scale=1.0),
-                               observed=rng.uniform(0, up, size=n))
+                pdp.DPObserved(
+                    "r",
+                    x,
+                    statistic=pdp.Local(lower=0, upper=up),
+                    mechanism=pdp.Laplace(scale=1.0),
+                    observed=rng.uniform(0, up, size=n),
+                )
             else:
-                pdp.DPObserved("s", x, statistic=pdp.Sum(lower=0, upper=up), mechanism=pdp.Laplace(scale=1.5),
-                               observed=float(rng.uniform(0, n * up)))
+                pdp.DPObserved(
+                    "s",
+                    x,
+                    statistic=pdp.Sum(lower=0, upper=up),
+                    mechanism=pdp.Laplace(scale=1.5),
+                    observed=float(rng.uniform(0, n * up)),
+                )
                 if how == "two":  # two releases of the same sum
-                    pdp.DPObserved("s2", x, statistic=pdp.Sum(lower=0, upper=up),
-                                   mechanism=pdp.DiscreteLaplace(scale=2.0), observed=int(rng.integers(0, n * up)))
+                    pdp.DPObserved(
+                        "s2",
+                        x,
+                        statistic=pdp.Sum(lower=0, upper=up),
+                        mechanism=pdp.DiscreteLaplace(scale=2.0),
+                        observed=int(rng.integers(0, n * up)),
+                    )
         elif kind.startswith("poisson"):
             if kind == "poisson_const":  # no θ: an int8 rate, n·μ overflowed int8
                 x = pm.Poisson("x", styled(rng, _choice(rng, [100, 60]), label=lab), shape=n)
-                pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=pdp.DiscreteLaplace(scale=3.0),
-                               observed=int(rng.integers(50, 100) * n))
+                pdp.DPObserved(
+                    "s",
+                    x,
+                    statistic=pdp.Sum(),
+                    mechanism=pdp.DiscreteLaplace(scale=3.0),
+                    observed=int(rng.integers(50, 100) * n),
+                )
             else:
-                lam = pm.Gamma("lam", styled(rng, _choice(rng, [2, 3]), label=lab),
-                               styled(rng, _choice(rng, [1, 2]), label=lab))
+                lam = pm.Gamma(
+                    "lam",
+                    styled(rng, _choice(rng, [2, 3]), label=lab),
+                    styled(rng, _choice(rng, [1, 2]), label=lab),
+                )
                 names.append("lam")
                 x = pm.Poisson("x", lam, shape=n)
                 if kind == "poisson_tail":
-                    pdp.DPObserved("s", x, statistic=pdp.Sum(lower=0, upper=3), mechanism=pdp.DiscreteLaplace(scale=1.0),
-                                   observed=int(rng.integers(0, 3 * n)))
+                    pdp.DPObserved(
+                        "s",
+                        x,
+                        statistic=pdp.Sum(lower=0, upper=3),
+                        mechanism=pdp.DiscreteLaplace(scale=1.0),
+                        observed=int(rng.integers(0, 3 * n)),
+                    )
                 elif kind == "poisson_closed":
-                    pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=pdp.DiscreteLaplace(scale=2.0),
-                                   observed=int(rng.integers(0, 3 * n)))
+                    pdp.DPObserved(
+                        "s",
+                        x,
+                        statistic=pdp.Sum(),
+                        mechanism=pdp.DiscreteLaplace(scale=2.0),
+                        observed=int(rng.integers(0, 3 * n)),
+                    )
                 else:
-                    pdp.DPObserved("a", x, statistic=pdp.Local(), mechanism=pdp.Laplace(scale=1.0),
-                                   observed=rng.uniform(0, 4, size=n))
-                    pdp.DPObserved("c", x, statistic=pdp.Local(), mechanism=pdp.DiscreteLaplace(scale=1.5),
-                                   observed=rng.integers(0, 4, size=n))
+                    pdp.DPObserved(
+                        "a",
+                        x,
+                        statistic=pdp.Local(),
+                        mechanism=pdp.Laplace(scale=1.0),
+                        observed=rng.uniform(0, 4, size=n),
+                    )
+                    pdp.DPObserved(
+                        "c",
+                        x,
+                        statistic=pdp.Local(),
+                        mechanism=pdp.DiscreteLaplace(scale=1.5),
+                        observed=rng.integers(0, 4, size=n),
+                    )
         elif kind == "geometric":
             p = pm.Beta("p", styled(rng, 2, label=lab), styled(rng, 2, label=lab))
             names.append("p")
             x = pm.Geometric("x", p, shape=n)
-            pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=pdp.Laplace(scale=1.5),
-                           observed=float(rng.uniform(n, 3 * n)))
+            pdp.DPObserved(
+                "s",
+                x,
+                statistic=pdp.Sum(),
+                mechanism=pdp.Laplace(scale=1.5),
+                observed=float(rng.uniform(n, 3 * n)),
+            )
         else:
             k = 3
-            pi = pm.Dirichlet("pi", styled(rng, rng.integers(1, 4, size=k).astype(float), integral=True, label=lab,
-                                           data=False))  # Collapsed needs K static
+            pi = pm.Dirichlet(
+                "pi",
+                styled(
+                    rng,
+                    rng.integers(1, 4, size=k).astype(float),
+                    integral=True,
+                    label=lab,
+                    data=False,
+                ),
+            )  # Collapsed needs K static
             names.append("pi")
             x = pm.Categorical("x", pi, shape=n)
             if kind == "categorical_counts":
-                pdp.DPObserved("s", x, statistic=pdp.Counts(k), mechanism=pdp.Laplace(scale=1.0),
-                               observed=rng.uniform(0, n, size=k))
+                pdp.DPObserved(
+                    "s",
+                    x,
+                    statistic=pdp.Counts(k),
+                    mechanism=pdp.Laplace(scale=1.0),
+                    observed=rng.uniform(0, n, size=k),
+                )
             else:
-                pdp.DPObserved("r", x, statistic=pdp.Local(), mechanism=pdp.RandomizedResponse(1.0, n_categories=k),
-                               observed=rng.integers(0, k, size=n))
+                pdp.DPObserved(
+                    "r",
+                    x,
+                    statistic=pdp.Local(),
+                    mechanism=pdp.RandomizedResponse(1.0, n_categories=k),
+                    observed=rng.integers(0, k, size=n),
+                )
     return Variant(model, names, " ".join(map(str, lab)))

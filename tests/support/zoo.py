@@ -48,6 +48,7 @@ def case(statistic, mechanism, records, *, fast=False, xfail=None):
     def deco(fn):
         CASES.append(Case(fn.__name__, fn, statistic, mechanism, records, fast, xfail))
         return fn
+
     return deco
 
 
@@ -115,7 +116,11 @@ def normal_sum_gaussian():
         mu = pm.Normal("mu", 0.0, 3.0)
         x = pm.Normal("x", mu, 1.0, shape=n)
         pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=pdp.Gaussian(sigma=sig), observed=s)
-    return model, {"mu": _normal_conjugate(n, float(s), 0.0, 3.0, sig**2)}, normal_sum_gaussian.__doc__
+    return (
+        model,
+        {"mu": _normal_conjugate(n, float(s), 0.0, 3.0, sig**2)},
+        normal_sum_gaussian.__doc__,
+    )
 
 
 @case("additive", "Gaussian", "continuous", fast=True)  # was xfail: the int8 prior overflow (fixed)
@@ -128,7 +133,11 @@ def normal_sum_gaussian_int_prior():
         mu = pm.Normal("mu", 0, 100)
         x = pm.Normal("x", mu, 1, shape=n)
         pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=pdp.Gaussian(sigma=sig), observed=s)
-    return model, {"mu": _normal_conjugate(n, float(s), 0.0, 100.0, sig**2)}, normal_sum_gaussian_int_prior.__doc__
+    return (
+        model,
+        {"mu": _normal_conjugate(n, float(s), 0.0, 100.0, sig**2)},
+        normal_sum_gaussian_int_prior.__doc__,
+    )
 
 
 @case("additive", "Gaussian", "continuous")
@@ -136,14 +145,21 @@ def normal_mean_gaussian_pm_data():
     """Prior constants and the release in pm.Data; Mean(−10, 10) (clamping negligible) + Gaussian."""
     rng = np.random.default_rng(103)
     n, sig = 25, 0.3
-    _, s = _rel(rng.normal(1.0, 1.0, n), pdp.Mean(lower=-10, upper=10), pdp.Gaussian(sigma=sig), rng)
+    _, s = _rel(
+        rng.normal(1.0, 1.0, n), pdp.Mean(lower=-10, upper=10), pdp.Gaussian(sigma=sig), rng
+    )
     with pm.Model() as model:
         m0, s0 = pm.Data("m0", 0.5), pm.Data("s0", 2.0)
         obs = pm.Data("obs", s)
         mu = pm.Normal("mu", m0, s0)
         x = pm.Normal("x", mu, 1.0, shape=n)
-        pdp.DPObserved("s", x, statistic=pdp.Mean(lower=-10, upper=10), mechanism=pdp.Gaussian(sigma=sig),
-                       observed=obs)
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.Mean(lower=-10, upper=10),
+            mechanism=pdp.Gaussian(sigma=sig),
+            observed=obs,
+        )
     exact = _normal_conjugate(n, float(s), 0.5, 2.0, sig**2, stat_scale=1 / n)
     return model, {"mu": exact}, normal_mean_gaussian_pm_data.__doc__
 
@@ -159,7 +175,11 @@ def normal_clamped_sum_laplace():
         mu = pm.Normal("mu", 0.0, 3.0)
         x = pm.Normal("x", mu, 1.0, shape=n)
         pdp.DPObserved("s", x, statistic=stat, mechanism=pdp.Laplace(epsilon=eps), observed=s)
-    return model, {"mu": ex.clamped_normal_sum_laplace(float(s), n, 3.0, (U - L) / eps)}, normal_clamped_sum_laplace.__doc__
+    return (
+        model,
+        {"mu": ex.clamped_normal_sum_laplace(float(s), n, 3.0, (U - L) / eps)},
+        normal_clamped_sum_laplace.__doc__,
+    )
 
 
 @case("additive", "Laplace", "continuous")
@@ -210,10 +230,18 @@ def normal_local_laplace():
     loglik = np.zeros_like(mus)
     for ri in r:
         lap_in = stats.laplace.pdf(ri, xs, b)  # interior x
-        inner = np.trapezoid(stats.norm.pdf(xs[None, :], mus[:, None]) * lap_in[None, :], xs, axis=1)
-        atoms = stats.norm.cdf(-3 - mus) * stats.laplace.pdf(ri, -3, b) + stats.norm.sf(3 - mus) * stats.laplace.pdf(ri, 3, b)
+        inner = np.trapezoid(
+            stats.norm.pdf(xs[None, :], mus[:, None]) * lap_in[None, :], xs, axis=1
+        )
+        atoms = stats.norm.cdf(-3 - mus) * stats.laplace.pdf(ri, -3, b) + stats.norm.sf(
+            3 - mus
+        ) * stats.laplace.pdf(ri, 3, b)
         loglik += np.log(inner + atoms)
-    return model, {"mu": _grid_moments(mus, stats.norm.logpdf(mus, 0, 2) + loglik)}, normal_local_laplace.__doc__
+    return (
+        model,
+        {"mu": _grid_moments(mus, stats.norm.logpdf(mus, 0, 2) + loglik)},
+        normal_local_laplace.__doc__,
+    )
 
 
 @case("additive", "Gaussian", "continuous")
@@ -227,7 +255,11 @@ def normal_vector_theta():
         x = pm.Normal("x", mu, 1.0, shape=(n, 2))
         pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=pdp.Gaussian(sigma=sig), observed=s)
     ms = [_normal_conjugate(n, float(si), 0.0, 3.0, sig**2) for si in s]
-    return model, {"mu": (np.array([m for m, _ in ms]), np.array([d for _, d in ms]))}, normal_vector_theta.__doc__
+    return (
+        model,
+        {"mu": (np.array([m for m, _ in ms]), np.array([d for _, d in ms]))},
+        normal_vector_theta.__doc__,
+    )
 
 
 @case("additive", "Gaussian", "continuous")
@@ -245,7 +277,9 @@ def hierarchical_group_sums():
             _, s = _rel(rng.normal(true[g], 1.0, n), pdp.Sum(), pdp.Gaussian(sigma=sig), rng)
             s_all.append(float(s))
             x = pm.Normal(f"x{g}", mu0 + tau * z[g], 1.0, shape=n)
-            pdp.DPObserved(f"s{g}", x, statistic=pdp.Sum(), mechanism=pdp.Gaussian(sigma=sig), observed=s)
+            pdp.DPObserved(
+                f"s{g}", x, statistic=pdp.Sum(), mechanism=pdp.Gaussian(sigma=sig), observed=s
+            )
     # exact: given tau, s_g | mu0 ~ N(n mu0, n² tau² + n + σ²) independent; mu0 ~ N(0, 4)
     s_all = np.array(s_all)
     taus = np.linspace(1e-4, 6, 3001)
@@ -253,7 +287,9 @@ def hierarchical_group_sums():
     prec = 1 / 4.0 + G * n**2 / v
     m = (n * s_all.sum() / v) / prec
     cov = 4.0 * n**2 * np.ones((G, G))
-    logml = np.array([stats.multivariate_normal.logpdf(s_all, np.zeros(G), cov + vi * np.eye(G)) for vi in v])
+    logml = np.array(
+        [stats.multivariate_normal.logpdf(s_all, np.zeros(G), cov + vi * np.eye(G)) for vi in v]
+    )
     logw = logml + stats.halfnorm.logpdf(taus, scale=1.0)
     w = np.exp(logw - logw.max())
     w /= np.trapezoid(w, taus)
@@ -273,7 +309,11 @@ def exponential_sum_gaussian():
         lam = pm.Gamma("lam", alpha=2.0, beta=1.0)
         x = pm.Exponential("x", lam, shape=n)
         pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=pdp.Gaussian(sigma=sig), observed=s)
-    return model, {"lam": ex.exponential_sum_gaussian(float(s), n, 2.0, 1.0, sig)}, exponential_sum_gaussian.__doc__
+    return (
+        model,
+        {"lam": ex.exponential_sum_gaussian(float(s), n, 2.0, 1.0, sig)},
+        exponential_sum_gaussian.__doc__,
+    )
 
 
 @case("additive", "Gaussian", "continuous (Gamma)")
@@ -289,7 +329,7 @@ def gamma_sum_gaussian():
     # S = Σx | beta ~ Gamma(n a_rec, beta); marginal of S: beta-prime; beta | S ~ Gamma(a + n a_rec, b + S)
     A = n * a_rec
     t = np.linspace(1e-6, float(s) + 12 * sig + 40, 40001)
-    logp_t = ((A - 1) * np.log(t) - (A + a) * np.log(b + t) + stats.norm.logpdf(float(s), t, sig))
+    logp_t = (A - 1) * np.log(t) - (A + a) * np.log(b + t) + stats.norm.logpdf(float(s), t, sig)
     w = np.exp(logp_t - logp_t.max())
     w /= np.trapezoid(w, t)
     e1 = np.trapezoid(w * (a + A) / (b + t), t)
@@ -304,7 +344,9 @@ def normal_recordsum_indicator():
     n = 30
     stat = pdp.RecordSum(lambda x: pt.switch(pt.gt(x, 0), 1.0, 0.0), sensitivity=1.0)
     x_conf = rng.normal(0.3, 1.0, n)
-    s = float((x_conf > 0).sum() + rng.laplace(0, 1.0))  # the test's release: the count + Laplace noise
+    s = float(
+        (x_conf > 0).sum() + rng.laplace(0, 1.0)
+    )  # the test's release: the count + Laplace noise
     with pm.Model() as model:
         mu = pm.Normal("mu", 0.0, 1.0)
         x = pm.Normal("x", mu, 1.0, shape=n)
@@ -313,7 +355,11 @@ def normal_recordsum_indicator():
     k = np.arange(n + 1)
     lp = stats.binom.logpmf(k[None, :], n, stats.norm.cdf(mus)[:, None])
     loglik = _count_loglik(lp, k, _laplace(s, 1.0))
-    return model, {"mu": _grid_moments(mus, stats.norm.logpdf(mus) + loglik)}, normal_recordsum_indicator.__doc__
+    return (
+        model,
+        {"mu": _grid_moments(mus, stats.norm.logpdf(mus) + loglik)},
+        normal_recordsum_indicator.__doc__,
+    )
 
 
 @case("latent", "Laplace", "none (CLT latent statistic)")
@@ -323,7 +369,9 @@ def clt_latent_variance():
     with pm.Model() as model:
         th = pm.HalfNormal("th", 5.0)
         mu, var = pdp.normal_variance_moments(th, a=1)
-        pdp.CLTRelease("s", mu, var, n, mechanism=pdp.Laplace(epsilon=eps), sensitivity=A / n, observed=y)
+        pdp.CLTRelease(
+            "s", mu, var, n, mechanism=pdp.Laplace(epsilon=eps), sensitivity=A / n, observed=y
+        )
     return model, {"th": ex.exact_clt_laplace(y, n, A / (n * eps))}, clt_latent_variance.__doc__
 
 
@@ -378,7 +426,11 @@ def bernoulli_sum_laplace_ints():
         p = pm.Beta("p", 1, 1)
         x = pm.Bernoulli("x", p, shape=n)
         pdp.DPObserved("s", x, statistic=stat, mechanism=mech, observed=s)
-    return model, {"p": _bernoulli_exact([float(s)], [lambda v: _laplace(v, 1.0)], n)}, bernoulli_sum_laplace_ints.__doc__
+    return (
+        model,
+        {"p": _bernoulli_exact([float(s)], [lambda v: _laplace(v, 1.0)], n)},
+        bernoulli_sum_laplace_ints.__doc__,
+    )
 
 
 @case("additive", "DiscreteLaplace", "finite (Bernoulli)")
@@ -391,7 +443,11 @@ def bernoulli_sum_discrete_laplace():
         p = pm.Beta("p", 2.0, 2.0)
         x = pm.Bernoulli("x", p, shape=n)
         pdp.DPObserved("s", x, statistic=stat, mechanism=mech, observed=s)
-    return model, {"p": _bernoulli_exact([float(s)], [lambda v: _laplace(v, 2.0)], n, 2, 2)}, bernoulli_sum_discrete_laplace.__doc__
+    return (
+        model,
+        {"p": _bernoulli_exact([float(s)], [lambda v: _laplace(v, 2.0)], n, 2, 2)},
+        bernoulli_sum_discrete_laplace.__doc__,
+    )
 
 
 @case("additive", "DiscreteGaussian", "finite (Bernoulli)", fast=True)
@@ -404,7 +460,11 @@ def bernoulli_sum_discrete_gaussian():
         p = pm.Beta("p", 1.0, 1.0)
         x = pm.Bernoulli("x", p, shape=n)
         pdp.DPObserved("s", x, statistic=stat, mechanism=mech, observed=s)
-    return model, {"p": _bernoulli_exact([float(s)], [lambda v: _gauss(v, 3.0)], n)}, bernoulli_sum_discrete_gaussian.__doc__
+    return (
+        model,
+        {"p": _bernoulli_exact([float(s)], [lambda v: _gauss(v, 3.0)], n)},
+        bernoulli_sum_discrete_gaussian.__doc__,
+    )
 
 
 @case("additive", "Laplace + Gaussian", "finite (Bernoulli)")
@@ -420,7 +480,9 @@ def bernoulli_two_releases():
         x = pm.Bernoulli("x", p, shape=n)
         pdp.DPObserved("s1", x, statistic=stat, mechanism=pdp.Laplace(scale=2.0), observed=s1)
         pdp.DPObserved("s2", x, statistic=stat, mechanism=pdp.Gaussian(sigma=3.0), observed=s2)
-    exact = _bernoulli_exact([float(s1), float(s2)], [lambda v: _laplace(v, 2.0), lambda v: _gauss(v, 3.0)], n, 2, 2)
+    exact = _bernoulli_exact(
+        [float(s1), float(s2)], [lambda v: _laplace(v, 2.0), lambda v: _gauss(v, 3.0)], n, 2, 2
+    )
     return model, {"p": exact}, bernoulli_two_releases.__doc__
 
 
@@ -439,7 +501,11 @@ def bernoulli_groups_shared_p():
     k = np.arange(9)
     lp = stats.binom.logpmf(k[None, :], 8, grid[:, None])
     loglik = sum(_count_loglik(lp, k, _laplace(s, 1.0)) for s in ss)
-    return model, {"p": _grid_moments(grid, stats.beta.logpdf(grid, 2, 2) + loglik)}, bernoulli_groups_shared_p.__doc__
+    return (
+        model,
+        {"p": _grid_moments(grid, stats.beta.logpdf(grid, 2, 2) + loglik)},
+        bernoulli_groups_shared_p.__doc__,
+    )
 
 
 @case("recordsum", "Laplace", "finite (two Bernoulli record variables)", fast=True)
@@ -453,9 +519,18 @@ def bernoulli_pair_records():
         p = pm.Beta("p", 1.0, 1.0)
         a = pm.Bernoulli("a", p, shape=n)
         b = pm.Bernoulli("b", p, shape=n)
-        pdp.DPObserved("s", (a, b), statistic=pdp.RecordSum(lambda a, b: a + b, 2.0),
-                       mechanism=pdp.Laplace(scale=2.0), observed=s)
-    return model, {"p": _bernoulli_exact([s], [lambda v: _laplace(v, 2.0)], 2 * n)}, bernoulli_pair_records.__doc__
+        pdp.DPObserved(
+            "s",
+            (a, b),
+            statistic=pdp.RecordSum(lambda a, b: a + b, 2.0),
+            mechanism=pdp.Laplace(scale=2.0),
+            observed=s,
+        )
+    return (
+        model,
+        {"p": _bernoulli_exact([s], [lambda v: _laplace(v, 2.0)], 2 * n)},
+        bernoulli_pair_records.__doc__,
+    )
 
 
 @case("local", "RandomizedResponse", "finite (Bernoulli)")
@@ -539,7 +614,11 @@ def categorical_randomized_response():
     w = np.exp(logw - logw[ok].max())
     w /= w.sum()
     m1 = (w * p0).sum()
-    return model, {"pi[0]": (float(m1), math.sqrt((w * p0**2).sum() - m1**2))}, categorical_randomized_response.__doc__
+    return (
+        model,
+        {"pi[0]": (float(m1), math.sqrt((w * p0**2).sum() - m1**2))},
+        categorical_randomized_response.__doc__,
+    )
 
 
 @case("additive", "Laplace", "finite (Binomial)")
@@ -552,7 +631,11 @@ def binomial_sum_laplace():
         p = pm.Beta("p", 1.0, 1.0)
         x = pm.Binomial("x", 5, p, shape=n)
         pdp.DPObserved("s", x, statistic=stat, mechanism=mech, observed=s)
-    return model, {"p": _bernoulli_exact([float(s)], [lambda v: _laplace(v, 5.0)], 5 * n)}, binomial_sum_laplace.__doc__
+    return (
+        model,
+        {"p": _bernoulli_exact([float(s)], [lambda v: _laplace(v, 5.0)], 5 * n)},
+        binomial_sum_laplace.__doc__,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -575,7 +658,11 @@ def poisson_sum_discrete_laplace():
         lam = pm.Gamma("lam", alpha=3.0, beta=1.0)
         x = pm.Poisson("x", lam, shape=n)
         pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=mech, observed=s)
-    return model, {"lam": _poisson_exact(float(s), n, 3.0, 1.0, _laplace(float(s), 2.0))}, poisson_sum_discrete_laplace.__doc__
+    return (
+        model,
+        {"lam": _poisson_exact(float(s), n, 3.0, 1.0, _laplace(float(s), 2.0))},
+        poisson_sum_discrete_laplace.__doc__,
+    )
 
 
 @case("additive", "DiscreteGaussian", "unbounded (Poisson)")
@@ -588,7 +675,11 @@ def poisson_sum_discrete_gaussian_int_prior():
         lam = pm.Gamma("lam", 2, 1)
         x = pm.Poisson("x", lam, shape=n)
         pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=mech, observed=s)
-    return model, {"lam": _poisson_exact(float(s), n, 2.0, 1.0, _gauss(float(s), 4.0))}, poisson_sum_discrete_gaussian_int_prior.__doc__
+    return (
+        model,
+        {"lam": _poisson_exact(float(s), n, 2.0, 1.0, _gauss(float(s), 4.0))},
+        poisson_sum_discrete_gaussian_int_prior.__doc__,
+    )
 
 
 @case("additive", "Laplace", "unbounded (Poisson)")
@@ -601,7 +692,11 @@ def poisson_sum_laplace():
         lam = pm.Gamma("lam", alpha=2.0, beta=0.5)
         x = pm.Poisson("x", lam, shape=n)
         pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=mech, observed=s)
-    return model, {"lam": _poisson_exact(float(s), n, 2.0, 0.5, _laplace(float(s), 3.0))}, poisson_sum_laplace.__doc__
+    return (
+        model,
+        {"lam": _poisson_exact(float(s), n, 2.0, 0.5, _laplace(float(s), 3.0))},
+        poisson_sum_laplace.__doc__,
+    )
 
 
 @case("additive", "DiscreteLaplace", "unbounded (Geometric)")
@@ -616,8 +711,13 @@ def geometric_sum_discrete_laplace():
         pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=mech, observed=s)
     # Σx = k ≥ n: P(k | p) = C(k−1, n−1) pⁿ (1−p)^(k−n); p | k ~ Beta(a + n, b + k − n)
     k = np.arange(n, n + 1500)
-    logw = (special.gammaln(k) - special.gammaln(n) - special.gammaln(k - n + 1)
-            + special.betaln(a + n, b + k - n) + _laplace(float(s), 2.0)(k))
+    logw = (
+        special.gammaln(k)
+        - special.gammaln(n)
+        - special.gammaln(k - n + 1)
+        + special.betaln(a + n, b + k - n)
+        + _laplace(float(s), 2.0)(k)
+    )
     w = np.exp(logw - logw.max())
     w /= w.sum()
     A, B = a + n, b + k - n
@@ -634,7 +734,11 @@ def quickstart_two_releases():
     """examples/quickstart.py: a Beta–Bernoulli count and Gamma stays (clamped mean), n = 300."""
     model, s_count, b = quickstart_model()
     n = 300
-    return model, {"p": _bernoulli_exact([s_count], [lambda v: _laplace(v, b)], n)}, quickstart_two_releases.__doc__
+    return (
+        model,
+        {"p": _bernoulli_exact([s_count], [lambda v: _laplace(v, b)], n)},
+        quickstart_two_releases.__doc__,
+    )
 
 
 @case("local", "RandomizedResponse", "finite (2×2 table, two answers per record)")
@@ -691,8 +795,12 @@ def run_case(c: Case, *, draws=1000, tune=500, chains=2, seed=1):
     post = idata.posterior
     seconds = float(post.attrs.get("sampling_time", wall))
     guard = [str(w.message) for w in caught if issubclass(w.category, pdp.ConvergenceWarning)]
-    others = [str(w.message).splitlines()[0] for w in caught
-              if not issubclass(w.category, pdp.ConvergenceWarning) and issubclass(w.category, UserWarning)]
+    others = [
+        str(w.message).splitlines()[0]
+        for w in caught
+        if not issubclass(w.category, pdp.ConvergenceWarning)
+        and issubclass(w.category, UserWarning)
+    ]
     rows = {}
     keys = list(exact) if exact else list(theta_value_names(model).values())
     for key in keys:
@@ -701,13 +809,28 @@ def run_case(c: Case, *, draws=1000, tune=500, chains=2, seed=1):
         ds = xr.Dataset({"q": (dims, d)})
         ess = np.atleast_1d(np.asarray(az.ess(ds, method="bulk")["q"], dtype=float))
         rhat = np.atleast_1d(np.asarray(az.rhat(ds)["q"], dtype=float))
-        row = {"ess_per_draw": float(ess.min()) / (d.shape[0] * d.shape[1]), "r_hat": float(rhat.max()),
-               "ess_per_s": float(ess.min()) / seconds, "mean": d.mean(axis=(0, 1)), "sd": d.std(axis=(0, 1), ddof=1)}
+        row = {
+            "ess_per_draw": float(ess.min()) / (d.shape[0] * d.shape[1]),
+            "r_hat": float(rhat.max()),
+            "ess_per_s": float(ess.min()) / seconds,
+            "mean": d.mean(axis=(0, 1)),
+            "sd": d.std(axis=(0, 1), ddof=1),
+        }
         if exact and key in exact:
             m, s = (np.asarray(v, dtype=float) for v in exact[key])
             row["z_mean"] = float(np.max(np.abs((row["mean"] - m) / mcse(d, "mean"))))
             row["z_sd"] = float(np.max(np.abs((row["sd"] - s) / mcse(d, "sd"))))
             row["exact"] = (m, s)
         rows[key] = row
-    return {"case": c, "description": description, "route": route, "idata": idata, "rows": rows,
-            "seconds": seconds, "wall": wall, "guard": guard, "warnings": others, "exact": exact}
+    return {
+        "case": c,
+        "description": description,
+        "route": route,
+        "idata": idata,
+        "rows": rows,
+        "seconds": seconds,
+        "wall": wall,
+        "guard": guard,
+        "warnings": others,
+        "exact": exact,
+    }

@@ -24,15 +24,21 @@ def _brute(s, log_noise, support, prob, log_prior=None):
 def test_discrete_gaussian_counts_match_enumeration(prob):
     sigma = 3.18
     s = np.array([-40, -7, -1, 0, 1, 2, 5, 12, 60, 400])
-    got = pdp.intervals(s, prob, mechanism=pdp.DiscreteGaussian(sigma=sigma), statistic=pdp.Counts(n_categories=10))
+    got = pdp.intervals(
+        s, prob, mechanism=pdp.DiscreteGaussian(sigma=sigma), statistic=pdp.Counts(n_categories=10)
+    )
     for si, (lo, hi) in zip(s, got, strict=True):
         assert (lo, hi) == _brute(si, lambda z: -z * z / (2 * sigma**2), np.arange(0, 2000), prob)
 
 
 def test_laplace_counts_with_known_total_match_enumeration():
     # Counts over n = 6 records: each cell on 0..6; Laplace(epsilon=0.5) on L1 sensitivity 2 -> b = 4
-    rel = pdp.release(np.array([0, 0, 1, 2, 2, 2]), statistic=pdp.Counts(n_categories=4),
-                      mechanism=pdp.Laplace(epsilon=0.5), rng=3)
+    rel = pdp.release(
+        np.array([0, 0, 1, 2, 2, 2]),
+        statistic=pdp.Counts(n_categories=4),
+        mechanism=pdp.Laplace(epsilon=0.5),
+        rng=3,
+    )
     got = pdp.intervals(rel, 0.9)
     assert got.shape == (4, 2)
     for si, (lo, hi) in zip(np.asarray(rel), got, strict=True):
@@ -40,8 +46,12 @@ def test_laplace_counts_with_known_total_match_enumeration():
 
 
 def test_discrete_laplace_sum_of_binary_records_with_prior():
-    rel = pdp.release(np.array([1] * 30 + [0] * 20), statistic=pdp.Sum(lower=0, upper=1),
-                      mechanism=pdp.DiscreteLaplace(epsilon=1.0), rng=5)
+    rel = pdp.release(
+        np.array([1] * 30 + [0] * 20),
+        statistic=pdp.Sum(lower=0, upper=1),
+        mechanism=pdp.DiscreteLaplace(epsilon=1.0),
+        rng=5,
+    )
     prior = lambda c: -0.5 * ((c - 25.0) / 5.0) ** 2  # noqa: E731
     got = pdp.intervals(rel, prior=prior)
     assert got.shape == (2,)
@@ -51,13 +61,23 @@ def test_discrete_laplace_sum_of_binary_records_with_prior():
 @pytest.mark.parametrize("mech", [pdp.Laplace(scale=0.2), pdp.Gaussian(sigma=0.15)])
 def test_continuous_mean_matches_quadrature(mech):
     for s in (-0.3, 0.1, 0.5, 0.97, 1.4):
-        got = pdp.intervals(np.array([s]), 0.9, mechanism=mech, statistic=pdp.Mean(lower=0.0, upper=1.0), n=50)[0]
-        dens = lambda t: np.exp(mech.logpdf(s, t))  # noqa: E731, B023
+        got = pdp.intervals(
+            np.array([s]), 0.9, mechanism=mech, statistic=pdp.Mean(lower=0.0, upper=1.0), n=50
+        )[0]
+        dens = lambda t: np.exp(mech.logpdf(s, t))  # noqa: E731
         total = integrate.quad(dens, 0, 1, epsabs=0, epsrel=1e-12)[0]
         for bound, q in zip(got, (0.05, 0.95), strict=True):
-            assert integrate.quad(dens, 0, bound, epsabs=0, epsrel=1e-12)[0] / total == pytest.approx(q, abs=1e-8)
-        grid = pdp.intervals(np.array([s]), 0.9, mechanism=mech, statistic=pdp.Mean(lower=0.0, upper=1.0),
-                             n=50, prior=lambda t: 0.0 * t)[0]
+            assert integrate.quad(dens, 0, bound, epsabs=0, epsrel=1e-12)[
+                0
+            ] / total == pytest.approx(q, abs=1e-8)
+        grid = pdp.intervals(
+            np.array([s]),
+            0.9,
+            mechanism=mech,
+            statistic=pdp.Mean(lower=0.0, upper=1.0),
+            n=50,
+            prior=lambda t: 0.0 * t,
+        )[0]
         np.testing.assert_allclose(grid, got, atol=2e-4)
 
 
@@ -74,13 +94,17 @@ def test_shapes_and_frame():
 
 def test_large_counts_give_ordered_nonnegative_bounds():
     s = np.random.default_rng(0).integers(-10, 10**6, size=2 * 10**4)
-    out = pdp.intervals(s, mechanism=pdp.DiscreteGaussian(sigma=3.18), statistic=pdp.Counts(n_categories=2))
+    out = pdp.intervals(
+        s, mechanism=pdp.DiscreteGaussian(sigma=3.18), statistic=pdp.Counts(n_categories=2)
+    )
     assert out.shape == (s.size, 2) and np.all(out[:, 0] >= 0) and np.all(out[:, 0] <= out[:, 1])
 
 
 def test_refusals():
     stat = pdp.Counts(n_categories=3)
-    with pytest.raises(ValueError, match=re.escape("prob must be a number strictly between 0 and 1")):
+    with pytest.raises(
+        ValueError, match=re.escape("prob must be a number strictly between 0 and 1")
+    ):
         pdp.intervals(np.zeros(3), 1.0, mechanism=pdp.DiscreteGaussian(sigma=1.0), statistic=stat)
     with pytest.raises(ValueError, match=re.escape("got prob=0")):
         pdp.intervals(np.zeros(3), 0, mechanism=pdp.DiscreteGaussian(sigma=1.0), statistic=stat)
@@ -89,25 +113,50 @@ def test_refusals():
     with pytest.raises(TypeError, match=re.escape("statistic= is needed with a plain array")):
         pdp.intervals(np.zeros(3), mechanism=pdp.DiscreteGaussian(sigma=1.0))
     with pytest.raises(ValueError, match=re.escape("intervals needs an aggregate release")):
-        pdp.intervals(np.zeros(3), mechanism=pdp.RandomizedResponse(epsilon=1.0, n_categories=2),
-                      statistic=pdp.Local())
+        pdp.intervals(
+            np.zeros(3),
+            mechanism=pdp.RandomizedResponse(epsilon=1.0, n_categories=2),
+            statistic=pdp.Local(),
+        )
     with pytest.raises(ValueError, match=re.escape("randomize one record at a time")):
-        pdp.intervals(np.zeros(3), mechanism=pdp.Laplace(scale=1.0), statistic=pdp.Local(lower=0, upper=1))
+        pdp.intervals(
+            np.zeros(3), mechanism=pdp.Laplace(scale=1.0), statistic=pdp.Local(lower=0, upper=1)
+        )
     with pytest.raises(ValueError, match=re.escape("got mechanism=SmoothLaplace")):
-        pdp.intervals(np.zeros(1), mechanism=pdp.SmoothLaplace(epsilon=1.0, delta=1e-6), statistic=pdp.Median(lower=0, upper=1))
-    with pytest.raises(ValueError, match=re.escape("prior must be 'flat' (the default) or a callable")):
-        pdp.intervals(np.zeros(3), mechanism=pdp.DiscreteGaussian(sigma=1.0), statistic=stat, prior="jeffreys")
+        pdp.intervals(
+            np.zeros(1),
+            mechanism=pdp.SmoothLaplace(epsilon=1.0, delta=1e-6),
+            statistic=pdp.Median(lower=0, upper=1),
+        )
+    with pytest.raises(
+        ValueError, match=re.escape("prior must be 'flat' (the default) or a callable")
+    ):
+        pdp.intervals(
+            np.zeros(3), mechanism=pdp.DiscreteGaussian(sigma=1.0), statistic=stat, prior="jeffreys"
+        )
     with pytest.raises(ValueError, match=re.escape("n is needed for statistic=")):
-        pdp.intervals(np.zeros(1), mechanism=pdp.Laplace(scale=1.0), statistic=pdp.Sum(lower=0, upper=1))
+        pdp.intervals(
+            np.zeros(1), mechanism=pdp.Laplace(scale=1.0), statistic=pdp.Sum(lower=0, upper=1)
+        )
     with pytest.raises(ValueError, match=re.escape("prior moves the posterior outside the window")):
-        pdp.intervals(np.zeros(1), mechanism=pdp.DiscreteGaussian(sigma=1.0), statistic=stat,
-                      prior=lambda c: 30.0 * c)
+        pdp.intervals(
+            np.zeros(1),
+            mechanism=pdp.DiscreteGaussian(sigma=1.0),
+            statistic=stat,
+            prior=lambda c: 30.0 * c,
+        )
 
 
 def test_release_keywords_refused():
-    rel = pdp.release(np.array([0, 1, 1]), statistic=pdp.Counts(n_categories=2),
-                      mechanism=pdp.DiscreteGaussian(sigma=1.0), rng=1)
-    with pytest.raises(ValueError, match=re.escape("already records them. Drop mechanism= and statistic=")):
+    rel = pdp.release(
+        np.array([0, 1, 1]),
+        statistic=pdp.Counts(n_categories=2),
+        mechanism=pdp.DiscreteGaussian(sigma=1.0),
+        rng=1,
+    )
+    with pytest.raises(
+        ValueError, match=re.escape("already records them. Drop mechanism= and statistic=")
+    ):
         pdp.intervals(rel, mechanism=pdp.DiscreteGaussian(sigma=2.0))
     with pytest.raises(ValueError, match=re.escape("integer=False contradicts statistic=Counts")):
         pdp.intervals(rel, integer=False)

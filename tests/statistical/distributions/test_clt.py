@@ -19,7 +19,9 @@ def test_nuts_on_the_closed_form_marginal_matches_quadrature():
     with pm.Model() as model:
         th = pm.HalfNormal("th", 5.0)
         mu, var = pdp.normal_variance_moments(th, a=1)
-        pdp.CLTRelease("s", mu, var, n, mechanism=pdp.Gaussian(sigma=sigma), sensitivity=A / n, observed=y)
+        pdp.CLTRelease(
+            "s", mu, var, n, mechanism=pdp.Gaussian(sigma=sigma), sensitivity=A / n, observed=y
+        )
     idata = sample(model, draws=1000, tune=500, seed=3)
     g = np.linspace(1e-4, 10, 20001)
     m, v = pdp.normal_variance_moments(g, a=1)

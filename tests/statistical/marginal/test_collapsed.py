@@ -31,9 +31,18 @@ def test_nuts_beta_bernoulli_laplace_exact():
     with pm.Model() as model:
         p = pm.Beta("p", a, b)
         x = pm.Bernoulli("x", p, shape=n)
-        pdp.DPObserved("s", x, statistic=pdp.Sum(lower=0, upper=1), mechanism=pdp.Laplace(scale=scale), observed=s)
-    assert_mc_close(_draws(_nuts(model, 11), "p"), *exact.beta_bernoulli_laplace(s, n, a, b, scale),
-                         label="collapsed beta-bernoulli")
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.Sum(lower=0, upper=1),
+            mechanism=pdp.Laplace(scale=scale),
+            observed=s,
+        )
+    assert_mc_close(
+        _draws(_nuts(model, 11), "p"),
+        *exact.beta_bernoulli_laplace(s, n, a, b, scale),
+        label="collapsed beta-bernoulli",
+    )
 
 
 @pytest.mark.slow
@@ -46,8 +55,11 @@ def test_nuts_randomized_response_exact():
         p = pm.Beta("p", 1, 1)
         x = pm.Bernoulli("x", p, shape=len(r))
         pdp.DPObserved("r", x, statistic=pdp.Local(), mechanism=mech, observed=r)
-    assert_mc_close(_draws(_nuts(model, 12), "p"), *exact.randomized_response(r, eps),
-                         label="collapsed randomized response")
+    assert_mc_close(
+        _draws(_nuts(model, 12), "p"),
+        *exact.randomized_response(r, eps),
+        label="collapsed randomized response",
+    )
 
 
 # 4000 draws: at 1500 (seed 13) the sd check of assert_mc_close failed at -4.6 MCSE; seeds 14-24 at
@@ -60,9 +72,14 @@ def test_nuts_poisson_discrete_laplace_exact():
     with pm.Model() as model:
         lam = pm.Gamma("lam", alpha=3.0, beta=1.0)
         x = pm.Poisson("x", lam, shape=n)
-        pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=pdp.DiscreteLaplace(scale=3.0), observed=s)
-    assert_mc_close(_draws(_nuts(model, 13, draws=4000), "lam"), *exact.poisson_discrete_laplace(s, n, 3.0, 1.0, 3.0),
-                         label="collapsed poisson")
+        pdp.DPObserved(
+            "s", x, statistic=pdp.Sum(), mechanism=pdp.DiscreteLaplace(scale=3.0), observed=s
+        )
+    assert_mc_close(
+        _draws(_nuts(model, 13, draws=4000), "lam"),
+        *exact.poisson_discrete_laplace(s, n, 3.0, 1.0, 3.0),
+        label="collapsed poisson",
+    )
 
 
 @pytest.mark.slow
@@ -71,16 +88,28 @@ def test_nuts_dirichlet_counts_exact_and_recovery():
     with pm.Model() as model:
         pi = pm.Dirichlet("pi", alpha)
         x = pm.Categorical("x", pi, shape=n)
-        pdp.DPObserved("s", x, statistic=pdp.Counts(3), mechanism=pdp.Laplace(scale=1.0), observed=s)
+        pdp.DPObserved(
+            "s", x, statistic=pdp.Counts(3), mechanism=pdp.Laplace(scale=1.0), observed=s
+        )
     new = pdp.marginalize(model)
     idata = sample(new, draws=1500, tune=700, seed=14)
-    assert_mc_close(_draws(idata, "pi")[..., 0], *exact.dirichlet_counts_laplace(s, n, alpha, 1.0, 0),
-                         label="collapsed counts")
+    assert_mc_close(
+        _draws(idata, "pi")[..., 0],
+        *exact.dirichlet_counts_laplace(s, n, alpha, 1.0, 0),
+        label="collapsed counts",
+    )
     x = _draws(pdp.recover_records(idata, new, random_seed=5), "x")
     comps = np.array([c for c in itertools.product(range(n + 1), repeat=3) if sum(c) == n])
-    logw = (-special.gammaln(comps + 1).sum(1) + special.gammaln(alpha + comps).sum(1)
-            - np.abs(s - comps).sum(1))
+    logw = (
+        -special.gammaln(comps + 1).sum(1)
+        + special.gammaln(alpha + comps).sum(1)
+        - np.abs(s - comps).sum(1)
+    )
     w = special.softmax(logw)
     c0 = np.sum(w * comps[:, 0])
-    assert_mc_close((x == 0).sum(-1), c0, math.sqrt(np.sum(w * comps[:, 0] ** 2) - c0**2),
-                    label="recovered counts c_0")
+    assert_mc_close(
+        (x == 0).sum(-1),
+        c0,
+        math.sqrt(np.sum(w * comps[:, 0] ** 2) - c0**2),
+        label="recovered counts c_0",
+    )

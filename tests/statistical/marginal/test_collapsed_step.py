@@ -33,14 +33,25 @@ def test_beta_bernoulli_default_assignment_exact_theta_and_records():
     n, s, a, b, scale = 30, 19.3, 2.0, 2.0, 2.0
     model = beta_bernoulli_sum_model(n, s, a, b, scale)
     k = np.arange(n + 1)
-    logw = (special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(n - k + 1)
-            + special.betaln(a + k, b + n - k) - np.abs(s - k) / scale)
+    logw = (
+        special.gammaln(n + 1)
+        - special.gammaln(k + 1)
+        - special.gammaln(n - k + 1)
+        + special.betaln(a + k, b + n - k)
+        - np.abs(s - k) / scale
+    )
     assert assigned(model) == {"Collapsed": ["p_logodds__", "x"]}
     idata = sample(model, draws=2000, tune=1000, seed=3)
-    assert_mc_close(idata.posterior["p"].values, *exact.beta_bernoulli_laplace(s, n, a, b, scale),
-                    label="Collapsed beta-bernoulli θ")
-    assert_mc_close(idata.posterior["x"].values.sum(-1), *_mean_sd(np.exp(logw - logw.max()), k),
-                    label="Collapsed beta-bernoulli Σx")
+    assert_mc_close(
+        idata.posterior["p"].values,
+        *exact.beta_bernoulli_laplace(s, n, a, b, scale),
+        label="Collapsed beta-bernoulli θ",
+    )
+    assert_mc_close(
+        idata.posterior["x"].values.sum(-1),
+        *_mean_sd(np.exp(logw - logw.max()), k),
+        label="Collapsed beta-bernoulli Σx",
+    )
     acc = idata.sample_stats["dp_accept"].values
     assert np.all(np.isfinite(acc)) and acc.mean() > 0.6  # the frozen independence proposal fits
 
@@ -57,8 +68,11 @@ def test_randomized_response_local_exact_theta_and_records():
         pdp.DPObserved("r", x, statistic=pdp.Local(), mechanism=mech, observed=r)
     assert assigned(model) == {"Collapsed": ["p_logodds__", "x"]}
     idata = sample(model, draws=2000, tune=1000, seed=4)
-    assert_mc_close(idata.posterior["p"].values, *exact.randomized_response(r, eps),
-                    label="Collapsed randomized response θ")
+    assert_mc_close(
+        idata.posterior["p"].values,
+        *exact.randomized_response(r, eps),
+        label="Collapsed randomized response θ",
+    )
     # P(x_i = 1 | r) for a record that answered r_i, by quadrature over p
     grid = np.linspace(1e-9, 1 - 1e-9, 200_001)
     q = np.exp(eps) / (np.exp(eps) + 1)
@@ -69,7 +83,12 @@ def test_randomized_response_local_exact_theta_and_records():
     i = int(np.flatnonzero(np.asarray(r) == 1)[0])
     cond = grid * q / prob1  # P(x_i = 1 | p, r_i = 1)
     m1 = float(np.sum(w * cond) / w.sum())  # a Bernoulli record: sd = sqrt(m1 (1 − m1))
-    assert_mc_close(idata.posterior["x"].values[..., i], m1, math.sqrt(m1 * (1 - m1)), label="Collapsed RR record")
+    assert_mc_close(
+        idata.posterior["x"].values[..., i],
+        m1,
+        math.sqrt(m1 * (1 - m1)),
+        label="Collapsed RR record",
+    )
 
 
 @pytest.mark.slow
@@ -82,13 +101,23 @@ def test_poisson_discrete_laplace_exact_theta_and_records():
         pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=mech, observed=s)
     assert assigned(model) == {"Collapsed": ["lam_log__", "x"]}
     idata = sample(model, draws=2000, tune=1000, seed=5)
-    assert_mc_close(idata.posterior["lam"].values, *exact.poisson_discrete_laplace(s, n, a, b, scale),
-                    label="Collapsed poisson θ")
+    assert_mc_close(
+        idata.posterior["lam"].values,
+        *exact.poisson_discrete_laplace(s, n, a, b, scale),
+        label="Collapsed poisson θ",
+    )
     k = np.arange(601)
-    lognb = (special.gammaln(a + k) - special.gammaln(k + 1) + k * np.log(n / (b + n))
-             + mech.logpdf(s, k))
-    assert_mc_close(idata.posterior["x"].values.sum(-1), *_mean_sd(np.exp(lognb - lognb.max()), k),
-                    label="Collapsed poisson Σx")
+    lognb = (
+        special.gammaln(a + k)
+        - special.gammaln(k + 1)
+        + k * np.log(n / (b + n))
+        + mech.logpdf(s, k)
+    )
+    assert_mc_close(
+        idata.posterior["x"].values.sum(-1),
+        *_mean_sd(np.exp(lognb - lognb.max()), k),
+        label="Collapsed poisson Σx",
+    )
 
 
 def _rr_table_exact(r, mech, alpha):
@@ -103,8 +132,11 @@ def _rr_table_exact(r, mech, alpha):
         new = {}
         for st, lw in states.items():
             for c in comps:
-                term = (special.gammaln(n_r + 1) - special.gammaln(np.array(c) + 1).sum()
-                        + float(np.dot(c, logm[:, rv])))
+                term = (
+                    special.gammaln(n_r + 1)
+                    - special.gammaln(np.array(c) + 1).sum()
+                    + float(np.dot(c, logm[:, rv]))
+                )
                 key = tuple(a + b for a, b in zip(st, c))
                 new[key] = np.logaddexp(new.get(key, -np.inf), lw + term)
         states = new
@@ -133,7 +165,9 @@ def test_rr_table_dirichlet_exact_theta_and_records():
     idata = sample(model, draws=2000, tune=1000, seed=6)
     theta_ms, count_ms = _rr_table_exact(np.asarray(r), mech, alpha)
     assert_mc_close(idata.posterior["pi"].values[..., 0], *theta_ms, label="Collapsed RR table π_0")
-    assert_mc_close((idata.posterior["x"].values == 0).sum(-1), *count_ms, label="Collapsed RR table c_0")
+    assert_mc_close(
+        (idata.posterior["x"].values == 0).sum(-1), *count_ms, label="Collapsed RR table c_0"
+    )
 
 
 @pytest.mark.slow
@@ -143,20 +177,33 @@ def test_hierarchical_hyperparameter_moved_by_nuts_exact():
         a = pm.Gamma("a", 2.0, 1.0)
         p = pm.Beta("p", a, 2.0)
         x = pm.Bernoulli("x", p, shape=n)
-        pdp.DPObserved("s", x, statistic=pdp.Sum(lower=0, upper=1), mechanism=pdp.Laplace(scale=scale),
-                       observed=s)
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.Sum(lower=0, upper=1),
+            mechanism=pdp.Laplace(scale=scale),
+            observed=s,
+        )
     assert assigned(model) == {"Collapsed": ["p_logodds__", "x"], "NUTS": ["a_log__"]}
     idata = sample(model, draws=2000, tune=1000, seed=8)
     # p | s: ∫ Gamma(a; 2, 1) Beta(p; a, 2) da × Σ_k Bin(k; n, p) e^{-|s-k|/b}, 2-d quadrature
     ag = np.linspace(1e-4, 25, 2500)[:, None]
     pg = np.linspace(1e-6, 1 - 1e-6, 4001)[None, :]
     k = np.arange(n + 1)
-    lik = np.exp(special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(n - k + 1)
-                 - np.abs(s - k) / scale)
-    like_p = (lik[:, None] * pg**k[:, None] * (1 - pg) ** (n - k[:, None])).sum(0)
-    prior = np.exp(np.log(ag) - ag + (ag - 1) * np.log(pg) + np.log1p(-pg) - special.betaln(ag, 2.0))
+    lik = np.exp(
+        special.gammaln(n + 1)
+        - special.gammaln(k + 1)
+        - special.gammaln(n - k + 1)
+        - np.abs(s - k) / scale
+    )
+    like_p = (lik[:, None] * pg ** k[:, None] * (1 - pg) ** (n - k[:, None])).sum(0)
+    prior = np.exp(
+        np.log(ag) - ag + (ag - 1) * np.log(pg) + np.log1p(-pg) - special.betaln(ag, 2.0)
+    )
     post_p = np.trapezoid(prior, ag[:, 0], axis=0) * like_p
     post_p /= np.trapezoid(post_p, pg[0])
     m1 = np.trapezoid(post_p * pg[0], pg[0])
     m2 = np.trapezoid(post_p * pg[0] ** 2, pg[0])
-    assert_mc_close(idata.posterior["p"].values, m1, math.sqrt(m2 - m1**2), label="Collapsed hierarchical p")
+    assert_mc_close(
+        idata.posterior["p"].values, m1, math.sqrt(m2 - m1**2), label="Collapsed hierarchical p"
+    )

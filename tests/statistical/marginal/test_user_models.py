@@ -25,4 +25,6 @@ def test_two_answer_randomized_response_table_collapsed_exact():
         truth = exact.dirichlet_local_posterior(plan.eta, plan.weights, np.ones(4), k)
         assert_mc_close(pi[..., k], *truth, label=f"two-answer RR table π_{k}")
     ess = min(float(az.ess(pi[..., k])) for k in range(4))
-    assert ess / pi[..., 0].size >= 0.5  # before (ConjugateTheta + DataAugmentation): 0.007 at N = 400
+    assert (
+        ess / pi[..., 0].size >= 0.5
+    )  # before (ConjugateTheta + DataAugmentation): 0.007 at N = 400

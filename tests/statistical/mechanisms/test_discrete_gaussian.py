@@ -1,6 +1,5 @@
 """DiscreteGaussian counts: the exact posterior by enumeration of the latent counts (slow tier)."""
 
-
 import numpy as np
 import pymc as pm
 import pytest

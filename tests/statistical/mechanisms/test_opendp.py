@@ -10,6 +10,7 @@ from tests.support.mc import assert_mc_close
 from tests.support.sampling import sample
 
 import opendp.prelude as dp  # a hard dependency: never skipped
+
 dp.enable_features("contrib")
 
 
@@ -35,5 +36,8 @@ def test_round_trip_opendp_release_exact_posterior():
         pdp.DPObserved("s", x, statistic=pdp.Sum(lower=0, upper=1), mechanism=mech, observed=s)
         idata = sample(model, [pdp.DataAugmentation([x])], draws=1500, tune=500, seed=3)
     # discrete Laplace on integers has the same kernel e^{-|s-k|/b} as the continuous one
-    assert_mc_close(np.asarray(idata.posterior["p"]), *exact.beta_bernoulli_laplace(s, n, 2, 2, 1.0),
-                         label=f"opendp round trip (s={s})")
+    assert_mc_close(
+        np.asarray(idata.posterior["p"]),
+        *exact.beta_bernoulli_laplace(s, n, 2, 2, 1.0),
+        label=f"opendp round trip (s={s})",
+    )

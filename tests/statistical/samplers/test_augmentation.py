@@ -1,6 +1,5 @@
 """DataAugmentation next to a user-written Gibbs step against the exact posterior."""
 
-
 import numpy as np
 import pymc as pm
 
@@ -32,7 +31,15 @@ def test_user_conjugate_step_alongside():
             return {**point, "mu": np.array(self.rng.normal(x.sum() / prec, prec**-0.5))}, [{}]
 
     model, s = normal_model(n=40, b=2.0)
-    idata = sample(model, lambda: [pdp.DataAugmentation([model["x"]]), MuGibbs([model["mu"]])],
-                   draws=1500, tune=300, seed=1)
-    assert_mc_close(idata.posterior["mu"], *exact_records_sum(y=s, n=40, prior_sd=3.0, b=2.0),
-                    label="DataAugmentation + user Gibbs step")
+    idata = sample(
+        model,
+        lambda: [pdp.DataAugmentation([model["x"]]), MuGibbs([model["mu"]])],
+        draws=1500,
+        tune=300,
+        seed=1,
+    )
+    assert_mc_close(
+        idata.posterior["mu"],
+        *exact_records_sum(y=s, n=40, prior_sd=3.0, b=2.0),
+        label="DataAugmentation + user Gibbs step",
+    )

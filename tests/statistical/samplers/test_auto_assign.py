@@ -23,8 +23,12 @@ def _exact_normal(s, n, b, prior_sd=3.0):
     """mu ~ N(0, prior_sd), Σx ~ N(n mu, n), s ~ Laplace(Σx, b): posterior mean and sd by 2-d quadrature."""
     t = np.linspace(s - 40 * b - 10 * math.sqrt(n), s + 40 * b + 10 * math.sqrt(n), 8001)
     mu = np.linspace(-4 * prior_sd, 4 * prior_sd, 4001)
-    lik = np.trapezoid(stats.norm.pdf(t[None, :], n * mu[:, None], math.sqrt(n))
-                       * stats.laplace.pdf(s, t, b)[None, :], t, axis=1)
+    lik = np.trapezoid(
+        stats.norm.pdf(t[None, :], n * mu[:, None], math.sqrt(n))
+        * stats.laplace.pdf(s, t, b)[None, :],
+        t,
+        axis=1,
+    )
     post = lik * stats.norm.pdf(mu, 0, prior_sd)
     post /= np.trapezoid(post, mu)
     m = np.trapezoid(mu * post, mu)
@@ -58,7 +62,9 @@ def _weak_exact(n, eps, seed, h):
 @pytest.mark.parametrize("case", ["quickstart", "weak-n50", "weak-n1000"])
 def test_pm_sample_default_assignment_exact_new_routes(case):
     """Default assignment (ConjugateTheta, DataAugmentation, interweaving) against exact posteriors."""
-    if case == "quickstart":  # p: ConjugateTheta + DA on Bernoulli records; enumeration of the count
+    if (
+        case == "quickstart"
+    ):  # p: ConjugateTheta + DA on Bernoulli records; enumeration of the count
         model, s, scale = quickstart_model()
         var, moments = "p", exact.beta_bernoulli_laplace(s, 300, 1.0, 1.0, scale)
     elif case == "weak-n50":

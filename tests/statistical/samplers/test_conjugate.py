@@ -19,10 +19,18 @@ def test_exact_beta_bernoulli_sum_laplace():
     n = 30
     model, s = released_beta_bernoulli(n, 31, 0.3)
     with model:
-        idata = sample(model, [pdp.DataAugmentation([model["x"]]), pdp.ConjugateTheta([model["p"]])],
-                       draws=2000, tune=300, seed=7)
-    assert_mc_close(np.asarray(idata.posterior["p"]), *exact.beta_bernoulli_laplace(s, n, 2, 2, 1.0),
-                         label="DA + ConjugateTheta beta-bernoulli")
+        idata = sample(
+            model,
+            [pdp.DataAugmentation([model["x"]]), pdp.ConjugateTheta([model["p"]])],
+            draws=2000,
+            tune=300,
+            seed=7,
+        )
+    assert_mc_close(
+        np.asarray(idata.posterior["p"]),
+        *exact.beta_bernoulli_laplace(s, n, 2, 2, 1.0),
+        label="DA + ConjugateTheta beta-bernoulli",
+    )
 
 
 @pytest.mark.slow
@@ -34,9 +42,18 @@ def test_exact_normal_mean_sum_gaussian():
         mu = pm.Normal("mu", 0, 3)
         x = pm.Normal("x", mu, 1.0, shape=n)
         pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=pdp.Gaussian(sigma=5.0), observed=s)
-        idata = sample(model, [pdp.DataAugmentation([x]), pdp.ConjugateTheta([mu])], draws=2000, tune=300, seed=8)
-    assert_mc_close(np.asarray(idata.posterior["mu"]), *exact.normal_sum_gaussian(s, n, 3.0, 5.0),
-                         label="DA + ConjugateTheta normal-gaussian")
+        idata = sample(
+            model,
+            [pdp.DataAugmentation([x]), pdp.ConjugateTheta([mu])],
+            draws=2000,
+            tune=300,
+            seed=8,
+        )
+    assert_mc_close(
+        np.asarray(idata.posterior["mu"]),
+        *exact.normal_sum_gaussian(s, n, 3.0, 5.0),
+        label="DA + ConjugateTheta normal-gaussian",
+    )
 
 
 @pytest.mark.slow
@@ -60,4 +77,9 @@ def test_exact_regression_records_sum_gaussian():
     mean, cov = linear_posterior(v[None, :], np.array([s]), math.sqrt(n * sigma**2 + tau**2), 2.0)
     b = np.asarray(idata.posterior["beta"])
     for k in range(2):
-        assert_mc_close(b[..., k], mean[k], math.sqrt(cov[k, k]), label=f"DA + ConjugateTheta + Interweave regression beta[{k}]")
+        assert_mc_close(
+            b[..., k],
+            mean[k],
+            math.sqrt(cov[k, k]),
+            label=f"DA + ConjugateTheta + Interweave regression beta[{k}]",
+        )

@@ -64,8 +64,10 @@ def counts_of(draws, k_cells):
 def test_shared_categorical_two_releases():
     p = np.array([0.5, 0.3, 0.2])
     n = 6
-    rel = [(pdp.DiscreteGaussian(sigma=1.0), 3, np.array([1.0, 4.0, 2.0])),
-           (pdp.Laplace(scale=1.5), 2, np.array([2.2, 2.9]))]
+    rel = [
+        (pdp.DiscreteGaussian(sigma=1.0), 3, np.array([1.0, 4.0, 2.0])),
+        (pdp.Laplace(scale=1.5), 2, np.array([2.2, 2.9])),
+    ]
     with pm.Model() as model:
         x = pm.Categorical("x", p, shape=n)
         for i, (mech, k, r) in enumerate(rel):
@@ -77,7 +79,9 @@ def test_shared_categorical_two_releases():
 
 
 def test_per_record_probabilities():
-    rows = np.array([[0.7, 0.2, 0.1], [0.1, 0.1, 0.8], [0.3, 0.3, 0.4], [0.25, 0.5, 0.25], [0.6, 0.0, 0.4]])
+    rows = np.array(
+        [[0.7, 0.2, 0.1], [0.1, 0.1, 0.8], [0.3, 0.3, 0.4], [0.25, 0.5, 0.25], [0.6, 0.0, 0.4]]
+    )
     rel = [(pdp.DiscreteGaussian(sigma=0.8), 3, np.array([0.0, 3.0, 2.0]))]
     with pm.Model() as model:
         x = pm.Categorical("x", rows, shape=5)

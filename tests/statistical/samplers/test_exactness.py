@@ -19,8 +19,13 @@ pytestmark = pytest.mark.slow
 
 def run(model, records, steps=(), seed=0, draws=1500):
     """DataAugmentation on ``records`` plus the given step builders, 1500 draws after 500 tuning."""
-    return sample(model, lambda: [pdp.DataAugmentation(records), *[make() for make in steps]],
-                  draws=draws, tune=500, seed=seed)
+    return sample(
+        model,
+        lambda: [pdp.DataAugmentation(records), *[make() for make in steps]],
+        draws=draws,
+        tune=500,
+        seed=seed,
+    )
 
 
 def draws(idata, name, index=None):
@@ -32,7 +37,9 @@ def test_beta_bernoulli_sum_laplace():
     n = 20
     model, s = released_beta_bernoulli(n, 10, 0.3)
     idata = run(model, [model["x"]], seed=1)
-    assert_mc_close(draws(idata, "p"), *exact.beta_bernoulli_laplace(s, n, 2, 2, 1.0), label="beta-bernoulli")
+    assert_mc_close(
+        draws(idata, "p"), *exact.beta_bernoulli_laplace(s, n, 2, 2, 1.0), label="beta-bernoulli"
+    )
 
 
 def test_two_releases_of_the_same_records():
@@ -49,8 +56,11 @@ def test_two_releases_of_the_same_records():
         pdp.DPObserved("s1", x, statistic=stat, mechanism=pdp.Laplace(epsilon=0.5), observed=s1)
         pdp.DPObserved("s2", x, statistic=stat, mechanism=pdp.Laplace(epsilon=2.0), observed=s2)
     idata = run(model, [x], seed=7)
-    assert_mc_close(draws(idata, "p"), *exact.beta_bernoulli_laplace([s1, s2], n, 1, 1, [2.0, 0.5]),
-                         label="two releases")
+    assert_mc_close(
+        draws(idata, "p"),
+        *exact.beta_bernoulli_laplace([s1, s2], n, 1, 1, [2.0, 0.5]),
+        label="two releases",
+    )
     assert np.asarray(idata.sample_stats["dp_min_accept"]).min() >= np.exp(-2.5) - 1e-12
 
 
@@ -76,7 +86,9 @@ def test_binary_randomized_response():
         x = pm.Bernoulli("x", p, shape=n)
         pdp.DPObserved("r", x, statistic=pdp.Local(), mechanism=mech, observed=r)
     idata = run(model, [x], seed=3)
-    assert_mc_close(draws(idata, "p"), *exact.randomized_response(r, eps), label="randomized response")
+    assert_mc_close(
+        draws(idata, "p"), *exact.randomized_response(r, eps), label="randomized response"
+    )
 
 
 def test_poisson_sum_discrete_laplace_with_metropolis():
@@ -89,7 +101,9 @@ def test_poisson_sum_discrete_laplace_with_metropolis():
         x = pm.Poisson("x", lam, shape=n)
         pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=mech, observed=s)
     idata = run(model, [x], steps=[lambda: pm.Metropolis([lam])], seed=4, draws=3000)
-    assert_mc_close(draws(idata, "lam"), *exact.poisson_discrete_laplace(s, n, 3.0, 1.0, 2.0), label="poisson")
+    assert_mc_close(
+        draws(idata, "lam"), *exact.poisson_discrete_laplace(s, n, 3.0, 1.0, 2.0), label="poisson"
+    )
 
 
 def test_categorical_counts_laplace():
@@ -103,8 +117,11 @@ def test_categorical_counts_laplace():
         pdp.DPObserved("c", x, statistic=stat, mechanism=mech, observed=s)
     idata = run(model, [x], seed=5)
     for k in range(3):
-        assert_mc_close(draws(idata, "pi", k), *exact.dirichlet_counts_laplace(s, n, alpha, 2.0, index=k),
-                             label=f"dirichlet pi[{k}]")
+        assert_mc_close(
+            draws(idata, "pi", k),
+            *exact.dirichlet_counts_laplace(s, n, alpha, 2.0, index=k),
+            label=f"dirichlet pi[{k}]",
+        )
 
 
 def test_positive_records_exponential_sum_gaussian():
@@ -117,4 +134,8 @@ def test_positive_records_exponential_sum_gaussian():
         x = pm.Exponential("x", lam, shape=n)
         pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=pdp.Gaussian(sigma=1.0), observed=s)
     idata = run(model, [x], seed=6)
-    assert_mc_close(draws(idata, "lam"), *exact.exponential_sum_gaussian(s, n, 2.0, 1.0, 1.0), label="exponential")
+    assert_mc_close(
+        draws(idata, "lam"),
+        *exact.exponential_sum_gaussian(s, n, 2.0, 1.0, 1.0),
+        label="exponential",
+    )

@@ -30,8 +30,11 @@ def test_exact_gamma_records_sum_gaussian():
     idata = sample(model, [step], seed=2, **SAMPLE)
     assert step.fast_proposals == [True]
     # Σx | λ ~ Gamma(n·k, rate λ): the exponential quadrature with shape n·k
-    assert_mc_close(np.asarray(idata.posterior["lam"]), *exact.exponential_sum_gaussian(s, n * k, 2.0, 1.0, 1.0),
-                    label="gamma records (fast)")
+    assert_mc_close(
+        np.asarray(idata.posterior["lam"]),
+        *exact.exponential_sum_gaussian(s, n * k, 2.0, 1.0, 1.0),
+        label="gamma records (fast)",
+    )
 
 
 @pytest.mark.slow
@@ -48,5 +51,8 @@ def test_exact_binomial_records_sum_laplace():
         step = pdp.DataAugmentation([x])
     idata = sample(model, [step], seed=3, **SAMPLE)
     assert step.fast_proposals == [True]
-    assert_mc_close(np.asarray(idata.posterior["p"]), *exact.beta_bernoulli_laplace(s, n * m, 2.0, 3.0, m / eps),
-                    label="binomial records (fast)")
+    assert_mc_close(
+        np.asarray(idata.posterior["p"]),
+        *exact.beta_bernoulli_laplace(s, n * m, 2.0, 3.0, m / eps),
+        label="binomial records (fast)",
+    )

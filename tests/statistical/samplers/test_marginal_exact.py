@@ -71,8 +71,11 @@ def _clamped_mean():
     return model, "mu", _exact_clamped_mean(y)
 
 
-CASES = {"beta_bernoulli_sum_laplace": _beta_bernoulli, "normal_mean_gaussian": _normal_gaussian,
-         "clamped_normal_mean_laplace": _clamped_mean}
+CASES = {
+    "beta_bernoulli_sum_laplace": _beta_bernoulli,
+    "normal_mean_gaussian": _normal_gaussian,
+    "clamped_normal_mean_laplace": _clamped_mean,
+}
 
 
 @pytest.mark.parametrize("sampler", ["PMMH", "MHAAR"])
@@ -80,5 +83,7 @@ CASES = {"beta_bernoulli_sum_laplace": _beta_bernoulli, "normal_mean_gaussian": 
 def test_exact(case, sampler):
     model, var, (mean, sd) = CASES[case]()
     cls = getattr(pdp, sampler)
-    idata = sample(model, lambda: [cls([model[var]], n_particles=20)], draws=2000, tune=500, seed=63)
+    idata = sample(
+        model, lambda: [cls([model[var]], n_particles=20)], draws=2000, tune=500, seed=63
+    )
     assert_mc_close(idata.posterior[var], mean, sd, label=f"{sampler} {case}")

@@ -23,9 +23,16 @@ from tests.support.sampling import sample
 @pytest.mark.parametrize("subset_size", [None, 2])
 def test_z_space_records_exact(subset_size):
     model = records_model()
-    idata = sample(model, lambda: [pdp.MHAAR([model["th"]], n_particles=8, subset_size=subset_size)],
-                   draws=1000, tune=300, seed=2)
-    assert_mc_close(idata.posterior["th"], *exact_records_sum(), label=f"MHAAR z-space subset {subset_size}")
+    idata = sample(
+        model,
+        lambda: [pdp.MHAAR([model["th"]], n_particles=8, subset_size=subset_size)],
+        draws=1000,
+        tune=300,
+        seed=2,
+    )
+    assert_mc_close(
+        idata.posterior["th"], *exact_records_sum(), label=f"MHAAR z-space subset {subset_size}"
+    )
 
 
 @pytest.mark.slow
@@ -34,11 +41,15 @@ def test_u_space_latent_statistic_exact():
     with pm.Model() as model:
         th = pm.HalfNormal("th", 5.0)
         mu, var = pdp.normal_variance_moments(th, a=1)
-        pdp.CLTRelease("s", mu, var, n, mechanism=pdp.Laplace(epsilon=eps), sensitivity=A / n, observed=y)
+        pdp.CLTRelease(
+            "s", mu, var, n, mechanism=pdp.Laplace(epsilon=eps), sensitivity=A / n, observed=y
+        )
     with model:
         assert pdp.MHAAR([th]).space == "u"
     idata = sample(model, lambda: [pdp.MHAAR([th], n_particles=10)], draws=1000, tune=300, seed=4)
-    assert_mc_close(idata.posterior["th"], *exact_clt_laplace(y, n, A / (n * eps)), label="MHAAR u-space")
+    assert_mc_close(
+        idata.posterior["th"], *exact_clt_laplace(y, n, A / (n * eps)), label="MHAAR u-space"
+    )
 
 
 @pytest.mark.slow
@@ -47,8 +58,13 @@ def test_local_releases_exact():
     with pm.Model() as model:
         th = pm.Normal("th", 0.0, 2.0)
         x = pm.Normal("x", th, 1.0, shape=4)
-        pdp.DPObserved("s", x, statistic=pdp.Local(lower=-3, upper=3),
-                       mechanism=pdp.Laplace(scale=1.5), observed=y)
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.Local(lower=-3, upper=3),
+            mechanism=pdp.Laplace(scale=1.5),
+            observed=y,
+        )
     with model:
         assert pdp.MHAAR([th]).space == "local"
     idata = sample(model, lambda: [pdp.MHAAR([th], n_particles=6)], draws=1000, tune=300, seed=5)
@@ -61,8 +77,12 @@ def test_local_releases_exact():
     post = lik * stats.norm.pdf(th_g, 0, 2)
     post /= np.trapezoid(post, th_g)
     mean = np.trapezoid(th_g * post, th_g)
-    assert_mc_close(idata.posterior["th"], mean, math.sqrt(np.trapezoid((th_g - mean) ** 2 * post, th_g)),
-                    label="MHAAR local releases")
+    assert_mc_close(
+        idata.posterior["th"],
+        mean,
+        math.sqrt(np.trapezoid((th_g - mean) ** 2 * post, th_g)),
+        label="MHAAR local releases",
+    )
 
 
 def exact_geometric_order(stat, mech, y, n=3):
@@ -93,4 +113,6 @@ def test_z_space_median_and_max_with_smooth_laplace_exact(which, y):
         x = pm.Geometric("x", p, shape=3)
         pdp.DPObserved("s", x, statistic=stat, mechanism=mech, observed=y)
     idata = sample(model, lambda: [pdp.MHAAR([p], n_particles=6)], draws=1000, tune=300, seed=6)
-    assert_mc_close(idata.posterior["p"], *exact_geometric_order(stat, mech, y), label=f"MHAAR {which}")
+    assert_mc_close(
+        idata.posterior["p"], *exact_geometric_order(stat, mech, y), label=f"MHAAR {which}"
+    )

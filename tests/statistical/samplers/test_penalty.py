@@ -1,6 +1,5 @@
 """DP penalty MH (seed 002 §3.1): the kernel and pm.sample against exact posteriors."""
 
-
 import numpy as np
 import pymc as pm
 import pytest
@@ -55,8 +54,13 @@ def test_pm_sample_exact_posterior(proposal):
     model, x = penalty_model(n=100, seed=3)
     kw = dict(grad_bound=10.0, total_grad_bound=40.0) if proposal == "mala" else {}
     with model:
-        step = pdp.PenaltyMH(lipschitz=12.0, tau=0.5 if proposal != "mala" else 0.1,
-                             scale=0.12 if proposal != "mala" else 0.08, proposal=proposal, **kw)
+        step = pdp.PenaltyMH(
+            lipschitz=12.0,
+            tau=0.5 if proposal != "mala" else 0.1,
+            scale=0.12 if proposal != "mala" else 0.08,
+            proposal=proposal,
+            **kw,
+        )
     idata = sample(model, [step], draws=3000, tune=500, chains=2, seed=5)
     prec = 100 + 1 / 100
     mean, var = x.sum(0) / prec, 1 / prec
@@ -78,7 +82,9 @@ def test_compound_two_chains_both_tune_and_are_exact():
     assert np.all(scale[:, 0] > 0.015) and np.all(scale == scale[:, [0]]), scale[:, 0]
     assert float(np.asarray(ss["dp_clipped_fraction"]).max()) == 0.0
     prec = x.size + 1e-2
-    assert_mc_close(idata["posterior"]["mu"], x.sum() / prec, np.sqrt(1.0 / prec), label="compound step")
+    assert_mc_close(
+        idata["posterior"]["mu"], x.sum() / prec, np.sqrt(1.0 / prec), label="compound step"
+    )
     # the privacy accounting counts both chains, tuning included
     assert pen.total_iterations == 2 * (tune + draws)
     assert np.asarray(ss["dp_iterations"])[:, -1].tolist() == [tune + draws] * 2

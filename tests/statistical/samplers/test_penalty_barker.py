@@ -1,6 +1,5 @@
 """DP Barker (seed 002 §3.2): the kernel and pm.sample against exact posteriors."""
 
-
 import numpy as np
 import pytest
 
@@ -48,7 +47,9 @@ def test_exact_posterior_with_noise_and_no_clipping(normal_target, proposal):
 def test_pm_sample_exact_posterior():
     model, x = penalty_model(n=100, seed=3)
     with model:
-        step = pdp.PenaltyMH(lipschitz=12.0, tau=0.15, scale=0.12, acceptance="barker", tune_interval=0)
+        step = pdp.PenaltyMH(
+            lipschitz=12.0, tau=0.15, scale=0.12, acceptance="barker", tune_interval=0
+        )
     idata = sample(model, [step], draws=3000, tune=500, chains=2, seed=5)
     prec = 100 + 1 / 100
     mean, var = x.sum(0) / prec, 1 / prec

@@ -26,7 +26,13 @@ def test_mala_exact_with_noise(normal_grad_target):
     params = PenaltyParams("mala", np.full(2, 0.05), 10.0, 0.05)
     theta = np.zeros(2)
     ll, g = normal_grad_target.loglik_grad(theta)
-    st = PenaltyState(theta, ll, normal_grad_target.logprior(theta), np.ones(2), clipped_grad_sum(g, mala.grad_bound))
+    st = PenaltyState(
+        theta,
+        ll,
+        normal_grad_target.logprior(theta),
+        np.ones(2),
+        clipped_grad_sum(g, mala.grad_bound),
+    )
     draws, clipped, acc = np.empty((8000, 2)), 0.0, 0
     for i in range(8000):
         st, info = mala_kernel(rng, st, normal_grad_target, params, mala)

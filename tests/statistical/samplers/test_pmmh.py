@@ -17,7 +17,9 @@ from tests.support.sampling import sample
 @pytest.mark.slow
 def test_pmmh_records_exact_through_pm_sample():
     model = records_model()
-    idata = sample(model, lambda: [pdp.PMMH([model["th"]], n_particles=8)], draws=1000, tune=300, seed=1)
+    idata = sample(
+        model, lambda: [pdp.PMMH([model["th"]], n_particles=8)], draws=1000, tune=300, seed=1
+    )
     mean, sd = exact_records_sum()
     assert_mc_close(idata.posterior["th"], mean, sd, label="PMMH records")
     ess = float(np.asarray(az.ess(idata, var_names=["th"])["th"]))
@@ -42,10 +44,15 @@ def test_pmmh_latent_statistic_exact():
     with pm.Model() as model:
         th = pm.HalfNormal("th", 5.0)
         mu, var = pdp.normal_variance_moments(th, a=1)
-        pdp.CLTRelease("s", mu, var, n, mechanism=pdp.Laplace(epsilon=eps), sensitivity=A / n,
-                       observed=y)
+        pdp.CLTRelease(
+            "s", mu, var, n, mechanism=pdp.Laplace(epsilon=eps), sensitivity=A / n, observed=y
+        )
     idata = sample(model, lambda: [pdp.PMMH([th], n_particles=10)], draws=1000, tune=300, seed=1)
-    assert_mc_close(idata.posterior["th"], *exact_clt_laplace(y, n, A / (n * eps)), label="PMMH latent statistic")
+    assert_mc_close(
+        idata.posterior["th"],
+        *exact_clt_laplace(y, n, A / (n * eps)),
+        label="PMMH latent statistic",
+    )
 
 
 @pytest.mark.slow
@@ -54,8 +61,13 @@ def test_pmmh_mhaar_and_data_augmentation_agree():
     with pm.Model() as model:
         th = pm.Normal("th", 0.0, 2.0)
         x = pm.Normal("x", th, 1.0, shape=n)
-        pdp.DPObserved("s", x, statistic=pdp.Mean(lower=-3, upper=5),
-                       mechanism=pdp.Laplace(epsilon=1.0), observed=y / n)
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.Mean(lower=-3, upper=5),
+            mechanism=pdp.Laplace(epsilon=1.0),
+            observed=y / n,
+        )
     res = {}
     for name, step in [
         ("da", lambda: [pdp.DataAugmentation([x], sweeps=2)]),
@@ -65,4 +77,6 @@ def test_pmmh_mhaar_and_data_augmentation_agree():
         d = np.asarray(sample(model, step, draws=800, tune=300, seed=3).posterior["th"])
         res[name] = (d.mean(), float(mcse(d)))
     for a in ("pmmh", "mhaar"):
-        assert_within_se(res[a][0], res["da"][0], math.hypot(res[a][1], res["da"][1]), label=f"{a} vs DA mean")
+        assert_within_se(
+            res[a][0], res["da"][0], math.hypot(res[a][1], res["da"][1]), label=f"{a} vs DA mean"
+        )

@@ -30,7 +30,9 @@ def exact_groups(releases, n=GROUP_N, a=GROUP_A, b=GROUP_B, scale=GROUP_SCALE):
     for ks in itertools.product(range(n + 1), repeat=len(releases)):
         k = np.array(ks)
         K = int(k.sum())
-        lw = float(np.sum(special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(n - k + 1)))
+        lw = float(
+            np.sum(special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(n - k + 1))
+        )
         lw += special.betaln(a + K, b + len(releases) * n - K)
         lw -= float(np.sum(np.abs(np.asarray(releases) - k))) / scale
         logw.append(lw)
@@ -55,4 +57,6 @@ def test_exact_on_independent_groups(sampler, n_groups):
     assert step.factorisation == "groups"
     idata = sample(model, [step], draws=3000, tune=500, seed=11)
     assert set(np.unique(idata.sample_stats["dp_loglik_factors"].values)) == {n_groups}
-    assert_mc_close(idata.posterior["p"].values, *exact_groups(releases), label=f"{sampler} {n_groups} groups")
+    assert_mc_close(
+        idata.posterior["p"].values, *exact_groups(releases), label=f"{sampler} {n_groups} groups"
+    )

@@ -43,24 +43,34 @@ def test_particle_samplers_on_record_families(sampler, records):
     _check(name, lambda m: [cls([m[theta]], n_particles=20)])
 
 
-@pytest.mark.parametrize("name,theta", [("normal_sum_gaussian", "mu"), ("poisson_sum_discrete_laplace", "lam")])
+@pytest.mark.parametrize(
+    "name,theta", [("normal_sum_gaussian", "mu"), ("poisson_sum_discrete_laplace", "lam")]
+)
 def test_sufficient_theta_with_a_release(name, theta):
     _check(name, lambda m: [pdp.SufficientTheta([m[theta]]), pdp.DataAugmentation([m["x"]])])
 
 
 def test_conjugate_theta_on_poisson_records_with_a_release():
-    _check("poisson_sum_discrete_laplace", lambda m: [pdp.ConjugateTheta([m["lam"]]), pdp.DataAugmentation([m["x"]])])
+    _check(
+        "poisson_sum_discrete_laplace",
+        lambda m: [pdp.ConjugateTheta([m["lam"]]), pdp.DataAugmentation([m["x"]])],
+    )
 
 
-@pytest.mark.parametrize("name,theta", [("binomial_sum_laplace", "p"), ("geometric_sum_discrete_laplace", "p")])
+@pytest.mark.parametrize(
+    "name,theta", [("binomial_sum_laplace", "p"), ("geometric_sum_discrete_laplace", "p")]
+)
 def test_collapsed_on_binomial_and_geometric(name, theta):
     _check(name, lambda m: [pdp.Collapsed([m[theta], m["x"]])])
 
 
-@pytest.mark.parametrize("name,theta,records", [
-    ("normal_sum_gaussian", "mu", ["x"]),  # NUTS alone on θ
-    ("normal_clamped_mean_laplace_dims", "mu", ["x"]),  # the Mean statistic
-    ("bernoulli_pair_records", "p", ["a", "b"]),  # a block of two record variables
-])
+@pytest.mark.parametrize(
+    "name,theta,records",
+    [
+        ("normal_sum_gaussian", "mu", ["x"]),  # NUTS alone on θ
+        ("normal_clamped_mean_laplace_dims", "mu", ["x"]),  # the Mean statistic
+        ("bernoulli_pair_records", "p", ["a", "b"]),  # a block of two record variables
+    ],
+)
 def test_data_augmentation_with_nuts_alone_on_theta(name, theta, records):
     _check(name, lambda m: [pdp.DataAugmentation([m[r] for r in records]), pm.NUTS([m[theta]])])

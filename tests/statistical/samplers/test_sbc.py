@@ -37,11 +37,18 @@ SAMPLERS = {
     "MHAAR-local": lambda model, th: pdp.MHAAR([model[th]], n_particles=10, space="local"),
 }
 CASES = [
-    ("DataAugmentation", bernoulli_sum), ("DataAugmentation", normal_sum),
-    ("PMMH", bernoulli_sum), ("PMMH", normal_sum), ("PMMH", bernoulli_local), ("PMMH", normal_local),
-    ("MHAAR-u", bernoulli_sum), ("MHAAR-u", normal_sum),
-    ("MHAAR-z", bernoulli_sum), ("MHAAR-z", normal_sum),
-    ("MHAAR-local", bernoulli_local), ("MHAAR-local", normal_local),
+    ("DataAugmentation", bernoulli_sum),
+    ("DataAugmentation", normal_sum),
+    ("PMMH", bernoulli_sum),
+    ("PMMH", normal_sum),
+    ("PMMH", bernoulli_local),
+    ("PMMH", normal_local),
+    ("MHAAR-u", bernoulli_sum),
+    ("MHAAR-u", normal_sum),
+    ("MHAAR-z", bernoulli_sum),
+    ("MHAAR-z", normal_sum),
+    ("MHAAR-local", bernoulli_local),
+    ("MHAAR-local", normal_local),
 ]
 
 
@@ -92,6 +99,8 @@ def test_sbc_ranks_uniform(sampler, make_model):
     ranks = sbc_ranks(sampler, make_model)
     counts = np.bincount(ranks * BINS // (L + 1), minlength=BINS)
     p_value = stats.chisquare(counts).pvalue
-    print(f"\n[sbc] {sampler} {make_model.__name__}: bins {counts.tolist()} χ² p = {p_value:.3f} "
-          f"({time.perf_counter() - t0:.0f} s)")
+    print(
+        f"\n[sbc] {sampler} {make_model.__name__}: bins {counts.tolist()} χ² p = {p_value:.3f} "
+        f"({time.perf_counter() - t0:.0f} s)"
+    )
     assert p_value > ALPHA, (counts, p_value)

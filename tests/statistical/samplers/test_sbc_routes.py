@@ -52,7 +52,9 @@ def clt_normal_mean(prior_mean=0.0):
     with pm.Model() as model:
         obs = pm.Data("obs", 0.0)
         mu = pm.Normal("mu", prior_mean, 1.0)
-        pdp.CLTRelease("s", mu, 1.0, N_CLT, mechanism=mech, sensitivity=2 * BOUND / N_CLT, observed=obs)
+        pdp.CLTRelease(
+            "s", mu, 1.0, N_CLT, mechanism=mech, sensitivity=2 * BOUND / N_CLT, observed=obs
+        )
 
     def simulate(rng):
         mu = rng.normal()  # the true prior N(0, 1), whatever prior_mean the model uses
@@ -248,14 +250,19 @@ def _p_value(ranks):
     return counts, stats.chisquare(counts).pvalue
 
 
-@pytest.mark.parametrize("route, make_model, make_step, warm_thin", CASES,
-                         ids=[f"{r}-{m.__name__}" for r, m, _, _ in CASES])
+@pytest.mark.parametrize(
+    "route, make_model, make_step, warm_thin",
+    CASES,
+    ids=[f"{r}-{m.__name__}" for r, m, _, _ in CASES],
+)
 def test_sbc_ranks_uniform(route, make_model, make_step, warm_thin):
     t0 = time.perf_counter()
     ranks, stats_ = sbc_ranks(make_model, make_step, warm_thin)
     counts, p_value = _p_value(ranks)
-    print(f"\n[sbc] {route} {make_model.__name__}: bins {counts.tolist()} χ² p = {p_value:.3f} "
-          f"({time.perf_counter() - t0:.1f} s)")
+    print(
+        f"\n[sbc] {route} {make_model.__name__}: bins {counts.tolist()} χ² p = {p_value:.3f} "
+        f"({time.perf_counter() - t0:.1f} s)"
+    )
     if route == "PenaltyMH":  # exact only without clipping
         assert max(s["dp_clipped_fraction"] for s in stats_) == 0.0
     assert p_value > ALPHA, (counts, p_value)
@@ -268,5 +275,3 @@ def test_sbc_catches_a_shifted_prior():
     counts, p_value = _p_value(ranks)
     print(f"\n[sbc] wrong prior: bins {counts.tolist()} χ² p = {p_value:.2e}")
     assert p_value < ALPHA, (counts, p_value)
-
-

@@ -29,7 +29,9 @@ def test_compound_step_two_chains_exact():
         var = f"th_{name}"
         for chain in range(2):  # each chain on its own: a chain that failed to tune would be off
             d = np.asarray(idata.posterior[var])[chain]
-            assert_mc_close(d, *exact_records_sum(y=y, n=N_REC), z=4.5, label=f"{var} chain {chain}")
+            assert_mc_close(
+                d, *exact_records_sum(y=y, n=N_REC), z=4.5, label=f"{var} chain {chain}"
+            )
 
 
 def _exact_local_gaussian(y):
@@ -51,6 +53,8 @@ def _exact_local_gaussian(y):
 def test_mhaar_with_nuts_on_a_parent_exact():
     model, y = local_gaussian_model()
     exact = _exact_local_gaussian(y)
-    idata = sample(model, lambda: [pdp.MHAAR([model["mu"]], n_particles=10)], draws=4000, tune=1000, seed=31)
+    idata = sample(
+        model, lambda: [pdp.MHAAR([model["mu"]], n_particles=10)], draws=4000, tune=1000, seed=31
+    )
     for name in ("mu", "sigma"):
         assert_mc_close(idata.posterior[name], *exact[name], label=f"MHAAR + NUTS {name}")

@@ -39,7 +39,9 @@ def test_gamma_records_gig_posterior():
     b0, sx = 0.4, x.sum()
     scale = np.sqrt(2.0 * sx / b0)
     gig = stats.geninvgauss(2.0 - 2 * x.size, 2.0 * b0 * scale, scale=scale)
-    assert_mc_close(np.asarray(idata.posterior["m"]), gig.mean(), gig.std(), label="Gamma records, GIG")
+    assert_mc_close(
+        np.asarray(idata.posterior["m"]), gig.mean(), gig.std(), label="Gamma records, GIG"
+    )
 
 
 def test_poisson_rate_lognormal_prior():
@@ -50,7 +52,11 @@ def test_poisson_rate_lognormal_prior():
     idata = sample(model, [pdp.SufficientTheta([lam], model=model)], draws=2000, tune=500, seed=6)
     grid = np.linspace(1e-4, 10, 20001)
     logpost = stats.lognorm.logpdf(grid, 1.0) + y.sum() * np.log(grid) - y.size * grid
-    assert_mc_close(np.asarray(idata.posterior["lam"]), *_mean_sd(grid, logpost), label="Poisson, LogNormal prior")
+    assert_mc_close(
+        np.asarray(idata.posterior["lam"]),
+        *_mean_sd(grid, logpost),
+        label="Poisson, LogNormal prior",
+    )
 
 
 def test_normal_records_unknown_mean_and_sd():
@@ -59,34 +65,52 @@ def test_normal_records_unknown_mean_and_sd():
         mu = pm.Laplace("mu", 0.0, 2.0)
         sigma = pm.HalfCauchy("sigma", 2.0)
         pm.Normal("y", mu, sigma, observed=y)
-    idata = sample(model, [pdp.SufficientTheta([mu, sigma], model=model)], draws=2000, tune=500, seed=8)
+    idata = sample(
+        model, [pdp.SufficientTheta([mu, sigma], model=model)], draws=2000, tune=500, seed=8
+    )
     mg, sg = np.linspace(-4, 6, 801), np.linspace(0.3, 8, 800)
-    lp = (stats.laplace.logpdf(mg, 0, 2)[:, None] + stats.halfcauchy.logpdf(sg, 0, 2)[None, :]
-          + stats.norm.logpdf(y[:, None, None], mg[None, :, None], sg[None, None, :]).sum(axis=0))
+    lp = (
+        stats.laplace.logpdf(mg, 0, 2)[:, None]
+        + stats.halfcauchy.logpdf(sg, 0, 2)[None, :]
+        + stats.norm.logpdf(y[:, None, None], mg[None, :, None], sg[None, None, :]).sum(axis=0)
+    )
     w = np.exp(lp - lp.max())
     w /= w.sum()
     for name, grid, axis in (("mu", mg, 1), ("sigma", sg, 0)):
         marg = w.sum(axis=axis)
         m1 = np.sum(marg * grid)
-        assert_mc_close(np.asarray(idata.posterior[name]), m1, math.sqrt(np.sum(marg * grid**2) - m1**2),
-                        label=f"normal records {name}")
+        assert_mc_close(
+            np.asarray(idata.posterior[name]),
+            m1,
+            math.sqrt(np.sum(marg * grid**2) - m1**2),
+            label=f"normal records {name}",
+        )
 
 
 # -- (b) default pm.sample() on a quickstart-like model with releases -----------------------------
 @pytest.mark.slow
 def test_default_sample_quickstart_like_exact():
     model, s_count, scale, s_stay, n, sigma = quickstart_like_model()
-    assert assigned(model) == {"Collapsed": ["has_condition", "p_logodds__"],
-                               "SufficientTheta": ["mean_stay_log__"],
-                               "DataAugmentation": ["length_of_stay_log__"]}
+    assert assigned(model) == {
+        "Collapsed": ["has_condition", "p_logodds__"],
+        "SufficientTheta": ["mean_stay_log__"],
+        "DataAugmentation": ["length_of_stay_log__"],
+    }
     idata = sample(model, draws=3000, tune=1000, seed=12)
-    assert_mc_close(np.asarray(idata.posterior["p"]), *exact.beta_bernoulli_laplace(s_count, 40, 1.0, 1.0, scale),
-                    label="quickstart-like p")
+    assert_mc_close(
+        np.asarray(idata.posterior["p"]),
+        *exact.beta_bernoulli_laplace(s_count, 40, 1.0, 1.0, scale),
+        label="quickstart-like p",
+    )
     # Σ stays | m ~ Gamma(2n, rate 2/m); s = Σ + N(0, σ²): 2-d quadrature in (m, Σ)
     mg = np.linspace(1e-3, 40, 4000)
     t = np.linspace(1e-6, s_stay + 10 * sigma + 60, 6000)
-    logf = stats.gamma.logpdf(t[None, :], 2 * n, scale=mg[:, None] / 2.0) + stats.norm.logpdf(s_stay - t, 0, sigma)
+    logf = stats.gamma.logpdf(t[None, :], 2 * n, scale=mg[:, None] / 2.0) + stats.norm.logpdf(
+        s_stay - t, 0, sigma
+    )
     like = np.trapezoid(np.exp(logf), t, axis=1)
-    assert_mc_close(np.asarray(idata.posterior["mean_stay"]),
-                    *_mean_sd(mg, stats.gamma.logpdf(mg, 2.0, scale=1 / 0.4) + np.log(like + 1e-300)),
-                    label="quickstart-like mean_stay")
+    assert_mc_close(
+        np.asarray(idata.posterior["mean_stay"]),
+        *_mean_sd(mg, stats.gamma.logpdf(mg, 2.0, scale=1 / 0.4) + np.log(like + 1e-300)),
+        label="quickstart-like mean_stay",
+    )

@@ -54,15 +54,19 @@ def run_steps(model, step_kwargs, n_iter, seed):
 @pytest.mark.parametrize("width", [1, 3])
 def test_multinomial_table_two_releases(width):
     n, p = 6, np.array([0.5, 0.3, 0.2])
-    releases = [(pdp.DiscreteGaussian(sigma=1.0), np.array([1, 4, 2])),
-                (pdp.Laplace(scale=1.5), np.array([2.5, 3.0, 0.2]))]
+    releases = [
+        (pdp.DiscreteGaussian(sigma=1.0), np.array([1, 4, 2])),
+        (pdp.Laplace(scale=1.5), np.array([2.5, 3.0, 0.2])),
+    ]
     with pm.Model() as model:
         c = pm.Multinomial("c", n=n, p=p)
         for i, (mech, r) in enumerate(releases):
             pdp.DPObserved(f"s{i}", c, statistic=pdp.Cells(), mechanism=mech, observed=r)
     draws = run_steps(model, {"width": width}, 4000, seed=width)
     assert np.all(draws.sum(axis=-1) == n)
-    mean, sd = posterior_moments(compositions(n, 3), lambda t: stats.multinomial(n, p).logpmf(t), releases)
+    mean, sd = posterior_moments(
+        compositions(n, 3), lambda t: stats.multinomial(n, p).logpmf(t), releases
+    )
     assert_mc_close(draws, mean, sd, label=f"multinomial table, width {width}")
 
 
@@ -71,7 +75,9 @@ def test_poisson_cells():
     releases = [(pdp.DiscreteLaplace(scale=1.0), np.array([0, 6, 2]))]
     with pm.Model() as model:
         c = pm.Poisson("c", lam, shape=3)
-        pdp.DPObserved("s", c, statistic=pdp.Cells(), mechanism=releases[0][0], observed=releases[0][1])
+        pdp.DPObserved(
+            "s", c, statistic=pdp.Cells(), mechanism=releases[0][0], observed=releases[0][1]
+        )
     draws = run_steps(model, {"width": 2}, 4000, seed=7)
     mean, sd = np.zeros(3), np.zeros(3)
     for k in range(3):  # cells are independent: enumerate each on 0..60
@@ -95,9 +101,14 @@ def test_pm_sample_dirichlet_multinomial():
     idata = sample(model, draws=1000, tune=300, seed=11)
 
     def log_dirmult(t):
-        return (special.gammaln(alpha.sum()) - special.gammaln(n + alpha.sum())
-                + np.sum(special.gammaln(t + alpha) - special.gammaln(alpha) - special.gammaln(t + 1))
-                + special.gammaln(n + 1))
+        return (
+            special.gammaln(alpha.sum())
+            - special.gammaln(n + alpha.sum())
+            + np.sum(special.gammaln(t + alpha) - special.gammaln(alpha) - special.gammaln(t + 1))
+            + special.gammaln(n + 1)
+        )
 
     mean, sd = posterior_moments(compositions(n, 3), log_dirmult, [(mech, r)])
-    assert_mc_close(np.asarray(idata.posterior["c"]), mean, sd, label="pm.sample Dirichlet-multinomial")
+    assert_mc_close(
+        np.asarray(idata.posterior["c"]), mean, sd, label="pm.sample Dirichlet-multinomial"
+    )

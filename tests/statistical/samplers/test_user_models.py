@@ -24,17 +24,25 @@ def test_scale_parameter_with_measured_interweaving_exact():
         sigma = pm.HalfNormal("sigma", 2)
         x = pm.Normal("x", mu, sigma, shape=n)
         pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=pdp.Gaussian(sigma=tau), observed=s)
-    assert assigned(model) == {"ConjugateTheta": ["mu"], "SufficientTheta": ["sigma_log__"],
-                               "DataAugmentation": ["x"]}
+    assert assigned(model) == {
+        "ConjugateTheta": ["mu"],
+        "SufficientTheta": ["sigma_log__"],
+        "DataAugmentation": ["x"],
+    }
     idata = sample(model, draws=1000, tune=500, seed=21)
     route = idata.sample_stats["dp_route"].values
     assert np.all(route == route[:, :1])  # frozen after warm-up
 
     def logpost(m, sg):
-        return (stats.norm.logpdf(m, 0, 3) + stats.halfnorm.logpdf(sg, scale=2)
-                + stats.norm.logpdf(s, n * m, np.sqrt(n * sg**2 + tau**2)))
+        return (
+            stats.norm.logpdf(m, 0, 3)
+            + stats.halfnorm.logpdf(sg, scale=2)
+            + stats.norm.logpdf(s, n * m, np.sqrt(n * sg**2 + tau**2))
+        )
 
-    (m_mu, m_sigma) = exact.grid_posterior_2d(logpost, np.linspace(-6, 7, 801), np.linspace(1e-4, 9, 801))
+    (m_mu, m_sigma) = exact.grid_posterior_2d(
+        logpost, np.linspace(-6, 7, 801), np.linspace(1e-4, 9, 801)
+    )
     assert_mc_close(idata.posterior["mu"].values, *m_mu, label="scale model μ")
     assert_mc_close(idata.posterior["sigma"].values, *m_sigma, label="scale model σ")
 
@@ -49,17 +57,30 @@ def test_regression_with_latent_covariates_interweaves_exact():
         beta = pm.Normal("beta", 0, 1.5, shape=2)
         x = pm.Normal("x", 0, 1, shape=n)
         y = pm.Normal("y", beta[0] + beta[1] * x, 1.0, shape=n)
-        pdp.DPObserved("s", (x, y), statistic=pdp.Sum(fn=lambda x, y: y), mechanism=pdp.Gaussian(sigma=tau),
-                       observed=s)
+        pdp.DPObserved(
+            "s",
+            (x, y),
+            statistic=pdp.Sum(fn=lambda x, y: y),
+            mechanism=pdp.Gaussian(sigma=tau),
+            observed=s,
+        )
     with model:
         step = pdp.DataAugmentation(interweave=True)
     assert step.interweave_decisions[0]["enabled"]
-    idata = sample(model, step=lambda: [pdp.DataAugmentation(interweave=True), pdp.ConjugateTheta([model["beta"]])],
-                   draws=1000, tune=500, seed=22)
+    idata = sample(
+        model,
+        step=lambda: [pdp.DataAugmentation(interweave=True), pdp.ConjugateTheta([model["beta"]])],
+        draws=1000,
+        tune=500,
+        seed=22,
+    )
 
     def logpost(b0, b1):
-        return (stats.norm.logpdf(b0, 0, 1.5) + stats.norm.logpdf(b1, 0, 1.5)
-                + stats.norm.logpdf(s, n * b0, np.sqrt(n * (b1**2 + 1) + tau**2)))
+        return (
+            stats.norm.logpdf(b0, 0, 1.5)
+            + stats.norm.logpdf(b1, 0, 1.5)
+            + stats.norm.logpdf(s, n * b0, np.sqrt(n * (b1**2 + 1) + tau**2))
+        )
 
     m0, _ = exact.grid_posterior_2d(logpost, np.linspace(-4, 5, 801), np.linspace(-7, 7, 801))
     # s pins β1² only: the posterior of β1 is symmetric, |β1| is what a chain must get right
@@ -81,17 +102,24 @@ def test_hierarchical_groups_default_nuts_block_exact():
         mu_g = mu0 + tau * z
         for g in range(2):
             x = pm.Normal(f"x{g}", mu_g[g], 1.0, shape=n)
-            pdp.DPObserved(f"s{g}", x, statistic=pdp.Sum(), mechanism=pdp.Gaussian(sigma=noise), observed=s[g])
+            pdp.DPObserved(
+                f"s{g}", x, statistic=pdp.Sum(), mechanism=pdp.Gaussian(sigma=noise), observed=s[g]
+            )
     got = assigned(model)
     assert got["NUTS"] == ["mu0", "tau_log__", "z"] and "ConjugateTheta" not in got
     idata = sample(model, draws=1000, tune=600, seed=23, target_accept=0.95)
 
     def logpost(m0, t):
         sd = np.sqrt(n**2 * t**2 + n + noise**2)
-        return (stats.norm.logpdf(m0, 0, 2) + stats.halfnorm.logpdf(t, scale=1)
-                + sum(stats.norm.logpdf(sg, n * m0, sd) for sg in s))
+        return (
+            stats.norm.logpdf(m0, 0, 2)
+            + stats.halfnorm.logpdf(t, scale=1)
+            + sum(stats.norm.logpdf(sg, n * m0, sd) for sg in s)
+        )
 
-    (m_mu0, m_tau) = exact.grid_posterior_2d(logpost, np.linspace(-7, 8, 801), np.linspace(1e-5, 5, 801))
+    (m_mu0, m_tau) = exact.grid_posterior_2d(
+        logpost, np.linspace(-7, 8, 801), np.linspace(1e-5, 5, 801)
+    )
     assert_mc_close(idata.posterior["mu0"].values, *m_mu0, label="hierarchical μ0")
     assert_mc_close(idata.posterior["tau"].values, *m_tau, label="hierarchical τ")
 
@@ -111,12 +139,18 @@ def test_table_with_categorical_records_through_uniform_cells_exact():
         pdp.DPObserved("c", x, statistic=pdp.Counts(3), mechanism=mech, observed=s)
     with model:
         assert pdp.DataAugmentation(interweave=True).interweave_decisions[0]["enabled"]
-    idata = sample(model, step=lambda: [pdp.DataAugmentation(interweave=True), pdp.ConjugateTheta([model["pi"]])],
-                   draws=1000, tune=500, seed=32)
+    idata = sample(
+        model,
+        step=lambda: [pdp.DataAugmentation(interweave=True), pdp.ConjugateTheta([model["pi"]])],
+        draws=1000,
+        tune=500,
+        seed=32,
+    )
     pi_d = idata.posterior["pi"].values
     for k in (0, 2):
-        truth = exact.dirichlet_counts_posterior(np.asarray(s, dtype=float), n, np.ones(3),
-                                                 lambda z: -z * z / (2 * sigma**2), k)
+        truth = exact.dirichlet_counts_posterior(
+            np.asarray(s, dtype=float), n, np.ones(3), lambda z: -z * z / (2 * sigma**2), k
+        )
         assert_mc_close(pi_d[..., k], *truth, label=f"uniform-cell θ-move π_{k}")
 
 
@@ -128,8 +162,22 @@ def test_bernoulli_records_through_uniform_cells_exact():
     with pm.Model() as model:
         p = pm.Beta("p", 2, 2)
         x = pm.Bernoulli("x", p, shape=n)
-        pdp.DPObserved("s", x, statistic=pdp.Sum(lower=0, upper=1), mechanism=pdp.Laplace(scale=scale), observed=s)
-    idata = sample(model, step=lambda: [pdp.DataAugmentation(interweave=True), pdp.ConjugateTheta([model["p"]])],
-                   draws=1000, tune=500, seed=33)
-    assert_mc_close(idata.posterior["p"].values, *exact.beta_bernoulli_laplace(s, n, 2.0, 2.0, scale),
-                    label="uniform-cell θ-move Bernoulli p")
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.Sum(lower=0, upper=1),
+            mechanism=pdp.Laplace(scale=scale),
+            observed=s,
+        )
+    idata = sample(
+        model,
+        step=lambda: [pdp.DataAugmentation(interweave=True), pdp.ConjugateTheta([model["p"]])],
+        draws=1000,
+        tune=500,
+        seed=33,
+    )
+    assert_mc_close(
+        idata.posterior["p"].values,
+        *exact.beta_bernoulli_laplace(s, n, 2.0, 2.0, scale),
+        label="uniform-cell θ-move Bernoulli p",
+    )

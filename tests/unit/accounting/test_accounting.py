@@ -55,7 +55,9 @@ def test_theorem6_zcdp_is_looser_than_accountants(tau, k):
 def test_seed_printed_theorem7_mu_is_looser():
     for tau, k in CASES:
         eps = penalty_epsilon_tight(1e-5, k, tau)
-        assert penalty_delta_tight(eps, k, tau, seed_printed=True) >= penalty_delta_tight(eps, k, tau)
+        assert penalty_delta_tight(eps, k, tau, seed_printed=True) >= penalty_delta_tight(
+            eps, k, tau
+        )
 
 
 def test_zcdp_rho_inverts_epsilon():
@@ -79,7 +81,9 @@ def test_planning_helpers_agree_with_pld():
     assert abs(k_tight - k_pld) <= max(2, int(0.01 * k_pld))
     assert penalty_iterations(eps, delta, tau, method="zcdp") <= k_tight
     t = penalty_tau(eps, delta, 1000)
-    assert epsilon_of_event(run_event(iteration_event(t), 1000), delta) == pytest.approx(eps, rel=5e-3)
+    assert epsilon_of_event(run_event(iteration_event(t), 1000), delta) == pytest.approx(
+        eps, rel=5e-3
+    )
     assert penalty_tau(eps, delta, 1000, method="zcdp") >= t
 
 
@@ -87,19 +91,29 @@ def test_theorem9_closed_form_at_least_dp_accounting():
     orders = np.arange(2, 65)
     for n, b, z in [(1000, 10, 2.0), (1000, 100, 1.0), (1000, 50, 5.0)]:
         closed = subsampled_rdp(orders, b / n, z)
-        acc = RdpAccountant(orders=[float(o) for o in orders],
-                            neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
+        acc = RdpAccountant(
+            orders=[float(o) for o in orders],
+            neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE,
+        )
         acc.compose(iteration_event(z, n_records=n, batch_size=b))
         eps_acc = acc.get_epsilon(1e-5)
         # composed over 1000 iterations, converted with Theorem 1
         eps_closed = rdp_epsilon(orders, 1000 * closed, 1e-5)
-        assert eps_closed >= epsilon_of_event(
-            run_event(iteration_event(z, n_records=n, batch_size=b), 1000), 1e-5, accountant="rdp"
-        ) - 1e-9
+        assert (
+            eps_closed
+            >= epsilon_of_event(
+                run_event(iteration_event(z, n_records=n, batch_size=b), 1000),
+                1e-5,
+                accountant="rdp",
+            )
+            - 1e-9
+        )
         assert eps_closed >= eps_acc - 1e-9
         # order 2 has no room for improvement: both are the WBK19 expression
         # (compared on the RDP curve itself: get_epsilon uses a sharper RDP -> DP conversion)
-        acc2 = RdpAccountant(orders=[2.0], neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
+        acc2 = RdpAccountant(
+            orders=[2.0], neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE
+        )
         acc2.compose(iteration_event(z, n_records=n, batch_size=b))
         assert closed[0] == pytest.approx(float(np.ravel(acc2._rdp)[0]), rel=1e-9)
 
@@ -138,13 +152,21 @@ def test_privacy_spent_from_event_and_errors():
     ev = run_event(iteration_event(20.0), 100)
     assert privacy_spent(ev, delta=1e-5) == pytest.approx(epsilon_of_event(ev, 1e-5))
     sub = run_event(iteration_event(2.0, n_records=100, batch_size=10), 10)
-    with pytest.raises(ValueError, match=re.escape("Use accountant='rdp' for subsampled penalty runs.")):
+    with pytest.raises(
+        ValueError, match=re.escape("Use accountant='rdp' for subsampled penalty runs.")
+    ):
         privacy_spent(sub, delta=1e-5, accountant="pld")
-    with pytest.raises(ValueError, match=re.escape("delta must lie in the open interval (0, 1), got delta=1.5")):
+    with pytest.raises(
+        ValueError, match=re.escape("delta must lie in the open interval (0, 1), got delta=1.5")
+    ):
         privacy_spent(ev, delta=1.5)
-    with pytest.raises(ValueError, match=re.escape("accountant must be 'pld' or 'rdp', got accountant='x'")):
+    with pytest.raises(
+        ValueError, match=re.escape("accountant must be 'pld' or 'rdp', got accountant='x'")
+    ):
         privacy_spent(ev, delta=1e-5, accountant="x")
-    with pytest.raises(ValueError, match=re.escape("epsilon must be finite and > 0, got epsilon=0")):
+    with pytest.raises(
+        ValueError, match=re.escape("epsilon must be finite and > 0, got epsilon=0")
+    ):
         penalty_iterations(0, 1e-5, 10.0)
     with pytest.raises(ValueError, match=re.escape("tau must be finite and > 0, got tau=-1")):
         penalty_iterations(1.0, 1e-5, -1)
@@ -173,7 +195,10 @@ def test_privacy_spent_composes_releases_and_the_model_alike():
     assert 1.45 < spent <= 1.5
     assert spent.rho is None and spent.delta == 1e-6 and spent.neighbouring == "replace-one"
     ref = dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4).compose(
-        dp_accounting.ComposedDpEvent([dp_accounting.LaplaceDpEvent(2.0), dp_accounting.LaplaceDpEvent(1.0)]))
+        dp_accounting.ComposedDpEvent(
+            [dp_accounting.LaplaceDpEvent(2.0), dp_accounting.LaplaceDpEvent(1.0)]
+        )
+    )
     assert float(spent) == pytest.approx(ref.get_epsilon(1e-6), abs=5e-4)  # loss grid 1e-4·ε
     assert privacy_spent([r1, r2], delta=1e-6, accountant="rdp") >= spent
     with pm.Model() as model:
@@ -181,8 +206,12 @@ def test_privacy_spent_composes_releases_and_the_model_alike():
         m = pm.Gamma("m", 2.0, 0.4)
         c = pm.Bernoulli("c", p, shape=200)
         s = pm.Gamma("s", alpha=2.0, beta=2.0 / m, shape=200)
-        pdp.DPObserved("count", c, statistic=r1.statistic, mechanism=pdp.Laplace(epsilon=0.5), observed=r1)
-        pdp.DPObserved("stay", s, statistic=r2.statistic, mechanism=pdp.Laplace(epsilon=1.0), observed=r2)
+        pdp.DPObserved(
+            "count", c, statistic=r1.statistic, mechanism=pdp.Laplace(epsilon=0.5), observed=r1
+        )
+        pdp.DPObserved(
+            "stay", s, statistic=r2.statistic, mechanism=pdp.Laplace(epsilon=1.0), observed=r2
+        )
     assert privacy_spent(model, delta=1e-6) == pytest.approx(float(spent), rel=1e-12)
 
 
@@ -222,12 +251,16 @@ def test_privacy_spent_smooth_laplace_by_basic_composition():
     import pymc_dp as pdp
 
     x = np.random.default_rng(2).uniform(0, 10, size=51)
-    med = pdp.release(x, pdp.Median(lower=0, upper=10), pdp.SmoothLaplace(epsilon=1.0, delta=1e-6), rng=1)
+    med = pdp.release(
+        x, pdp.Median(lower=0, upper=10), pdp.SmoothLaplace(epsilon=1.0, delta=1e-6), rng=1
+    )
     _, _, r1, _ = _releases()
     assert privacy_spent(med, delta=1e-5) == pytest.approx(1.0)
     both = privacy_spent([med, r1], delta=1e-5)
     assert both == pytest.approx(1.0 + privacy_spent(r1, delta=1e-5 - 1e-6), rel=1e-9)
-    with pytest.raises(ValueError, match=re.escape("delta=1e-07 is not larger than the total delta 1e-06")):
+    with pytest.raises(
+        ValueError, match=re.escape("delta=1e-07 is not larger than the total delta 1e-06")
+    ):
         privacy_spent(med, delta=1e-7)
 
 
@@ -245,7 +278,9 @@ def test_privacy_spent_refuses_what_carries_no_privacy():
         privacy_spent([], delta=1e-5)
     with pytest.raises(ValueError, match=re.escape("accountant='pld' cannot compose ZCDpEvent")):
         privacy_spent(dp_accounting.ZCDpEvent(0.1), delta=1e-5, accountant="pld")
-    auto = privacy_spent([dp_accounting.ZCDpEvent(0.1), dp_accounting.GaussianDpEvent(2.0)], delta=1e-5)
+    auto = privacy_spent(
+        [dp_accounting.ZCDpEvent(0.1), dp_accounting.GaussianDpEvent(2.0)], delta=1e-5
+    )
     assert auto.accountant == "rdp" and auto.rho == pytest.approx(0.1 + 0.125)
     assert float(auto) <= zcdp_epsilon(0.225, 1e-5)
     sub = run_event(iteration_event(2.0, n_records=100, batch_size=10), 10)
@@ -268,8 +303,16 @@ def test_two_penalty_steps_in_one_model_compose():
             s1 = pdp.PenaltyMH([a], lipschitz=3.0, tau=20.0, scale=0.1)
         with pytest.warns(UserWarning, match="updates only some free variables"):
             s2 = pdp.PenaltyMH([b], lipschitz=3.0, tau=30.0, scale=0.1)
-        idata = pm.sample(draws=30, tune=10, chains=2, cores=1, step=[s1, s2], progressbar=False,
-                          random_seed=1, compute_convergence_checks=False)
+        idata = pm.sample(
+            draws=30,
+            tune=10,
+            chains=2,
+            cores=1,
+            step=[s1, s2],
+            progressbar=False,
+            random_seed=1,
+            compute_convergence_checks=False,
+        )
     spent = privacy_spent(idata, delta=1e-5)
     per_chain = [run_event(iteration_event(20.0), 40), run_event(iteration_event(30.0), 40)] * 2
     expected = epsilon_of_event(dp_accounting.ComposedDpEvent(per_chain), 1e-5)

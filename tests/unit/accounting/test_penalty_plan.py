@@ -50,7 +50,9 @@ def test_mala_plan_from_the_accountant():
     tau, allowed = _check_plan(500, grad_noise_multiplier=200.0)
     ev = iteration_event(tau, grad_noise_multiplier=200.0)
     assert epsilon_of_event(run_event(ev, allowed), 1e-5) <= 1.0
-    with pytest.raises(ValueError, match=re.escape("the DP-MALA drift alone (grad_noise_multiplier=5.0)")):
+    with pytest.raises(
+        ValueError, match=re.escape("the DP-MALA drift alone (grad_noise_multiplier=5.0)")
+    ):
         plan_tau(1.0, 1e-5, 500, grad_noise_multiplier=5.0)
 
 
@@ -76,5 +78,8 @@ def test_planner_warns_when_the_run_cannot_move():
         ok = plan_penalty(10**4, 100.0, 1e-5, 8000, lipschitz=5.0, dim=2, posterior_scale=0.01)
     assert ok.feasible and ok.expected_moves > 10
     assert ok.scale == pytest.approx(min(2.4 * 0.01, 2.0 / (ok.tau * 2 * 5.0)))
-    with pytest.raises(ValueError, match=re.escape("proposal must be 'guided', 'coordinate' or 'rw' for plan_penalty")):
+    with pytest.raises(
+        ValueError,
+        match=re.escape("proposal must be 'guided', 'coordinate' or 'rw' for plan_penalty"),
+    ):
         plan_penalty(100, 1.0, 1e-5, 100, 1.0, 1, proposal="mala")

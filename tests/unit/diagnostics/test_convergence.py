@@ -68,7 +68,9 @@ def test_check_convergence_table_names_the_stuck_parameter_and_its_step():
 def test_check_convergence_refuses_an_idata_of_another_model():
     model, _ = normal_model()
     other = _idata({"theta": np.zeros((2, 200))})
-    with pytest.raises(ValueError, match=re.escape("idata: the posterior has no variable 'mu' of the model")):
+    with pytest.raises(
+        ValueError, match=re.escape("idata: the posterior has no variable 'mu' of the model")
+    ):
         pdp.check_convergence(other, model, step=[])
 
 
@@ -76,7 +78,13 @@ def test_pm_sample_warns_on_a_stuck_chain_and_names_parameter_and_step():
     """Weak count, records moved one at a time: ESS/draw of p ≪ 0.05 (measured 0.004–0.02)."""
     model = _bernoulli_weak()
     with pytest.warns(pdp.ConvergenceWarning) as record:
-        sample(model, lambda: [pdp.DataAugmentation([model["x"]], interweave=False)], draws=300, tune=200, seed=1)
+        sample(
+            model,
+            lambda: [pdp.DataAugmentation([model["x"]], interweave=False)],
+            draws=300,
+            tune=200,
+            seed=1,
+        )
     texts = [str(w.message) for w in record if issubclass(w.category, pdp.ConvergenceWarning)]
     assert texts, "no ConvergenceWarning"
     assert all("'p' (moved by ConjugateTheta)" in t for t in texts)

@@ -19,8 +19,13 @@ def _pmmh(n_particles):
     with pm.Model() as model:
         th = pm.Normal("th", 0.0, 2.0)
         x = pm.Normal("x", th, 1.0, shape=N_REC)
-        pdp.DPObserved("s", x, statistic=pdp.RecordSum(lambda x: x, sensitivity=1.0),
-                       mechanism=pdp.Laplace(scale=B), observed=Y)
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.RecordSum(lambda x: x, sensitivity=1.0),
+            mechanism=pdp.Laplace(scale=B),
+            observed=Y,
+        )
         step = pdp.PMMH([th], n_particles=n_particles)
     step.set_rng(np.random.default_rng(0))
     return model, step
@@ -79,11 +84,17 @@ def test_bad_input():
     point = model.initial_point(random_seed=0)
     with pytest.raises(TypeError, match=re.escape("step must be a pymc_dp.PMMH, got str.")):
         loglik_estimate_sd("nope", point, rng=np.random.default_rng(0))
-    with pytest.raises(ValueError, match=re.escape("repeats must be an integer >= 2, got repeats=1.")):
+    with pytest.raises(
+        ValueError, match=re.escape("repeats must be an integer >= 2, got repeats=1.")
+    ):
         loglik_estimate_sd(step, point, repeats=1, rng=np.random.default_rng(0))
     with pytest.raises(TypeError, match="rng must be a numpy.random.Generator, got NoneType"):
         loglik_estimate_sd(step, point)
-    with pytest.raises(ValueError, match=re.escape("n_particles must be an integer >= 1, got n_particles=0.")):
+    with pytest.raises(
+        ValueError, match=re.escape("n_particles must be an integer >= 1, got n_particles=0.")
+    ):
         particles_for_sd(1.0, 0)
-    with pytest.raises(ValueError, match=re.escape("target must be finite and > 0, got target=-1.")):
+    with pytest.raises(
+        ValueError, match=re.escape("target must be finite and > 0, got target=-1.")
+    ):
         particles_for_sd(1.0, 5, target=-1)

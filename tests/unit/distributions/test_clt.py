@@ -20,13 +20,18 @@ def test_gaussian_closed_form_marginal_matches_quadrature():
     with pm.Model() as model:
         th = pm.HalfNormal("th", 5.0)
         mu, var = pdp.normal_variance_moments(th, a=1)
-        pdp.CLTRelease("s", mu, var, n, mechanism=pdp.Gaussian(sigma=sigma), sensitivity=0.25, observed=y)
+        pdp.CLTRelease(
+            "s", mu, var, n, mechanism=pdp.Gaussian(sigma=sigma), sensitivity=0.25, observed=y
+        )
     assert "s_u" not in model.named_vars  # closed form: no latent statistic
     fn = _logp_fn(model, "s")
     theta = 2.0
     m, v = pdp.normal_variance_moments(theta, a=1)
     want, _ = integrate.quad(
-        lambda u: stats.norm.pdf(y, u, sigma) * stats.norm.pdf(u, m, math.sqrt(v / n)), -20, 20, points=[m]
+        lambda u: stats.norm.pdf(y, u, sigma) * stats.norm.pdf(u, m, math.sqrt(v / n)),
+        -20,
+        20,
+        points=[m],
     )
     assert float(fn({"th_log__": np.log(theta)})) == pytest.approx(math.log(want), rel=1e-8)
 
@@ -50,7 +55,9 @@ def test_laplace_release_adds_a_latent_statistic():
     with pm.Model() as model:
         th = pm.HalfNormal("th", 5.0)
         mu, var = pdp.uniform_width_moments(th, a=1)
-        pdp.CLTRelease("s", mu, var, 30, mechanism=pdp.Laplace(epsilon=1.0), sensitivity=0.2, observed=0.4)
+        pdp.CLTRelease(
+            "s", mu, var, 30, mechanism=pdp.Laplace(epsilon=1.0), sensitivity=0.2, observed=0.4
+        )
     u = model["s_u"]
     assert u.type.shape == (1,)
     node = pdp.dp_nodes(model)["s"]
@@ -65,7 +72,10 @@ def test_laplace_release_adds_a_latent_statistic():
 def test_example1_moments(a):
     theta = 0.7
     m, v = pdp.normal_mean_moments(theta, a=a)
-    ex = [integrate.quad(lambda x: x ** (a * k) * stats.norm.pdf(x, theta, 1), -np.inf, np.inf)[0] for k in (1, 2)]
+    ex = [
+        integrate.quad(lambda x: x ** (a * k) * stats.norm.pdf(x, theta, 1), -np.inf, np.inf)[0]
+        for k in (1, 2)
+    ]
     assert m == pytest.approx(ex[0], rel=1e-8)
     assert v == pytest.approx(ex[1] - ex[0] ** 2, rel=1e-8)
 
@@ -74,12 +84,21 @@ def test_example1_moments(a):
 def test_example2_and_3_moments(a):
     theta = 1.8
     for helper, pdf, lo, hi in [
-        (pdp.normal_variance_moments, lambda x: stats.norm.pdf(x, 0, math.sqrt(theta)), -np.inf, np.inf),
+        (
+            pdp.normal_variance_moments,
+            lambda x: stats.norm.pdf(x, 0, math.sqrt(theta)),
+            -np.inf,
+            np.inf,
+        ),
         (pdp.uniform_width_moments, lambda x: 1 / (2 * theta), -theta, theta),
     ]:
         m, v = helper(theta, a=a)
-        e1 = integrate.quad(lambda x: abs(x) ** a * pdf(x), lo, hi, points=[0.0] if hi < np.inf else None)[0]
-        e2 = integrate.quad(lambda x: abs(x) ** (2 * a) * pdf(x), lo, hi, points=[0.0] if hi < np.inf else None)[0]
+        e1 = integrate.quad(
+            lambda x: abs(x) ** a * pdf(x), lo, hi, points=[0.0] if hi < np.inf else None
+        )[0]
+        e2 = integrate.quad(
+            lambda x: abs(x) ** (2 * a) * pdf(x), lo, hi, points=[0.0] if hi < np.inf else None
+        )[0]
         assert m == pytest.approx(e1, rel=1e-7)
         assert v == pytest.approx(e2 - e1**2, rel=1e-6)
 
@@ -87,13 +106,15 @@ def test_example2_and_3_moments(a):
 def test_errors():
     with pm.Model():
         th = pm.HalfNormal("th")
-        with pytest.raises(ValueError, match=re.escape("got mu=None. Give mu=E[s(X)|θ] and var=Var[s(X)|θ]")):
+        with pytest.raises(
+            ValueError, match=re.escape("got mu=None. Give mu=E[s(X)|θ] and var=Var[s(X)|θ]")
+        ):
             pdp.CLTStatistic("u", None, th, 10)
         with pytest.raises(ValueError, match=re.escape("as an integer >= 1, got n=0.")):
             pdp.CLTStatistic("u", th, th, 0)
-    with pytest.raises(ValueError, match=re.escape("needs an integer a >= 1 (s(x) = x**a), got a=1.5.")):
+    with pytest.raises(
+        ValueError, match=re.escape("needs an integer a >= 1 (s(x) = x**a), got a=1.5.")
+    ):
         pdp.normal_mean_moments(1.0, a=1.5)
     with pytest.raises(ValueError, match=re.escape("a must be finite and > 0, got a=0.")):
         pdp.normal_variance_moments(1.0, a=0)
-
-

@@ -14,20 +14,37 @@ from pymc_dp.distributions.domain import record_support
 
 def test_counts_on_more_categories_refused():
     """Old code: accepted; code 3 silently dropped from the counts."""
-    with pm.Model(), pytest.raises(ValueError, match=re.escape(
-            "DPObserved 'c': Counts(n_categories=3) takes category codes 0..2, but the records 'x' "
-            "take values 0..3; codes outside 0..2 would be dropped from the counts silently. Use "
-            "Counts(4) to cover every code the records take")):
+    with (
+        pm.Model(),
+        pytest.raises(
+            ValueError,
+            match=re.escape(
+                "DPObserved 'c': Counts(n_categories=3) takes category codes 0..2, but the records 'x' "
+                "take values 0..3; codes outside 0..2 would be dropped from the counts silently. Use "
+                "Counts(4) to cover every code the records take"
+            ),
+        ),
+    ):
         x = pm.Categorical("x", np.full(4, 0.25), shape=10)
-        pdp.DPObserved("c", x, statistic=pdp.Counts(3), mechanism=pdp.Laplace(epsilon=1.0),
-                       observed=np.array([3.0, 3.0, 4.0]))
+        pdp.DPObserved(
+            "c",
+            x,
+            statistic=pdp.Counts(3),
+            mechanism=pdp.Laplace(epsilon=1.0),
+            observed=np.array([3.0, 3.0, 4.0]),
+        )
 
 
 def test_counts_on_poisson_records_refused():
     with pm.Model(), pytest.raises(ValueError, match=re.escape("take values 0..inf")):
         x = pm.Poisson("x", 1.0, shape=10)
-        pdp.DPObserved("c", x, statistic=pdp.Counts(3), mechanism=pdp.Laplace(epsilon=1.0),
-                       observed=np.array([3.0, 3.0, 4.0]))
+        pdp.DPObserved(
+            "c",
+            x,
+            statistic=pdp.Counts(3),
+            mechanism=pdp.Laplace(epsilon=1.0),
+            observed=np.array([3.0, 3.0, 4.0]),
+        )
 
 
 @pytest.mark.parametrize("records", ["normal", "poisson"])
@@ -36,29 +53,56 @@ def test_randomized_response_needs_codes(records):
     match = "are real-valued" if records == "normal" else "take values 0..inf"
     with pm.Model(), pytest.raises(ValueError, match=re.escape(match)):
         x = pm.Normal("x", 0, 1, shape=5) if records == "normal" else pm.Poisson("x", 1.0, shape=5)
-        pdp.DPObserved("r", x, statistic=pdp.Local(), mechanism=pdp.RandomizedResponse(epsilon=1.0),
-                       observed=np.zeros(5, dtype=int))
+        pdp.DPObserved(
+            "r",
+            x,
+            statistic=pdp.Local(),
+            mechanism=pdp.RandomizedResponse(epsilon=1.0),
+            observed=np.zeros(5, dtype=int),
+        )
 
 
 def test_randomized_response_message_names_the_mechanism_and_fix():
-    with pm.Model(), pytest.raises(ValueError, match=re.escape(
-            "DPObserved 'r': RandomizedResponse(n_categories=2) takes category codes 0..1, but the "
-            "records 'x' take values 0..2; codes outside 0..1 would be given a meaningless density "
-            "silently. Use n_categories=3 to cover every code the records take")):
+    with (
+        pm.Model(),
+        pytest.raises(
+            ValueError,
+            match=re.escape(
+                "DPObserved 'r': RandomizedResponse(n_categories=2) takes category codes 0..1, but the "
+                "records 'x' take values 0..2; codes outside 0..1 would be given a meaningless density "
+                "silently. Use n_categories=3 to cover every code the records take"
+            ),
+        ),
+    ):
         x = pm.Categorical("x", np.full(3, 1 / 3), shape=5)
-        pdp.DPObserved("r", x, statistic=pdp.Local(), mechanism=pdp.RandomizedResponse(epsilon=1.0),
-                       observed=np.zeros(5, dtype=int))
+        pdp.DPObserved(
+            "r",
+            x,
+            statistic=pdp.Local(),
+            mechanism=pdp.RandomizedResponse(epsilon=1.0),
+            observed=np.zeros(5, dtype=int),
+        )
 
 
-@pytest.mark.parametrize("make, stat, mech", [
-    (lambda: pm.Categorical("x", np.full(3, 1 / 3), shape=5), pdp.Counts(3), pdp.Laplace(epsilon=1.0)),
-    (lambda: pm.Bernoulli("x", 0.3, shape=5), pdp.Counts(2), pdp.Laplace(epsilon=1.0)),
-    (lambda: pm.Binomial("x", 2, 0.3, shape=5), pdp.Counts(3), pdp.Laplace(epsilon=1.0)),
-    (lambda: pm.DiscreteUniform("x", 0, 2, shape=5), pdp.Counts(4), pdp.Laplace(epsilon=1.0)),
-    (lambda: pm.Bernoulli("x", 0.3, shape=5), pdp.Local(), pdp.RandomizedResponse(epsilon=1.0)),
-    (lambda: pm.Poisson("x", 1.0, shape=5), pdp.Local(0, 2),
-     pdp.RandomizedResponse(epsilon=1.0, n_categories=3)),  # the clamp bounds the codes
-])
+@pytest.mark.parametrize(
+    "make, stat, mech",
+    [
+        (
+            lambda: pm.Categorical("x", np.full(3, 1 / 3), shape=5),
+            pdp.Counts(3),
+            pdp.Laplace(epsilon=1.0),
+        ),
+        (lambda: pm.Bernoulli("x", 0.3, shape=5), pdp.Counts(2), pdp.Laplace(epsilon=1.0)),
+        (lambda: pm.Binomial("x", 2, 0.3, shape=5), pdp.Counts(3), pdp.Laplace(epsilon=1.0)),
+        (lambda: pm.DiscreteUniform("x", 0, 2, shape=5), pdp.Counts(4), pdp.Laplace(epsilon=1.0)),
+        (lambda: pm.Bernoulli("x", 0.3, shape=5), pdp.Local(), pdp.RandomizedResponse(epsilon=1.0)),
+        (
+            lambda: pm.Poisson("x", 1.0, shape=5),
+            pdp.Local(0, 2),
+            pdp.RandomizedResponse(epsilon=1.0, n_categories=3),
+        ),  # the clamp bounds the codes
+    ],
+)
 def test_records_inside_the_domain_accepted(make, stat, mech):
     with pm.Model():
         x = make()
@@ -68,8 +112,13 @@ def test_records_inside_the_domain_accepted(make, stat, mech):
 
 def test_fixed_records_checked_by_value():
     with pm.Model(), pytest.raises(ValueError, match=re.escape("the fixed records")):
-        pdp.DPObserved("c", pt.as_tensor(np.array([0, 1, 5])), statistic=pdp.Counts(3),
-                       mechanism=pdp.Laplace(epsilon=1.0), observed=np.zeros(3))
+        pdp.DPObserved(
+            "c",
+            pt.as_tensor(np.array([0, 1, 5])),
+            statistic=pdp.Counts(3),
+            mechanism=pdp.Laplace(epsilon=1.0),
+            observed=np.zeros(3),
+        )
 
 
 def test_record_support_table():

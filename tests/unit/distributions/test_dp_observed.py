@@ -16,12 +16,20 @@ def test_model_logp_matches_scipy():
     with pm.Model() as model:
         x = pm.Normal("x", 0.0, 1.0, shape=3)
         pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=pdp.Laplace(scale=2.0), observed=1.3)
-        pdp.DPObserved("m", x, statistic=pdp.Mean(lower=-1, upper=1),
-                       mechanism=pdp.Gaussian(sigma=0.5), observed=-0.2)
+        pdp.DPObserved(
+            "m",
+            x,
+            statistic=pdp.Mean(lower=-1, upper=1),
+            mechanism=pdp.Gaussian(sigma=0.5),
+            observed=-0.2,
+        )
     xv = np.array([0.3, -1.7, 2.2])
     lp = model.compile_logp()({"x": xv})
-    ref = (stats.norm.logpdf(xv).sum() + stats.laplace.logpdf(1.3, loc=xv.sum(), scale=2.0)
-           + stats.norm.logpdf(-0.2, loc=np.clip(xv, -1, 1).mean(), scale=0.5))
+    ref = (
+        stats.norm.logpdf(xv).sum()
+        + stats.laplace.logpdf(1.3, loc=xv.sum(), scale=2.0)
+        + stats.norm.logpdf(-0.2, loc=np.clip(xv, -1, 1).mean(), scale=0.5)
+    )
     assert lp == pytest.approx(ref, rel=1e-10)
 
 
@@ -29,13 +37,24 @@ def test_counts_node_logp_and_dims():
     with pm.Model(coords={"cat": ["a", "b", "c"]}) as model:
         pi = pm.Dirichlet("pi", np.ones(3))
         x = pm.Categorical("x", pi, shape=6)
-        node = pdp.DPObserved("c", x, statistic=pdp.Counts(3), mechanism=pdp.Laplace(epsilon=1.0),
-                              observed=np.array([1.5, 2.0, 3.1]), dims="cat")
+        node = pdp.DPObserved(
+            "c",
+            x,
+            statistic=pdp.Counts(3),
+            mechanism=pdp.Laplace(epsilon=1.0),
+            observed=np.array([1.5, 2.0, 3.1]),
+            dims="cat",
+        )
     assert model.named_vars_to_dims["c"] == ("cat",)
     xv = np.array([0, 1, 1, 2, 2, 2])
-    fn = model.compile_fn(model.logp(vars=[node], sum=False)[0], inputs=[model.rvs_to_values[x]],
-                          on_unused_input="ignore")
-    np.testing.assert_allclose(fn({"x": xv}), stats.laplace.logpdf([1.5, 2.0, 3.1], loc=[1, 2, 3], scale=2.0))
+    fn = model.compile_fn(
+        model.logp(vars=[node], sum=False)[0],
+        inputs=[model.rvs_to_values[x]],
+        on_unused_input="ignore",
+    )
+    np.testing.assert_allclose(
+        fn({"x": xv}), stats.laplace.logpdf([1.5, 2.0, 3.1], loc=[1, 2, 3], scale=2.0)
+    )
 
 
 def test_pm_data_release_can_be_swapped():
@@ -68,15 +87,24 @@ def test_draws_agree_with_logp(stat, mech):
     data = pt.as_tensor(FIXED)
     with pm.Model():
         release = stat.evaluate(FIXED)
-        rv = pdp.DPObserved("r", data, statistic=stat, mechanism=mech,
-                            observed=np.rint(release) if mech.integer else release)
+        rv = pdp.DPObserved(
+            "r",
+            data,
+            statistic=stat,
+            mechanism=mech,
+            observed=np.rint(release) if mech.integer else release,
+        )
     draws = pm.draw(rv, draws=20_000, random_seed=7)
     value = pt.tensor("v", dtype=rv.dtype, shape=rv.type.shape)
     logp = pytensor.function([value], pm.logp(rv, value))
     if mech.integer:
         flat = draws.reshape(20_000, -1)[:, 0]
         support = np.arange(flat.min(), flat.max() + 1)
-        vals = np.tile(np.asarray(release, dtype=np.int64), (support.size, 1)) if np.ndim(release) else None
+        vals = (
+            np.tile(np.asarray(release, dtype=np.int64), (support.size, 1))
+            if np.ndim(release)
+            else None
+        )
         if vals is None:
             vals = support
         else:
@@ -108,17 +136,36 @@ def test_prior_predictive_of_release_matches_marginal():
     [
         (dict(observed=np.nan), ValueError, "observed for 's' must be finite, got [nan]"),
         (dict(observed=np.array([1.0, np.inf])), ValueError, "observed for 's' must be finite"),
-        (dict(observed=np.array([1.0, 2.0])), ValueError, "observed for 's' has shape (2,), but the statistic has shape ()."),
-        (dict(mechanism=pdp.DiscreteLaplace(epsilon=1.0), statistic=pdp.Sum(lower=0, upper=3), observed=2.5),
-         ValueError, "DiscreteLaplace releases integers, but observed for 's' has non-integer values [2.5]."),
-        (dict(mechanism=pdp.Laplace(epsilon=1.0), statistic=pdp.Sum(), observed=1.0),
-         ValueError, "declares no bounds. Declare bounds, e.g. pdp.Sum(lower=..., upper=...)"),
-        (dict(statistic=pdp.Counts(3), observed=np.zeros(3)), TypeError,
-         "Counts needs integer category codes 0..2, got records of dtype float64."),
+        (
+            dict(observed=np.array([1.0, 2.0])),
+            ValueError,
+            "observed for 's' has shape (2,), but the statistic has shape ().",
+        ),
+        (
+            dict(
+                mechanism=pdp.DiscreteLaplace(epsilon=1.0),
+                statistic=pdp.Sum(lower=0, upper=3),
+                observed=2.5,
+            ),
+            ValueError,
+            "DiscreteLaplace releases integers, but observed for 's' has non-integer values [2.5].",
+        ),
+        (
+            dict(mechanism=pdp.Laplace(epsilon=1.0), statistic=pdp.Sum(), observed=1.0),
+            ValueError,
+            "declares no bounds. Declare bounds, e.g. pdp.Sum(lower=..., upper=...)",
+        ),
+        (
+            dict(statistic=pdp.Counts(3), observed=np.zeros(3)),
+            TypeError,
+            "Counts needs integer category codes 0..2, got records of dtype float64.",
+        ),
     ],
 )
 def test_bad_release_is_refused(kwargs, exc, message):
-    args = dict(statistic=pdp.Sum(lower=0, upper=3), mechanism=pdp.Laplace(epsilon=1.0), observed=1.0)
+    args = dict(
+        statistic=pdp.Sum(lower=0, upper=3), mechanism=pdp.Laplace(epsilon=1.0), observed=1.0
+    )
     args.update(kwargs)
     with pm.Model():
         x = pm.Normal("x", 0, 1, shape=4)
@@ -129,12 +176,24 @@ def test_bad_release_is_refused(kwargs, exc, message):
 def test_rr_release_out_of_range_and_scalar_data():
     with pm.Model():
         x = pm.Bernoulli("x", 0.5, shape=3)
-        with pytest.raises(ValueError, match=re.escape("RandomizedResponse(n_categories=2) releases categories 0..1")):
-            pdp.DPObserved("r", x, statistic=pdp.Local(), mechanism=pdp.RandomizedResponse(1.0),
-                           observed=np.array([0, 1, 2]))
+        with pytest.raises(
+            ValueError,
+            match=re.escape("RandomizedResponse(n_categories=2) releases categories 0..1"),
+        ):
+            pdp.DPObserved(
+                "r",
+                x,
+                statistic=pdp.Local(),
+                mechanism=pdp.RandomizedResponse(1.0),
+                observed=np.array([0, 1, 2]),
+            )
         y = pm.Normal("y", 0, 1)
-        with pytest.raises(ValueError, match=re.escape("data 'y' is a scalar; records live on axis 0.")):
-            pdp.DPObserved("s", y, statistic=pdp.Sum(), mechanism=pdp.Laplace(scale=1.0), observed=0.0)
+        with pytest.raises(
+            ValueError, match=re.escape("data 'y' is a scalar; records live on axis 0.")
+        ):
+            pdp.DPObserved(
+                "s", y, statistic=pdp.Sum(), mechanism=pdp.Laplace(scale=1.0), observed=0.0
+            )
 
 
 def test_posterior_predictive_adds_fresh_noise_to_the_statistic():
@@ -143,8 +202,15 @@ def test_posterior_predictive_adds_fresh_noise_to_the_statistic():
         mu = pm.Normal("mu", 0, 1)
         x = pm.Normal("x", mu, 1.0, shape=6)
         pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=pdp.Gaussian(sigma=0.7), observed=1.0)
-        idata = pm.sample(step=[pdp.DataAugmentation([x])], draws=300, tune=50, chains=2, random_seed=2,
-                          progressbar=False, compute_convergence_checks=False)
+        idata = pm.sample(
+            step=[pdp.DataAugmentation([x])],
+            draws=300,
+            tune=50,
+            chains=2,
+            random_seed=2,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
         pp = pm.sample_posterior_predictive(idata, random_seed=3, progressbar=False)
     s_rep = np.asarray(pp.posterior_predictive["s"]).ravel()
     stat = np.asarray(idata.posterior["x"]).sum(axis=-1).ravel()

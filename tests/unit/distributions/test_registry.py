@@ -62,8 +62,14 @@ def test_pm_sample_runs_on_a_do_copy():
     model, _ = _model()
     copy = pm.do(model, {"mu": 0.5})
     with copy:
-        idata = pm.sample(draws=5, tune=0, chains=1, random_seed=1, progressbar=False,
-                          compute_convergence_checks=False)
+        idata = pm.sample(
+            draws=5,
+            tune=0,
+            chains=1,
+            random_seed=1,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
     stats = idata["sample_stats"] if hasattr(idata, "children") else idata.sample_stats
     assert "dp_accept_rate" in stats  # DataAugmentation ran on the copy's records
 
@@ -100,8 +106,13 @@ def test_nested_model_nodes_reach_the_samplers():
 def test_same_release_in_two_nodes_refused():
     """Old code: accepted; the likelihood (and ε) of the release counted twice."""
     model, r = _model()
-    with model, pytest.raises(ValueError, match=re.escape(
-            "DPObserved 's2' observes the same Release as DPObserved 's'")):
+    with (
+        model,
+        pytest.raises(
+            ValueError,
+            match=re.escape("DPObserved 's2' observes the same Release as DPObserved 's'"),
+        ),
+    ):
         pdp.DPObserved("s2", model["x"], statistic=STAT, mechanism=MECH, observed=r)
 
 

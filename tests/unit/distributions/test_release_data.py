@@ -29,8 +29,12 @@ def _model(r):
 
 def test_release_data_is_checked_at_dpobserved():
     r = _release(0, n=7)  # 7 records, the model has 6
-    with pm.Model(), pytest.raises(ValueError, match=re.escape(
-            "observed for 's' is a Release computed from n=7 records")):
+    with (
+        pm.Model(),
+        pytest.raises(
+            ValueError, match=re.escape("observed for 's' is a Release computed from n=7 records")
+        ),
+    ):
         x = pm.Normal("x", 0, 1, shape=6)
         pdp.DPObserved("s", x, statistic=STAT, mechanism=MECH, observed=pdp.ReleaseData("obs", r))
 
@@ -52,7 +56,9 @@ def test_mismatched_release_refused_by_set_release_and_set_data():
     model = _model(_release(0))
     old = model["obs"].get_value()
     wrong = _release(1, mech=pdp.Laplace(epsilon=2.0))
-    with pytest.raises(ValueError, match=re.escape("observed for 's' is a Release made with mechanism=")):
+    with pytest.raises(
+        ValueError, match=re.escape("observed for 's' is a Release made with mechanism=")
+    ):
         pdp.set_release({"obs": wrong}, model=model)
     # pm.set_data hands the container a Release (checked: ValueError) or its numbers (TypeError)
     with pytest.raises((ValueError, TypeError), match="mechanism=|must be a Release"):
@@ -62,9 +68,13 @@ def test_mismatched_release_refused_by_set_release_and_set_data():
 
 def test_set_data_with_a_plain_array_refused():
     model = _model(_release(0))
-    with pytest.raises(TypeError, match=re.escape(
+    with pytest.raises(
+        TypeError,
+        match=re.escape(
             "the new value of the release container 'obs' must be a Release, got ndarray. It "
-            "feeds DPObserved ['s']")) as err:
+            "feeds DPObserved ['s']"
+        ),
+    ) as err:
         pm.set_data({"obs": np.asarray(_release(1))}, model=model)
     assert "pdp.set_release({'obs': release}, model=model)" in str(err.value)
 
@@ -79,8 +89,13 @@ def test_set_release_needs_a_release_container():
 
 
 def test_release_data_needs_a_release():
-    with pm.Model(), pytest.raises(TypeError, match=re.escape(
-            "release must be a Release returned by pdp.release, got float")):
+    with (
+        pm.Model(),
+        pytest.raises(
+            TypeError,
+            match=re.escape("release must be a Release returned by pdp.release, got float"),
+        ),
+    ):
         pdp.ReleaseData("obs", 1.5)
 
 

@@ -28,7 +28,9 @@ from pymc_dp.fisher import (
     uniform_width_example,
 )
 
-NORMAL_VAR = Population(pm.Normal, lambda t: {"mu": 0.0, "sigma": pt.sqrt(t)}, theta_bounds=(0, None))
+NORMAL_VAR = Population(
+    pm.Normal, lambda t: {"mu": 0.0, "sigma": pt.sqrt(t)}, theta_bounds=(0, None)
+)
 NORMAL_MEAN = Population(pm.Normal, lambda t: {"mu": t, "sigma": 1.0})
 
 
@@ -44,10 +46,34 @@ def _quad_moments(pdf, s, lo, hi):
         (normal_mean_example(1), lambda t: stats.norm(t, 1).pdf, lambda x: x, -np.inf, np.inf),
         (normal_mean_example(3), lambda t: stats.norm(t, 1).pdf, lambda x: x**3, -np.inf, np.inf),
         (normal_mean_example(5), lambda t: stats.norm(t, 1).pdf, lambda x: x**5, -np.inf, np.inf),
-        (normal_variance_example(0.5), lambda t: stats.norm(0, math.sqrt(t)).pdf, lambda x: abs(x) ** 0.5, -np.inf, np.inf),
-        (normal_variance_example(2), lambda t: stats.norm(0, math.sqrt(t)).pdf, lambda x: x**2, -np.inf, np.inf),
-        (uniform_width_example(0.5), lambda t: stats.uniform(-t, 2 * t).pdf, lambda x: abs(x) ** 0.5, None, None),
-        (uniform_width_example(2), lambda t: stats.uniform(-t, 2 * t).pdf, lambda x: x**2, None, None),
+        (
+            normal_variance_example(0.5),
+            lambda t: stats.norm(0, math.sqrt(t)).pdf,
+            lambda x: abs(x) ** 0.5,
+            -np.inf,
+            np.inf,
+        ),
+        (
+            normal_variance_example(2),
+            lambda t: stats.norm(0, math.sqrt(t)).pdf,
+            lambda x: x**2,
+            -np.inf,
+            np.inf,
+        ),
+        (
+            uniform_width_example(0.5),
+            lambda t: stats.uniform(-t, 2 * t).pdf,
+            lambda x: abs(x) ** 0.5,
+            None,
+            None,
+        ),
+        (
+            uniform_width_example(2),
+            lambda t: stats.uniform(-t, 2 * t).pdf,
+            lambda x: x**2,
+            None,
+            None,
+        ),
     ],
 )
 def test_example_moments_and_autodiff_derivatives_match_quadrature(moments, pdf, s, lo, hi):
@@ -61,8 +87,9 @@ def test_example_moments_and_autodiff_derivatives_match_quadrature(moments, pdf,
     m, v = quad(theta)
     np.testing.assert_allclose([mu[0], cov[0, 0]], [m, v], rtol=1e-7)
     (mp, vp), (mm, vm) = quad(theta + h), quad(theta - h)
-    np.testing.assert_allclose([dmu[0, 0], dcov[0, 0, 0]], [(mp - mm) / (2 * h), (vp - vm) / (2 * h)],
-                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        [dmu[0, 0], dcov[0, 0, 0]], [(mp - mm) / (2 * h), (vp - vm) / (2 * h)], rtol=1e-5, atol=1e-6
+    )
 
 
 def test_quadrature_moments_from_population_match_the_closed_forms():
@@ -85,11 +112,14 @@ def _gauss_kl(m0, H0, m1, H1):
     k = len(m0)
     iH1 = np.linalg.inv(H1)
     d = m1 - m0
-    return 0.5 * (np.trace(iH1 @ H0) + d @ iH1 @ d - k + np.log(np.linalg.det(H1) / np.linalg.det(H0)))
+    return 0.5 * (
+        np.trace(iH1 @ H0) + d @ iH1 @ d - k + np.log(np.linalg.det(H1) / np.linalg.det(H0))
+    )
 
 
 def test_clt_formula_matches_the_hessian_of_the_kl_divergence_for_vector_theta():
     """F(θ) = ∂²/∂θ'² KL(N(μ(θ),H(θ)) ‖ N(μ(θ'),H(θ'))) at θ' = θ: an independent route."""
+
     # θ = (mean, variance) of N(m, v); s(x) = (x, x²); its mean and covariance in closed form
     def mean(t):
         return pt.stack([t[0], t[0] ** 2 + t[1]])
@@ -116,8 +146,10 @@ def test_clt_formula_matches_the_hessian_of_the_kl_divergence_for_vector_theta()
     for i in range(2):
         for j in range(2):
             ei, ej = np.eye(2)[i] * h, np.eye(2)[j] * h
-            f = [_gauss_kl(m0, H0, *law(theta + si * ei + sj * ej)) for si, sj in
-                 [(1, 1), (1, -1), (-1, 1), (-1, -1)]]
+            f = [
+                _gauss_kl(m0, H0, *law(theta + si * ei + sj * ej))
+                for si, sj in [(1, 1), (1, -1), (-1, 1), (-1, -1)]
+            ]
             hess[i, j] = (f[0] - f[1] - f[2] + f[3]) / (4 * h * h)
     np.testing.assert_allclose(F, hess, rtol=1e-4)
 
@@ -169,8 +201,12 @@ def _cands(example, bounds_power, A, n, eps, powers):
 def test_example2_abs_beats_square_with_privacy_and_loses_without():
     """Seed 001 Example 2 / Figure 2 (n = 100, A = 100)."""
     grid = np.linspace(0.5, 10, 12)
-    private = select_statistic(_cands(normal_variance_example, 1, 100.0, 100, 1.0, [1, 2]), theta=grid)
-    public = select_statistic(_cands(normal_variance_example, 1, 100.0, 100, None, [1, 2]), theta=grid)
+    private = select_statistic(
+        _cands(normal_variance_example, 1, 100.0, 100, 1.0, [1, 2]), theta=grid
+    )
+    public = select_statistic(
+        _cands(normal_variance_example, 1, 100.0, 100, None, [1, 2]), theta=grid
+    )
     assert private.best == "a=1" and public.best == "a=2"
     # CLT approximation of the sufficient x²: n/(2θ²) plus the 2/θ² its variance term adds
     assert public.fisher["a=2"] == pytest.approx(100 / (2 * grid**2) + 2 / grid**2)
@@ -198,22 +234,42 @@ def test_prior_averaged_score_is_gauss_legendre_of_the_inverse_information():
 
 
 def test_fisher_information_dispatch_and_result_type():
-    fi = fisher_information(2.0, n=100, moments=normal_variance_example(1), mechanism=pdp.Gaussian(sigma=1.0))
+    fi = fisher_information(
+        2.0, n=100, moments=normal_variance_example(1), mechanism=pdp.Gaussian(sigma=1.0)
+    )
     assert isinstance(fi, FisherEstimate) and fi.method == "clt" and fi.stderr == 0.0
-    assert float(fi) == pytest.approx(clt_gaussian_fisher(normal_variance_example(1), 2.0, n=100,
-                                                          mechanism=pdp.Gaussian(sigma=1.0)))
+    assert float(fi) == pytest.approx(
+        clt_gaussian_fisher(
+            normal_variance_example(1), 2.0, n=100, mechanism=pdp.Gaussian(sigma=1.0)
+        )
+    )
     # calibration from the statistic's bounds: Gaussian(ε, δ) on Mean(0, A)
     stat = pdp.Mean(lower=0, upper=10, fn=pt.abs)
     mech = pdp.Gaussian(epsilon=1.0, delta=1e-5)
-    fi2 = fisher_information(2.0, n=100, moments=normal_variance_example(1), mechanism=mech, statistic=stat)
+    fi2 = fisher_information(
+        2.0, n=100, moments=normal_variance_example(1), mechanism=mech, statistic=stat
+    )
     sigma = mech.bind(stat, n=100, dim=1).s
-    assert float(fi2) == pytest.approx(clt_gaussian_fisher(normal_variance_example(1), 2.0, n=100,
-                                                           mechanism=pdp.Gaussian(sigma=sigma)))
+    assert float(fi2) == pytest.approx(
+        clt_gaussian_fisher(
+            normal_variance_example(1), 2.0, n=100, mechanism=pdp.Gaussian(sigma=sigma)
+        )
+    )
     # a Sum releases n times the mean: same information when the noise scales with it
-    fsum = fisher_information(2.0, n=100, moments=normal_variance_example(1),
-                              mechanism=pdp.Gaussian(sigma=100 * 0.05), statistic=pdp.Sum())
-    fmean = fisher_information(2.0, n=100, moments=normal_variance_example(1),
-                               mechanism=pdp.Gaussian(sigma=0.05), statistic=pdp.Mean())
+    fsum = fisher_information(
+        2.0,
+        n=100,
+        moments=normal_variance_example(1),
+        mechanism=pdp.Gaussian(sigma=100 * 0.05),
+        statistic=pdp.Sum(),
+    )
+    fmean = fisher_information(
+        2.0,
+        n=100,
+        moments=normal_variance_example(1),
+        mechanism=pdp.Gaussian(sigma=0.05),
+        statistic=pdp.Mean(),
+    )
     assert float(fsum) == pytest.approx(float(fmean))
 
 
@@ -228,14 +284,28 @@ def test_non_positive_n_is_refused(n):
 
 
 def test_theta_outside_the_support_is_refused():
-    with pytest.raises(ValueError, match=re.escape("theta=-1.0 is outside the parameter support of N(0, theta), s(x)=|x|^1, which is the open interval (0, inf)")):
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "theta=-1.0 is outside the parameter support of N(0, theta), s(x)=|x|^1, which is the open interval (0, inf)"
+        ),
+    ):
         fisher_information(-1.0, n=10, moments=normal_variance_example(1))
-    with pytest.raises(ValueError, match=re.escape("theta=1.5 is outside the support of Bern(theta), the open interval (0, 1).")):
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "theta=1.5 is outside the support of Bern(theta), the open interval (0, 1)."
+        ),
+    ):
         fisher_noisy_mean(1.5, 10, 1.0)
     # a population without declared bounds: detected from its density
     pop = Population(pm.Normal, lambda t: {"mu": 0.0, "sigma": t})
-    with pytest.raises(ValueError, match=re.escape("theta=-2.0 is outside the support of Population(Normal)")):
-        fisher_information(-2.0, n=10, population=pop, statistic=pdp.Mean(), mechanism=pdp.Laplace(scale=1.0))
+    with pytest.raises(
+        ValueError, match=re.escape("theta=-2.0 is outside the support of Population(Normal)")
+    ):
+        fisher_information(
+            -2.0, n=10, population=pop, statistic=pdp.Mean(), mechanism=pdp.Laplace(scale=1.0)
+        )
     with pytest.raises(ValueError, match=re.escape("theta=-2.0 is outside the support of")):
         QuadratureMoments(pop, np.abs).evaluate(-2.0)
 
@@ -247,9 +317,13 @@ def test_mechanism_without_a_density_is_refused():
 
     msg = "has no density p(release | statistic) (its logpdf is not implemented)"
     with pytest.raises(ValueError, match=re.escape(msg)):
-        fisher_information(2.0, n=10, moments=normal_variance_example(1), mechanism=NoDensity(scale=1.0))
+        fisher_information(
+            2.0, n=10, moments=normal_variance_example(1), mechanism=NoDensity(scale=1.0)
+        )
     with pytest.raises(ValueError, match=re.escape(msg)):
-        fisher_information(2.0, n=10, population=NORMAL_VAR, statistic=pdp.Mean(), mechanism=NoDensity(scale=1.0))
+        fisher_information(
+            2.0, n=10, population=NORMAL_VAR, statistic=pdp.Mean(), mechanism=NoDensity(scale=1.0)
+        )
 
 
 @pytest.mark.parametrize("name", ["n_outer", "n_inner"])
@@ -257,11 +331,22 @@ def test_mechanism_without_a_density_is_refused():
 def test_monte_carlo_sizes_below_one_are_refused(name, value):
     msg = f"{name} must be an integer >= 1, got {name}={value!r}."
     with pytest.raises(ValueError, match=re.escape(msg)):
-        fisher_information(2.0, n=10, moments=normal_variance_example(1), mechanism=pdp.Laplace(scale=1.0),
-                           **{name: value})
+        fisher_information(
+            2.0,
+            n=10,
+            moments=normal_variance_example(1),
+            mechanism=pdp.Laplace(scale=1.0),
+            **{name: value},
+        )
     with pytest.raises(ValueError, match=re.escape(msg)):
-        fisher_information(0.3, n=10, population=Population(pm.Bernoulli, lambda t: {"p": t}),
-                           statistic=pdp.Local(), mechanism=pdp.RandomizedResponse(1.0), **{name: value})
+        fisher_information(
+            0.3,
+            n=10,
+            population=Population(pm.Bernoulli, lambda t: {"p": t}),
+            statistic=pdp.Local(),
+            mechanism=pdp.RandomizedResponse(1.0),
+            **{name: value},
+        )
 
 
 def test_select_statistic_needs_exactly_one_criterion():
@@ -271,17 +356,25 @@ def test_select_statistic_needs_exactly_one_criterion():
         select_statistic(cands)
     with pytest.raises(ValueError, match=re.escape("got 2.")):
         select_statistic(cands, theta=[1.0], theta_samples=[1.0])
-    with pytest.raises(TypeError, match=re.escape("candidates must be pymc_dp.fisher.Candidate objects")):
+    with pytest.raises(
+        TypeError, match=re.escape("candidates must be pymc_dp.fisher.Candidate objects")
+    ):
         select_statistic([object()], theta=[1.0])
 
 
 def test_uncalibrated_mechanism_without_statistic_is_refused():
     with pytest.raises(ValueError, match=re.escape("is not calibrated and no statistic was given")):
-        fisher_information(2.0, n=10, moments=normal_variance_example(1), mechanism=pdp.Gaussian(epsilon=1.0, delta=1e-5))
+        fisher_information(
+            2.0,
+            n=10,
+            moments=normal_variance_example(1),
+            mechanism=pdp.Gaussian(epsilon=1.0, delta=1e-5),
+        )
 
 
 def test_vector_theta_selection_uses_the_trace_of_the_inverse_information():
     """θ = (m, v) of N(m, v): releasing the mean and the mean square beats the mean alone."""
+
     def both_mean(t):
         return pt.stack([t[0], t[0] ** 2 + t[1]])
 
@@ -289,10 +382,18 @@ def test_vector_theta_selection_uses_the_trace_of_the_inverse_information():
         m, v = t[0], t[1]
         return pt.stack([pt.stack([v, 2 * m * v]), pt.stack([2 * m * v, 4 * m**2 * v + 2 * v**2])])
 
-    two = Candidate("x and x^2", moments=Moments(both_mean, both_cov, n_params=2),
-                    mechanism=pdp.Gaussian(sigma=0.1), n=100)
-    one = Candidate("x only", moments=Moments(lambda t: t[0], lambda t: t[1], n_params=2),
-                    mechanism=pdp.Gaussian(sigma=0.1), n=100)
+    two = Candidate(
+        "x and x^2",
+        moments=Moments(both_mean, both_cov, n_params=2),
+        mechanism=pdp.Gaussian(sigma=0.1),
+        n=100,
+    )
+    one = Candidate(
+        "x only",
+        moments=Moments(lambda t: t[0], lambda t: t[1], n_params=2),
+        mechanism=pdp.Gaussian(sigma=0.1),
+        n=100,
+    )
     draws = np.column_stack([np.linspace(-1, 1, 7), np.linspace(0.5, 2, 7)])
     sel = select_statistic([one, two], theta_samples=draws)
     assert sel.fisher["x and x^2"].shape == (7, 2, 2)
@@ -300,5 +401,6 @@ def test_vector_theta_selection_uses_the_trace_of_the_inverse_information():
     assert sel.best == "x and x^2" and sel.scores["x only"] > 5 * sel.scores["x and x^2"]
     F = sel.fisher["x and x^2"][3]
     assert sel.scores["x and x^2"] == pytest.approx(
-        np.mean([np.trace(np.linalg.inv(f)) for f in sel.fisher["x and x^2"]]))
+        np.mean([np.trace(np.linalg.inv(f)) for f in sel.fisher["x and x^2"]])
+    )
     assert np.all(np.linalg.eigvalsh(F) > 0)

@@ -35,7 +35,10 @@ class Fixed(Candidate):
 
 def test_stability_flags_negative_and_noisy_estimates():
     assert stability(-245.6, 30.0)["unstable"] and not stability(-245.6, 30.0)["positive"]
-    assert stability(10.0, 1.0)["relative_se"] == pytest.approx(0.1) and not stability(10.0, 1.0)["unstable"]
+    assert (
+        stability(10.0, 1.0)["relative_se"] == pytest.approx(0.1)
+        and not stability(10.0, 1.0)["unstable"]
+    )
     assert stability(10.0, 10.0 * UNSTABLE_RSE * 1.01)["unstable"]
     assert stability(np.diag([4.0, -1.0]), np.full((2, 2), 0.1))["unstable"]
 
@@ -57,23 +60,39 @@ def test_margin_is_reported_in_standard_errors():
     a = Fixed("a", values=(50.0,), ses=(1.0,))
     b = Fixed("b", values=(40.0,), ses=(1.0,))
     sel = select_statistic([a, b], theta=[0.0], n=10, max_seconds=None)
-    se_a, se_b = 1.0 / 50.0**2, 1.0 / 40.0**2          # delta method: se(1/F) = se(F)/F²
+    se_a, se_b = 1.0 / 50.0**2, 1.0 / 40.0**2  # delta method: se(1/F) = se(F)/F²
     want = (1 / 40 - 1 / 50) / np.hypot(se_a, se_b)
-    assert sel.best == "a" and sel.margin_at[0] == pytest.approx(want) and sel.margin == pytest.approx(want)
+    assert (
+        sel.best == "a"
+        and sel.margin_at[0] == pytest.approx(want)
+        and sel.margin == pytest.approx(want)
+    )
     assert sel.stderr["a"][0] == 1.0
-    close = select_statistic([a, Fixed("c", values=(49.0,), ses=(1.0,))], theta=[0.0], n=10, max_seconds=None)
+    close = select_statistic(
+        [a, Fixed("c", values=(49.0,), ses=(1.0,))], theta=[0.0], n=10, max_seconds=None
+    )
     assert close.margin < 1.0  # a winner by less than one standard error is visible as such
 
 
 def test_closed_form_margins_are_infinite():
-    cands = [Candidate(f"a={a}", statistic=pdp.Mean(-10, 10), mechanism=pdp.Gaussian(epsilon=1.0, delta=1e-5),
-                       moments=normal_variance_example(a), n=100) for a in (1, 2)]
+    cands = [
+        Candidate(
+            f"a={a}",
+            statistic=pdp.Mean(-10, 10),
+            mechanism=pdp.Gaussian(epsilon=1.0, delta=1e-5),
+            moments=normal_variance_example(a),
+            n=100,
+        )
+        for a in (1, 2)
+    ]
     sel = select_statistic(cands, theta=[1.0, 2.0], max_seconds=None)
     assert all(np.isinf(sel.margin_at)) and not any(u.any() for u in sel.unstable.values())
 
 
 def test_cost_is_estimated_before_the_run_and_warns_above_the_threshold():
-    slow = Fixed("slow", values=(5.0, 5.0, 5.0), ses=(0.1,) * 3, delay=0.05, options={"n_outer": 20})
+    slow = Fixed(
+        "slow", values=(5.0, 5.0, 5.0), ses=(0.1,) * 3, delay=0.05, options={"n_outer": 20}
+    )
     msg = "select_statistic will take about"
     with pytest.warns(PlanningCostWarning, match=re.escape(msg)) as rec:
         sel = select_statistic([slow], theta=[0.0, 1.0, 2.0], n=10, max_seconds=0.01)

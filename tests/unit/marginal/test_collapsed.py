@@ -27,16 +27,24 @@ def _collapsed_fns(new, mode="FAST_COMPILE"):
     Returns three callables sharing it (one compilation keeps the numba tier fast).
     """
     collapsed = {name for plan in marginal_plans(new).values() for name in plan.nodes}
-    lp = new.logp(vars=[p for p in new.potentials if p.name in collapsed or "+" in p.name],
-                  jacobian=False)
+    lp = new.logp(
+        vars=[p for p in new.potentials if p.name in collapsed or "+" in p.name], jacobian=False
+    )
     grads = pt.grad(lp, new.value_vars, disconnected_inputs="ignore")
     theta = new.unobserved_value_vars
     # FAST_COMPILE keeps this tier quick; the NUTS tier below compiles with the default linker
-    fn = new.compile_fn([lp, pt.concatenate([pt.atleast_1d(g).ravel() for g in grads]), *theta],
-                        inputs=new.value_vars, point_fn=True, mode=mode)
+    fn = new.compile_fn(
+        [lp, pt.concatenate([pt.atleast_1d(g).ravel() for g in grads]), *theta],
+        inputs=new.value_vars,
+        point_fn=True,
+        mode=mode,
+    )
     names = [v.name for v in theta]
-    return (lambda pt_: fn(pt_)[0], lambda pt_: fn(pt_)[1],
-            lambda pt_: dict(zip(names, fn(pt_)[2:])))
+    return (
+        lambda pt_: fn(pt_)[0],
+        lambda pt_: fn(pt_)[1],
+        lambda pt_: dict(zip(names, fn(pt_)[2:])),
+    )
 
 
 def _theta(new, constrained, point):
@@ -46,7 +54,10 @@ def _theta(new, constrained, point):
 def _point(new, seed):
     rng = np.random.default_rng(seed)
     start = new.initial_point()
-    return {v.name: start[v.name] + rng.normal(0, 0.4, size=np.shape(start[v.name])) for v in new.value_vars}
+    return {
+        v.name: start[v.name] + rng.normal(0, 0.4, size=np.shape(start[v.name]))
+        for v in new.value_vars
+    }
 
 
 def _enumerate(logf_values, support, n, loglik_of_x):
@@ -58,8 +69,9 @@ def _enumerate(logf_values, support, n, loglik_of_x):
     return special.logsumexp(terms)
 
 
-def _check_against_enumeration(model, logf_fn, support, n, loglik_of_x, seeds=(0, 1), mode="FAST_COMPILE",
-                               **kw):
+def _check_against_enumeration(
+    model, logf_fn, support, n, loglik_of_x, seeds=(0, 1), mode="FAST_COMPILE", **kw
+):
     new = pdp.marginalize(model, **kw)
     assert not any(rv.name == "x" for rv in new.free_RVs)
     logp, dlogp, constrained = _collapsed_fns(new, mode)
@@ -82,11 +94,13 @@ def _check_gradient(logp, dlogp, point, h=1e-6):
     def at(v):
         out, i = {}, 0
         for k, s in zip(keys, sizes):
-            out[k] = v[i:i + s].reshape(np.shape(point[k]))
+            out[k] = v[i : i + s].reshape(np.shape(point[k]))
             i += s
         return out
 
-    fd = np.array([(logp(at(flat + h * e)) - logp(at(flat - h * e))) / (2 * h) for e in np.eye(len(flat))])
+    fd = np.array(
+        [(logp(at(flat + h * e)) - logp(at(flat - h * e))) / (2 * h) for e in np.eye(len(flat))]
+    )
     np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-6)
 
 
@@ -105,8 +119,14 @@ def test_bernoulli_sum_laplace_matches_enumeration(method):
         x = pm.Bernoulli("x", p, shape=n)
         pdp.DPObserved("s", x, statistic=pdp.Sum(lower=0, upper=1), mechanism=mech, observed=s)
     new = _check_against_enumeration(
-        model, lambda th, sup: stats.bernoulli.logpmf(sup, th["p"]), [0, 1], n,
-        lambda x: _laplace(s, x.sum(), 1 / 0.8), method=method, mode=None)
+        model,
+        lambda th, sup: stats.bernoulli.logpmf(sup, th["p"]),
+        [0, 1],
+        n,
+        lambda x: _laplace(s, x.sum(), 1 / 0.8),
+        method=method,
+        mode=None,
+    )
     plan = marginal_plans(new)["x"]
     assert plan.closed == ("binomial" if method == "auto" else None)
 
@@ -119,8 +139,12 @@ def test_clamped_binomial_mean_gaussian_matches_enumeration():
         x = pm.Binomial("x", 3, p, shape=n)
         pdp.DPObserved("s", x, statistic=pdp.Mean(lower=0, upper=2), mechanism=mech, observed=s)
     _check_against_enumeration(
-        model, lambda th, sup: stats.binom.logpmf(sup, 3, th["p"]), [0, 1, 2, 3], n,
-        lambda x: stats.norm.logpdf(s, np.clip(x, 0, 2).mean(), 0.4))
+        model,
+        lambda th, sup: stats.binom.logpmf(sup, 3, th["p"]),
+        [0, 1, 2, 3],
+        n,
+        lambda x: stats.norm.logpdf(s, np.clip(x, 0, 2).mean(), 0.4),
+    )
 
 
 def test_lattice_contributions_matches_enumeration():
@@ -128,12 +152,22 @@ def test_lattice_contributions_matches_enumeration():
     with pm.Model() as model:
         pi = pm.Dirichlet("pi", np.ones(4))
         x = pm.Categorical("x", pi, shape=n)
-        pdp.DPObserved("s", x, statistic=pdp.RecordSum(lambda x: 2 * x + 1, sensitivity=6.0),
-                       mechanism=pdp.DiscreteLaplace(scale=1.5), observed=s)
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.RecordSum(lambda x: 2 * x + 1, sensitivity=6.0),
+            mechanism=pdp.DiscreteLaplace(scale=1.5),
+            observed=s,
+        )
     dl = pdp.DiscreteLaplace(scale=1.5)
     _check_against_enumeration(
-        model, lambda th, sup: np.log(th["pi"]), [0, 1, 2, 3], n,
-        lambda x: float(dl.logpdf(s, np.sum(2 * x + 1))), seeds=(0,))
+        model,
+        lambda th, sup: np.log(th["pi"]),
+        [0, 1, 2, 3],
+        n,
+        lambda x: float(dl.logpdf(s, np.sum(2 * x + 1))),
+        seeds=(0,),
+    )
 
 
 def test_clamped_poisson_tail_cell_matches_enumeration():
@@ -145,8 +179,13 @@ def test_clamped_poisson_tail_cell_matches_enumeration():
         pdp.DPObserved("s", x, statistic=pdp.Sum(lower=0, upper=3), mechanism=mech, observed=s)
     support = np.arange(40)  # brute force: the raw Poisson support (tail beyond 39 < 1e-30)
     _check_against_enumeration(
-        model, lambda th, sup: stats.poisson.logpmf(sup, th["lam"]), support, n,
-        lambda x: float(mech.logpdf(s, np.clip(x, 0, 3).sum())), seeds=(0,))
+        model,
+        lambda th, sup: stats.poisson.logpmf(sup, th["lam"]),
+        support,
+        n,
+        lambda x: float(mech.logpdf(s, np.clip(x, 0, 3).sum())),
+        seeds=(0,),
+    )
 
 
 def test_unclamped_poisson_sum_closed_form():
@@ -191,7 +230,11 @@ def test_recover_unclamped_poisson_sum_given_theta():
     with pm.Model() as model:
         x = pm.Poisson("x", pm.Gamma("lam", 2.0, 1.0), shape=n)
         pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=mech, observed=s)
-    x = pdp.recover_records(_fake_posterior(lam=lam), pdp.marginalize(model), random_seed=7).posterior["x"].values
+    x = (
+        pdp.recover_records(_fake_posterior(lam=lam), pdp.marginalize(model), random_seed=7)
+        .posterior["x"]
+        .values
+    )
     k = np.arange(300)
     w = special.softmax(stats.poisson.logpmf(k, n * lam) + mech.logpdf(s, k))
     _assert_mean(x.sum(-1), np.sum(w * k), "E[Σx | λ, s]")
@@ -207,8 +250,12 @@ def test_local_randomized_response_categorical_matches_enumeration():
         x = pm.Categorical("x", pi, shape=n)
         pdp.DPObserved("r", x, statistic=pdp.Local(), mechanism=mech, observed=r)
     _check_against_enumeration(
-        model, lambda th, sup: np.log(th["pi"]), [0, 1, 2], n,
-        lambda x: float(np.sum(mech.logpdf(r, x))))
+        model,
+        lambda th, sup: np.log(th["pi"]),
+        [0, 1, 2],
+        n,
+        lambda x: float(np.sum(mech.logpdf(r, x))),
+    )
 
 
 def test_two_local_releases_and_truncated_poisson_matches_enumeration():
@@ -225,8 +272,15 @@ def test_two_local_releases_and_truncated_poisson_matches_enumeration():
     point = _point(new, 5)
     lam_v = _theta(new, constrained, point)["lam"]
     xs = np.arange(200)
-    per = [special.logsumexp(stats.poisson.logpmf(xs, lam_v) - np.abs(r1[i] - xs) / b - math.log(2 * b)
-                             + m2.logpdf(r2[i], xs)) for i in range(n)]
+    per = [
+        special.logsumexp(
+            stats.poisson.logpmf(xs, lam_v)
+            - np.abs(r1[i] - xs) / b
+            - math.log(2 * b)
+            + m2.logpdf(r2[i], xs)
+        )
+        for i in range(n)
+    ]
     assert abs(logp(point) - sum(per)) < 1e-10
     _check_gradient(logp, dlogp, point)
 
@@ -240,8 +294,12 @@ def test_counts_laplace_matches_enumeration():
         x = pm.Categorical("x", pi, shape=n)
         pdp.DPObserved("s", x, statistic=pdp.Counts(k), mechanism=mech, observed=s)
     _check_against_enumeration(
-        model, lambda th, sup: np.log(th["pi"]), [0, 1, 2], n,
-        lambda x: _laplace(s, np.bincount(x, minlength=k), 1.3))
+        model,
+        lambda th, sup: np.log(th["pi"]),
+        [0, 1, 2],
+        n,
+        lambda x: _laplace(s, np.bincount(x, minlength=k), 1.3),
+    )
 
 
 def test_counts_band_truncation_matches_enumeration():
@@ -259,8 +317,12 @@ def test_counts_band_truncation_matches_enumeration():
     point = _point(new, 8)
     log_pi = np.log(constrained(point)["pi"])
     comps = np.array([c for c in itertools.product(range(n + 1), repeat=k) if sum(c) == n])
-    brute = special.logsumexp(special.gammaln(n + 1) - special.gammaln(comps + 1).sum(1)
-                              + (comps * log_pi).sum(1) + mech.logpdf(s, comps).sum(1))
+    brute = special.logsumexp(
+        special.gammaln(n + 1)
+        - special.gammaln(comps + 1).sum(1)
+        + (comps * log_pi).sum(1)
+        + mech.logpdf(s, comps).sum(1)
+    )
     assert abs(logp(point) - brute) < 1e-10
     _check_gradient(logp, dlogp, point)
 
@@ -270,8 +332,13 @@ def test_counts_gradient_finite_at_benchmark_size():
     rng = np.random.default_rng(7)
     with pm.Model() as model:
         x = pm.Categorical("x", pm.Dirichlet("pi", np.ones(4)), shape=400)
-        pdp.DPObserved("s", x, statistic=pdp.Counts(4), mechanism=pdp.Laplace(epsilon=1.0),
-                       observed=np.array([161.2, 76.1, 102.7, 61.1]))
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.Counts(4),
+            mechanism=pdp.Laplace(epsilon=1.0),
+            observed=np.array([161.2, 76.1, 102.7, 61.1]),
+        )
     new = pdp.marginalize(model)
     dlogp, start = new.compile_dlogp(), new.initial_point()
     for shift in (0.0, 0.3, -1.0):
@@ -283,9 +350,12 @@ def test_counts_gradient_finite_at_benchmark_size():
 
 
 def _fake_posterior(**values):
-    return types.SimpleNamespace(posterior=xr.Dataset(
-        {k: (("chain", "draw"), np.full((2, 2000), v)) for k, v in values.items()},
-        coords={"chain": [0, 1], "draw": np.arange(2000)}))
+    return types.SimpleNamespace(
+        posterior=xr.Dataset(
+            {k: (("chain", "draw"), np.full((2, 2000), v)) for k, v in values.items()},
+            coords={"chain": [0, 1], "draw": np.arange(2000)},
+        )
+    )
 
 
 def _assert_mean(draws, exact_mean, label):
@@ -300,7 +370,13 @@ def test_recover_bernoulli_sum_given_theta():
     with pm.Model() as model:
         pp = pm.Beta("p", 1, 1)
         x = pm.Bernoulli("x", pp, shape=n)
-        pdp.DPObserved("s", x, statistic=pdp.Sum(lower=0, upper=1), mechanism=pdp.Laplace(scale=1.0), observed=s)
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.Sum(lower=0, upper=1),
+            mechanism=pdp.Laplace(scale=1.0),
+            observed=s,
+        )
     new = pdp.marginalize(model)
     idata = pdp.recover_records(_fake_posterior(p=p), new, random_seed=1)
     x = idata.posterior["x"].values
@@ -332,8 +408,11 @@ def test_recover_local_and_counts_given_theta():
     with pm.Model() as m1:
         x = pm.Categorical("x", pm.Dirichlet("pi", np.ones(k)), shape=len(r))
         pdp.DPObserved("r", x, statistic=pdp.Local(), mechanism=mech, observed=r)
-    post = types.SimpleNamespace(posterior=xr.Dataset(
-        {"pi": (("chain", "draw", "k"), np.broadcast_to(pi, (2, 2000, k)).copy())}))
+    post = types.SimpleNamespace(
+        posterior=xr.Dataset(
+            {"pi": (("chain", "draw", "k"), np.broadcast_to(pi, (2, 2000, k)).copy())}
+        )
+    )
     x = pdp.recover_records(post, pdp.marginalize(m1), random_seed=3).posterior["x"].values
     w = pi * np.exp(mech.logpdf(r[1], np.arange(k)))
     _assert_mean(x[..., 1] == 2, w[2] / w.sum(), "P(x_2 = 2 | π, r)")
@@ -345,8 +424,12 @@ def test_recover_local_and_counts_given_theta():
         pdp.DPObserved("s", x, statistic=pdp.Counts(k), mechanism=lap, observed=s)
     x = pdp.recover_records(post, pdp.marginalize(m2), random_seed=4).posterior["x"].values
     comps = np.array([c for c in itertools.product(range(6), repeat=k) if sum(c) == 5])
-    logw = (special.gammaln(6) - special.gammaln(comps + 1).sum(1) + (comps * np.log(pi)).sum(1)
-            + lap.logpdf(s, comps).sum(1))
+    logw = (
+        special.gammaln(6)
+        - special.gammaln(comps + 1).sum(1)
+        + (comps * np.log(pi)).sum(1)
+        + lap.logpdf(s, comps).sum(1)
+    )
     w = special.softmax(logw)
     _assert_mean((x == 0).sum(-1), np.sum(w * comps[:, 0]), "E[c_0 | π, s]")
     _assert_mean(x[..., 4] == 2, np.sum(w * comps[:, 2]) / 5, "P(x_5 = 2 | π, s)")
@@ -358,41 +441,87 @@ def test_recover_local_and_counts_given_theta():
 def test_refusals_name_the_problem():
     with pm.Model() as m:
         x = pm.Normal("x", 0, 1, shape=5)
-        pdp.DPObserved("s", x, statistic=pdp.Sum(lower=-1, upper=1), mechanism=pdp.Laplace(epsilon=1), observed=0.3)
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.Sum(lower=-1, upper=1),
+            mechanism=pdp.Laplace(epsilon=1),
+            observed=0.3,
+        )
     with pytest.raises(TypeError, match=re.escape("Record variable 'x' is continuous (NormalRV)")):
         pdp.marginalize(m)
 
     with pm.Model() as m:
         p = pm.Beta("p", 1, 1, shape=5)
         x = pm.Bernoulli("x", p, shape=5)
-        pdp.DPObserved("s", x, statistic=pdp.Sum(lower=0, upper=1), mechanism=pdp.Laplace(epsilon=1), observed=2)
-    with pytest.raises(ValueError, match=re.escape("the records are not identically distributed given θ")):
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.Sum(lower=0, upper=1),
+            mechanism=pdp.Laplace(epsilon=1),
+            observed=2,
+        )
+    with pytest.raises(
+        ValueError, match=re.escape("the records are not identically distributed given θ")
+    ):
         pdp.marginalize(m)
 
     with pm.Model() as m:
         x = pm.Bernoulli("x", pm.Beta("p", 1, 1), shape=5)
-        pdp.DPObserved("s", x, statistic=pdp.Median(0, 1), mechanism=pdp.SmoothLaplace(1.0, 1e-3), observed=0.5)
+        pdp.DPObserved(
+            "s", x, statistic=pdp.Median(0, 1), mechanism=pdp.SmoothLaplace(1.0, 1e-3), observed=0.5
+        )
     with pytest.raises(ValueError, match=re.escape("data-dependent noise density")):
         pdp.marginalize(m)
 
     with pm.Model() as m:
         x = pm.Bernoulli("x", pm.Beta("p", 1, 1), shape=5)
-        pdp.DPObserved("a", x, statistic=pdp.Local(), mechanism=pdp.RandomizedResponse(1.0), observed=np.ones(5))
-        pdp.DPObserved("b", x, statistic=pdp.Sum(lower=0, upper=1), mechanism=pdp.Laplace(epsilon=1), observed=2)
-    with pytest.raises(ValueError, match=re.escape("feeds releases ['a', 'b'] of kinds ['additive', 'local']")):
+        pdp.DPObserved(
+            "a",
+            x,
+            statistic=pdp.Local(),
+            mechanism=pdp.RandomizedResponse(1.0),
+            observed=np.ones(5),
+        )
+        pdp.DPObserved(
+            "b",
+            x,
+            statistic=pdp.Sum(lower=0, upper=1),
+            mechanism=pdp.Laplace(epsilon=1),
+            observed=2,
+        )
+    with pytest.raises(
+        ValueError, match=re.escape("feeds releases ['a', 'b'] of kinds ['additive', 'local']")
+    ):
         pdp.marginalize(m)
 
     with pm.Model() as m:
         x = pm.Binomial("x", 30, pm.Beta("p", 1, 1), shape=400)
-        pdp.DPObserved("s", x, statistic=pdp.Sum(lower=0, upper=29), mechanism=pdp.Laplace(epsilon=1), observed=10)
-    with pytest.raises(ValueError, match=re.escape("above the 30 ms where data augmentation is faster")):
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.Sum(lower=0, upper=29),
+            mechanism=pdp.Laplace(epsilon=1),
+            observed=10,
+        )
+    with pytest.raises(
+        ValueError, match=re.escape("above the 30 ms where data augmentation is faster")
+    ):
         pdp.marginalize(m)
 
     with pm.Model() as m:
         x = pm.Bernoulli("x", pm.Beta("p", 1, 1), shape=5)
-        pdp.DPObserved("s", x, statistic=pdp.Sum(lower=0, upper=1), mechanism=pdp.Laplace(epsilon=1), observed=2)
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.Sum(lower=0, upper=1),
+            mechanism=pdp.Laplace(epsilon=1),
+            observed=2,
+        )
         pm.Normal("y", x.sum(), 1, observed=1.0)
-    with pytest.raises(ValueError, match=re.escape("is also used by 'y', which is not a DPObserved release")):
+    with pytest.raises(
+        ValueError, match=re.escape("is also used by 'y', which is not a DPObserved release")
+    ):
         pdp.marginalize(m)
 
 
@@ -402,11 +531,23 @@ def test_mixed_model_keeps_continuous_releases_for_data_augmentation():
         mu = pm.Normal("mu", 0, 3)
         x = pm.Bernoulli("x", p, dims="rec")
         y = pm.Normal("y", mu, 1.0, dims="obs")
-        pdp.DPObserved("s", x, statistic=pdp.Sum(lower=0, upper=1), mechanism=pdp.Laplace(epsilon=1.0),
-                       observed=8.0)
-        pdp.DPObserved("t", y, statistic=pdp.Mean(lower=-2, upper=4), mechanism=pdp.Laplace(epsilon=1.0),
-                       observed=1.0)
-    with pytest.raises(TypeError, match=re.escape("pass records=['x'] and keep 'y' for pdp.DataAugmentation")):
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.Sum(lower=0, upper=1),
+            mechanism=pdp.Laplace(epsilon=1.0),
+            observed=8.0,
+        )
+        pdp.DPObserved(
+            "t",
+            y,
+            statistic=pdp.Mean(lower=-2, upper=4),
+            mechanism=pdp.Laplace(epsilon=1.0),
+            observed=1.0,
+        )
+    with pytest.raises(
+        TypeError, match=re.escape("pass records=['x'] and keep 'y' for pdp.DataAugmentation")
+    ):
         pdp.marginalize(m)
     new = pdp.marginalize(m, records=["x"])
     assert sorted(rv.name for rv in new.free_RVs) == ["mu", "p", "y"]
@@ -416,5 +557,3 @@ def test_mixed_model_keeps_continuous_releases_for_data_augmentation():
 
 
 # ------------------------------------------------------------------- NUTS exactness (slow tier)
-
-

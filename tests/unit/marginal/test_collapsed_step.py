@@ -29,7 +29,9 @@ def test_large_counts_stay_with_data_augmentation():
     assert assigned(model) == {"ConjugateTheta": ["pi_simplex__"], "DataAugmentation": ["x"]}
     from pymc_dp.marginal.step import MAX_ITERATION_SECONDS, iteration_seconds
 
-    (plan,) = pdp.marginal.collapsed_plans(model).values()  # collapsible, but too slow per iteration
+    (plan,) = pdp.marginal.collapsed_plans(
+        model
+    ).values()  # collapsible, but too slow per iteration
     assert iteration_seconds(plan) > MAX_ITERATION_SECONDS
 
 
@@ -53,17 +55,28 @@ def test_explicit_steps_and_delegation():
         step = pdp.Collapsed([model["p"]])
         assert type(step).__name__ == "ConjugateTheta"
         idata = sample(model, [pm.NUTS([model["p"]])], draws=20, tune=20, chains=1, seed=2)
-        assert np.all(np.isnan(idata.sample_stats["dp_accept"].values))  # Collapsed: the records alone
-        with pytest.raises(ValueError, match=re.escape("df must be a number > 2 (finite proposal "
-                                                       "covariance), got df=1.")):
+        assert np.all(
+            np.isnan(idata.sample_stats["dp_accept"].values)
+        )  # Collapsed: the records alone
+        with pytest.raises(
+            ValueError,
+            match=re.escape("df must be a number > 2 (finite proposal covariance), got df=1."),
+        ):
             pdp.Collapsed([model["p"], model["x"]], df=1)
     with pm.Model():
         k = pm.Poisson("k", 3.0)
         x = pm.Bernoulli("x", pm.Beta("p", 1, 1), shape=5)
-        pdp.DPObserved("s", x, statistic=pdp.Sum(lower=0, upper=1), mechanism=pdp.Laplace(scale=1.0),
-                       observed=2.0)
-        with pytest.raises(ValueError, match=re.escape("Collapsed moves continuous parameters only; ['k'] "
-                                                       "are discrete.")):
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.Sum(lower=0, upper=1),
+            mechanism=pdp.Laplace(scale=1.0),
+            observed=2.0,
+        )
+        with pytest.raises(
+            ValueError,
+            match=re.escape("Collapsed moves continuous parameters only; ['k'] are discrete."),
+        ):
             pdp.Collapsed([k, x])
 
 
@@ -72,8 +85,13 @@ def test_poor_independence_acceptance_warns_and_freezes_more_tries():
     with model:
         step = pdp.Collapsed([model["p"], model["x"]])
     step._imh_tune = [0.05] * 40  # as if the Student-t had missed the posterior in warm-up
-    with pytest.warns(UserWarning, match=re.escape("Collapsed: the Student-t independence proposal for "
-                                                   "['p_logodds__'] was accepted 0.05 of the time")):
+    with pytest.warns(
+        UserWarning,
+        match=re.escape(
+            "Collapsed: the Student-t independence proposal for "
+            "['p_logodds__'] was accepted 0.05 of the time"
+        ),
+    ):
         step.stop_tuning()
     assert not step.tune
 
@@ -90,7 +108,9 @@ def test_refuses_a_release_changed_after_it_was_built():
     point = model.initial_point(random_seed=0)
     point, _ = step.step(point)  # the release it was built with: fine
     pm.set_data({"obs": np.asarray(data) + 3.0}, model=model)
-    with pytest.raises(ValueError, match=re.escape("changed after pdp.Collapsed was built (pm.set_data)")):
+    with pytest.raises(
+        ValueError, match=re.escape("changed after pdp.Collapsed was built (pm.set_data)")
+    ):
         step.step(point)
 
 

@@ -56,8 +56,13 @@ def test_release_of_the_wrong_width_is_refused():
     with pm.Model() as model:
         pi = pm.Dirichlet("pi", np.ones(4))
         x = pm.Categorical("x", pi, shape=3)
-        pdp.DPObserved("r", x, statistic=pdp.Local(fn=lambda v: pt.stack([v // 2, v % 2, v % 2], -1)),
-                       mechanism=mech, observed=np.zeros((3, 3), dtype=int))
+        pdp.DPObserved(
+            "r",
+            x,
+            statistic=pdp.Local(fn=lambda v: pt.stack([v // 2, v % 2, v % 2], -1)),
+            mechanism=mech,
+            observed=np.zeros((3, 3), dtype=int),
+        )
     # a release narrower than fn's answers cannot be built; check the plan's own rule directly
     from pymc_dp.marginal.plan import _local_eta
     from pymc_dp.marginal.records import record_law

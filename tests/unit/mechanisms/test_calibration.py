@@ -21,18 +21,33 @@ def _spent(mech, delta):
 
 
 @pytest.mark.parametrize("eps, delta", GRID)
-@pytest.mark.parametrize("make", [
-    lambda e, d: pdp.Laplace(epsilon=e, sensitivity=0.3),
-    lambda e, d: pdp.Laplace(epsilon=e, sensitivity=7.0),
-    lambda e, d: pdp.DiscreteLaplace(epsilon=e, sensitivity=3),
-    lambda e, d: pdp.Gaussian(epsilon=e, delta=d, sensitivity=1.0),
-    lambda e, d: pdp.Gaussian(epsilon=min(e, 0.9), delta=d, sensitivity=2.5, calibration="classic"),
-    lambda e, d: pdp.DiscreteGaussian(epsilon=e, delta=d, sensitivity=1.0),
-    lambda e, d: pdp.DiscreteGaussian(epsilon=e, delta=d, sensitivity=math.sqrt(2.0)),
-    lambda e, d: pdp.RandomizedResponse(epsilon=e, n_categories=2),
-    lambda e, d: pdp.RandomizedResponse(epsilon=e, n_categories=5),
-], ids=["laplace", "laplace7", "discrete-laplace", "gaussian", "gaussian-classic",
-        "discrete-gaussian", "discrete-gaussian-counts", "rr2", "rr5"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda e, d: pdp.Laplace(epsilon=e, sensitivity=0.3),
+        lambda e, d: pdp.Laplace(epsilon=e, sensitivity=7.0),
+        lambda e, d: pdp.DiscreteLaplace(epsilon=e, sensitivity=3),
+        lambda e, d: pdp.Gaussian(epsilon=e, delta=d, sensitivity=1.0),
+        lambda e, d: pdp.Gaussian(
+            epsilon=min(e, 0.9), delta=d, sensitivity=2.5, calibration="classic"
+        ),
+        lambda e, d: pdp.DiscreteGaussian(epsilon=e, delta=d, sensitivity=1.0),
+        lambda e, d: pdp.DiscreteGaussian(epsilon=e, delta=d, sensitivity=math.sqrt(2.0)),
+        lambda e, d: pdp.RandomizedResponse(epsilon=e, n_categories=2),
+        lambda e, d: pdp.RandomizedResponse(epsilon=e, n_categories=5),
+    ],
+    ids=[
+        "laplace",
+        "laplace7",
+        "discrete-laplace",
+        "gaussian",
+        "gaussian-classic",
+        "discrete-gaussian",
+        "discrete-gaussian-counts",
+        "rr2",
+        "rr5",
+    ],
+)
 def test_one_release_never_exceeds_its_epsilon(make, eps, delta):
     mech = make(eps, delta)
     assert _spent(mech, delta) <= mech.epsilon
@@ -61,8 +76,11 @@ def test_the_issue_case_and_tightness():
 
 def test_a_release_reports_at_most_its_epsilon():
     x = np.arange(20) % 3
-    for mech in (pdp.DiscreteGaussian(epsilon=0.1, delta=1e-6), pdp.Laplace(epsilon=0.7),
-                 pdp.Gaussian(epsilon=0.4, delta=1e-6)):
+    for mech in (
+        pdp.DiscreteGaussian(epsilon=0.1, delta=1e-6),
+        pdp.Laplace(epsilon=0.7),
+        pdp.Gaussian(epsilon=0.4, delta=1e-6),
+    ):
         r = pdp.release(x, pdp.Counts(3), mech, rng=1)
         assert pdp.privacy_spent([r], delta=1e-6) <= mech.epsilon
 
@@ -76,7 +94,8 @@ def test_helpers_agree_with_the_accountant():
     for z in (0.5, 1.3, 7.0):
         ev = dp_accounting.GaussianDpEvent(z)
         assert _calibrate.gaussian_pld_epsilon(z, 1e-5) == pytest.approx(
-            float(pdp.privacy_spent(ev, delta=1e-5)), rel=1e-12)
+            float(pdp.privacy_spent(ev, delta=1e-5)), rel=1e-12
+        )
         zc = dp_accounting.ZCDpEvent(rho=1 / (2 * z * z))
         assert _calibrate.rdp_epsilon(zc, 1e-5) == float(pdp.privacy_spent(zc, delta=1e-5))
 
@@ -99,7 +118,9 @@ def test_from_opendp_reports_opendps_own_map_at_replace_one(size, bounds):
     lap = _sum_chain(size, bounds, dp.m.then_laplace(2.0))
     mech = pdp.from_opendp(lap)
     assert type(mech) is pdp.DiscreteLaplace and mech.noise_scale == 2.0
-    assert mech.epsilon_spent == pytest.approx(lap.map(2), rel=1e-12) and mech.epsilon_spent >= lap.map(2)
+    assert mech.epsilon_spent == pytest.approx(
+        lap.map(2), rel=1e-12
+    ) and mech.epsilon_spent >= lap.map(2)
     assert _spent(mech, 1e-6) <= mech.epsilon_spent  # at delta > 0 the accountant may say less
     gauss = _sum_chain(size, bounds, dp.m.then_gaussian(3.0))
     g = pdp.from_opendp(gauss)
@@ -108,11 +129,18 @@ def test_from_opendp_reports_opendps_own_map_at_replace_one(size, bounds):
 
 
 def test_from_opendp_bare_measurement_reads_the_map_at_the_sensitivity():
-    meas = dp.m.make_laplace(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale=0.5)
+    meas = dp.m.make_laplace(
+        dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale=0.5
+    )
     mech = pdp.from_opendp(meas, sensitivity=1.0)
-    assert mech.epsilon_spent >= meas.map(1.0) and mech.epsilon_spent == pytest.approx(meas.map(1.0))
-    g = dp.m.make_gaussian(dp.vector_domain(dp.atom_domain(T=float, nan=False), size=3),
-                           dp.l2_distance(T=float), scale=1.5)
+    assert mech.epsilon_spent >= meas.map(1.0) and mech.epsilon_spent == pytest.approx(
+        meas.map(1.0)
+    )
+    g = dp.m.make_gaussian(
+        dp.vector_domain(dp.atom_domain(T=float, nan=False), size=3),
+        dp.l2_distance(T=float),
+        scale=1.5,
+    )
     gm = pdp.from_opendp(g, sensitivity=2.0)
     rho = pdp.privacy_spent(gm.dp_event(), delta=1e-6).rho
     assert rho == pytest.approx(g.map(2.0), rel=1e-12) and rho >= g.map(2.0)

@@ -41,9 +41,11 @@ def test_pmf_normalises_and_three_routes_agree(sigma):
     y = np.arange(-400, 401)
     p = np.exp(mech.logpdf(y, 3))
     assert p.sum() == pytest.approx(1.0, rel=1e-13)
-    ref = -(y - 3.0) ** 2 / (2 * sigma**2) - brute_log_z(sigma)
+    ref = -((y - 3.0) ** 2) / (2 * sigma**2) - brute_log_z(sigma)
     np.testing.assert_allclose(mech.logpdf(y, 3), ref, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(mech.logp(pt.as_tensor(y), pt.as_tensor(3)).eval(), ref, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        mech.logp(pt.as_tensor(y), pt.as_tensor(3)).eval(), ref, rtol=1e-12, atol=1e-12
+    )
     a, b = mech.kernel_params()
     kern = [kernel_logpdf(mech.kernel_code, a, b, float(v - 3)) for v in y[::40]]
     np.testing.assert_allclose(kern, ref[::40], rtol=1e-12)
@@ -117,7 +119,9 @@ def test_exact_profile_matches_continuous_for_large_sigma():
     """CKS Thm 7 computed by summation approaches Balle & Wang's continuous δ as σ grows."""
     from pymc_dp.mechanisms import analytic_gaussian_delta
 
-    assert discrete_gaussian_delta_exact(30.0, 0.05, 1) == pytest.approx(analytic_gaussian_delta(30.0, 0.05), rel=1e-3)
+    assert discrete_gaussian_delta_exact(30.0, 0.05, 1) == pytest.approx(
+        analytic_gaussian_delta(30.0, 0.05), rel=1e-3
+    )
 
 
 def test_predictive_draws_are_integers_and_logp_is_the_pmf():
@@ -126,12 +130,16 @@ def test_predictive_draws_are_integers_and_logp_is_the_pmf():
     with pm.Model() as model:
         pi = pm.Dirichlet("pi", np.ones(4))
         x = pm.Categorical("x", pi, shape=n)
-        pdp.DPObserved("c", x, statistic=pdp.Counts(4), mechanism=pdp.DiscreteGaussian(sigma=2.5), observed=obs)
+        pdp.DPObserved(
+            "c", x, statistic=pdp.Counts(4), mechanism=pdp.DiscreteGaussian(sigma=2.5), observed=obs
+        )
         pp = pm.sample_prior_predictive(200, random_seed=3)
     c = np.asarray(pp.prior_predictive["c"]).reshape(-1, 4)
     assert c.dtype == np.int64
     # draws minus the latent counts are discrete Gaussian: their sum over cells has variance 4·Var
-    counts = np.stack([np.bincount(r, minlength=4) for r in np.asarray(pp.prior["x"]).reshape(-1, n)])
+    counts = np.stack(
+        [np.bincount(r, minlength=4) for r in np.asarray(pp.prior["x"]).reshape(-1, n)]
+    )
     noise = c - counts
     assert abs(noise.mean()) < 0.5 and 4.0 < noise.var() < 8.5  # Var ≈ 6.25 - tiny
     # the node's logp is the pmf
@@ -145,16 +153,46 @@ def test_predictive_draws_are_integers_and_logp_is_the_pmf():
 @pytest.mark.parametrize(
     "make, err, message",
     [
-        (lambda: pdp.DiscreteGaussian(), ValueError, "DiscreteGaussian takes exactly one of sigma, epsilon (with delta) and rho"),
-        (lambda: pdp.DiscreteGaussian(2.0, rho=0.5), ValueError, "got sigma=2.0, epsilon=None, rho=0.5"),
-        (lambda: pdp.DiscreteGaussian(epsilon=1.0), ValueError, "DiscreteGaussian(epsilon=...) needs delta, got delta=None."),
-        (lambda: pdp.DiscreteGaussian(rho=-1.0), ValueError, "rho must be finite and > 0, got rho=-1.0."),
-        (lambda: pdp.DiscreteGaussian(sigma=True), TypeError, "sigma must be a number, got sigma=True (a bool)."),
-        (lambda: pdp.DiscreteGaussian(sigma=-2.0), ValueError, "sigma must be finite and > 0, got sigma=-2.0."),
-        (lambda: pdp.DiscreteGaussian(sigma=1.0).sample(np.array([1.0, 2.5]), 0), ValueError,
-         "DiscreteGaussian adds integer noise to an integer statistic, but some statistic values are not integers."),
-        (lambda: pdp.DiscreteGaussian(sigma=1.0).sample(3, rng=1.5), TypeError,
-         "DiscreteGaussian.sample: rng must be None (secure noise from OpenDP"),
+        (
+            lambda: pdp.DiscreteGaussian(),
+            ValueError,
+            "DiscreteGaussian takes exactly one of sigma, epsilon (with delta) and rho",
+        ),
+        (
+            lambda: pdp.DiscreteGaussian(2.0, rho=0.5),
+            ValueError,
+            "got sigma=2.0, epsilon=None, rho=0.5",
+        ),
+        (
+            lambda: pdp.DiscreteGaussian(epsilon=1.0),
+            ValueError,
+            "DiscreteGaussian(epsilon=...) needs delta, got delta=None.",
+        ),
+        (
+            lambda: pdp.DiscreteGaussian(rho=-1.0),
+            ValueError,
+            "rho must be finite and > 0, got rho=-1.0.",
+        ),
+        (
+            lambda: pdp.DiscreteGaussian(sigma=True),
+            TypeError,
+            "sigma must be a number, got sigma=True (a bool).",
+        ),
+        (
+            lambda: pdp.DiscreteGaussian(sigma=-2.0),
+            ValueError,
+            "sigma must be finite and > 0, got sigma=-2.0.",
+        ),
+        (
+            lambda: pdp.DiscreteGaussian(sigma=1.0).sample(np.array([1.0, 2.5]), 0),
+            ValueError,
+            "DiscreteGaussian adds integer noise to an integer statistic, but some statistic values are not integers.",
+        ),
+        (
+            lambda: pdp.DiscreteGaussian(sigma=1.0).sample(3, rng=1.5),
+            TypeError,
+            "DiscreteGaussian.sample: rng must be None (secure noise from OpenDP",
+        ),
         (lambda: pdp.DiscreteGaussian(rho=1.0).noise_sd, AttributeError, "is not calibrated yet"),
     ],
 )
@@ -173,6 +211,6 @@ def test_convolution_posterior_matches_brute_enumeration():
     s, alpha = np.array([3.2, 2.5, 1.0]), [1.0, 2.0, 3.0]
     for k in range(3):
         got = dirichlet_counts_posterior(s, 8, alpha, lambda z: -np.abs(z) / 2.0, k)
-        np.testing.assert_allclose(got, exact.dirichlet_counts_laplace(s, 8, alpha, 2.0, index=k), rtol=1e-12)
-
-
+        np.testing.assert_allclose(
+            got, exact.dirichlet_counts_laplace(s, 8, alpha, 2.0, index=k), rtol=1e-12
+        )

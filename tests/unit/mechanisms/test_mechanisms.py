@@ -35,7 +35,9 @@ def test_continuous_logpdf_matches_scipy_and_the_other_routes(mech, ref):
     r = np.array([-3.0, 0.1, 2.5, 7.0])
     s = np.array([0.0, 0.3, 2.5, -1.0])
     np.testing.assert_allclose(mech.logpdf(r, s), ref(r, s), rtol=1e-12)
-    np.testing.assert_allclose(mech.logp(pt.as_tensor(r), pt.as_tensor(s)).eval(), ref(r, s), rtol=1e-12)
+    np.testing.assert_allclose(
+        mech.logp(pt.as_tensor(r), pt.as_tensor(s)).eval(), ref(r, s), rtol=1e-12
+    )
     a, b = mech.kernel_params()
     kern = [kernel_logpdf(mech.kernel_code, a, b, ri - si) for ri, si in zip(r, s)]
     np.testing.assert_allclose(kern, ref(r, s), rtol=1e-12)
@@ -76,7 +78,9 @@ def test_randomized_response_probabilities_and_draws(k):
 @pytest.mark.parametrize("mech", [pdp.Laplace(scale=0.8), pdp.Gaussian(sigma=1.3)])
 def test_continuous_draws_follow_the_density(mech):
     draws = mech.sample(np.full(20_000, 2.0), np.random.default_rng(11)) - 2.0
-    cdf = stats.laplace(scale=0.8).cdf if isinstance(mech, pdp.Laplace) else stats.norm(scale=1.3).cdf
+    cdf = (
+        stats.laplace(scale=0.8).cdf if isinstance(mech, pdp.Laplace) else stats.norm(scale=1.3).cdf
+    )
     assert stats.kstest(draws, cdf).pvalue > 1e-3
 
 
@@ -91,7 +95,9 @@ def test_laplace_calibration_and_event_match_dp_accounting():
 @pytest.mark.parametrize("eps, delta, sens", [(0.5, 1e-5, 1.0), (1.0, 1e-6, 2.0), (4.0, 1e-3, 0.3)])
 def test_analytic_gaussian_matches_dp_accounting(eps, delta, sens):
     sigma = analytic_gaussian_sigma(eps, delta, sens)
-    assert sigma / sens == pytest.approx(gaussian_mechanism.get_sigma_gaussian(eps, delta), rel=1e-6)
+    assert sigma / sens == pytest.approx(
+        gaussian_mechanism.get_sigma_gaussian(eps, delta), rel=1e-6
+    )
     assert analytic_gaussian_delta(sigma, eps, sens) <= delta
     mech = pdp.Gaussian(epsilon=eps, delta=delta).bind(SUM, n=5, dim=1)
     mech = pdp.Gaussian(epsilon=eps, delta=delta, sensitivity=sens)
@@ -125,7 +131,8 @@ def test_discrete_laplace_event_and_rr_event():
     rr = pdp.RandomizedResponse(epsilon=0.9, n_categories=3)
     event = rr.dp_event()  # PLDAccountant does not compose RR events; use its PLD directly
     loss = pld.privacy_loss_distribution.from_randomized_response(
-        noise_parameter=event.noise_parameter, num_buckets=event.num_buckets,
+        noise_parameter=event.noise_parameter,
+        num_buckets=event.num_buckets,
         value_discretization_interval=1e-5,
     )
     assert loss.get_epsilon_for_delta(1e-12) == pytest.approx(0.9, rel=1e-3)
@@ -136,24 +143,45 @@ def test_discrete_laplace_event_and_rr_event():
     [
         (lambda: pdp.Laplace(epsilon=0), "epsilon must be finite and > 0, got epsilon=0."),
         (lambda: pdp.Laplace(epsilon=-1.0), "epsilon must be finite and > 0, got epsilon=-1.0."),
-        (lambda: pdp.Laplace(epsilon=float("inf")), "epsilon must be finite and > 0, got epsilon=inf."),
-        (lambda: pdp.Laplace(epsilon=float("nan")), "epsilon must be finite and > 0, got epsilon=nan."),
+        (
+            lambda: pdp.Laplace(epsilon=float("inf")),
+            "epsilon must be finite and > 0, got epsilon=inf.",
+        ),
+        (
+            lambda: pdp.Laplace(epsilon=float("nan")),
+            "epsilon must be finite and > 0, got epsilon=nan.",
+        ),
         (lambda: pdp.Laplace(scale=0), "scale must be finite and > 0, got scale=0."),
         (lambda: pdp.Laplace(scale=-2.0), "scale must be finite and > 0, got scale=-2.0."),
         (lambda: pdp.Laplace(scale=1, epsilon=1), "Laplace takes either scale or epsilon"),
         (lambda: pdp.Laplace(), "Laplace needs scale=... or epsilon=..., got neither."),
         (lambda: pdp.Gaussian(sigma=-1.0), "sigma must be finite and > 0, got sigma=-1.0."),
-        (lambda: pdp.Gaussian(epsilon=1.0, delta=0.0), "delta must lie in the open interval (0, 1), got delta=0.0."),
-        (lambda: pdp.Gaussian(epsilon=1.0, delta=1.5), "delta must lie in the open interval (0, 1), got delta=1.5."),
+        (
+            lambda: pdp.Gaussian(epsilon=1.0, delta=0.0),
+            "delta must lie in the open interval (0, 1), got delta=0.0.",
+        ),
+        (
+            lambda: pdp.Gaussian(epsilon=1.0, delta=1.5),
+            "delta must lie in the open interval (0, 1), got delta=1.5.",
+        ),
         (lambda: pdp.Gaussian(epsilon=1.0), "Gaussian(epsilon=...) needs delta, got delta=None."),
         (
             lambda: pdp.Gaussian(epsilon=2.0, delta=1e-5, calibration="classic"),
             "calibration='classic' holds only for epsilon < 1, got epsilon=2.0.",
         ),
         (lambda: pdp.Gaussian(sigma=1.0, calibration="exact"), "calibration must be one of"),
-        (lambda: pdp.DiscreteLaplace(epsilon=1.0, sensitivity=0.5), "DiscreteLaplace needs a positive integer sensitivity"),
-        (lambda: pdp.RandomizedResponse(epsilon=0.0), "epsilon must be finite and > 0, got epsilon=0.0."),
-        (lambda: pdp.RandomizedResponse(epsilon=1.0, n_categories=1), "n_categories must be an integer >= 2, got n_categories=1."),
+        (
+            lambda: pdp.DiscreteLaplace(epsilon=1.0, sensitivity=0.5),
+            "DiscreteLaplace needs a positive integer sensitivity",
+        ),
+        (
+            lambda: pdp.RandomizedResponse(epsilon=0.0),
+            "epsilon must be finite and > 0, got epsilon=0.0.",
+        ),
+        (
+            lambda: pdp.RandomizedResponse(epsilon=1.0, n_categories=1),
+            "n_categories must be an integer >= 2, got n_categories=1.",
+        ),
     ],
 )
 def test_bad_mechanism_arguments(make, message):
@@ -162,7 +190,10 @@ def test_bad_mechanism_arguments(make, message):
 
 
 def test_unbounded_statistic_is_refused_with_the_fix():
-    with pytest.raises(ValueError, match=re.escape("declares no bounds. Declare bounds, e.g. pdp.Sum(lower=..., upper=...)")):
+    with pytest.raises(
+        ValueError,
+        match=re.escape("declares no bounds. Declare bounds, e.g. pdp.Sum(lower=..., upper=...)"),
+    ):
         pdp.Laplace(epsilon=1.0).bind(pdp.Sum(), n=10, dim=1)
     # a noise scale given directly needs no bounds
     assert pdp.Laplace(scale=2.0).bind(pdp.Sum(), n=10, dim=1).noise_scale == 2.0
@@ -189,23 +220,36 @@ def test_uncalibrated_mechanism_refuses_to_sample():
     ],
 )
 def test_bools_are_refused_where_a_number_is_expected(make, name):
-    with pytest.raises(TypeError, match=re.escape(f"{name} must be a number, got {name}=True (a bool).")):
+    with pytest.raises(
+        TypeError, match=re.escape(f"{name} must be a number, got {name}=True (a bool).")
+    ):
         make()
 
 
 def test_randomized_response_refuses_bool_categories():
-    with pytest.raises(ValueError, match=re.escape("n_categories must be an integer >= 2, got n_categories=True.")):
+    with pytest.raises(
+        ValueError, match=re.escape("n_categories must be an integer >= 2, got n_categories=True.")
+    ):
         pdp.RandomizedResponse(epsilon=1.0, n_categories=True)
 
 
 @pytest.mark.parametrize(
     "mech, attr",
-    [(pdp.Laplace(epsilon=1.0), "noise_scale"), (pdp.Gaussian(epsilon=1.0, delta=1e-5), "noise_sd"),
-     (pdp.DiscreteLaplace(epsilon=1.0), "noise_scale"), (pdp.DiscreteGaussian(rho=0.5), "noise_sd")],
+    [
+        (pdp.Laplace(epsilon=1.0), "noise_scale"),
+        (pdp.Gaussian(epsilon=1.0, delta=1e-5), "noise_sd"),
+        (pdp.DiscreteLaplace(epsilon=1.0), "noise_scale"),
+        (pdp.DiscreteGaussian(rho=0.5), "noise_sd"),
+    ],
 )
 def test_uncalibrated_scale_is_an_attribute_error_with_the_fix(mech, attr):
     assert not hasattr(mech, attr)
-    with pytest.raises(AttributeError, match=re.escape("is not calibrated yet: it knows its privacy budget but not the statistic's sensitivity. Pass sensitivity=...")):
+    with pytest.raises(
+        AttributeError,
+        match=re.escape(
+            "is not calibrated yet: it knows its privacy budget but not the statistic's sensitivity. Pass sensitivity=..."
+        ),
+    ):
         getattr(mech, attr)
     with pytest.raises(ValueError):  # still a ValueError for callers that caught that
         getattr(mech, attr)
@@ -213,20 +257,27 @@ def test_uncalibrated_scale_is_an_attribute_error_with_the_fix(mech, attr):
 
 def test_one_letter_names_are_deprecated_aliases():
     lap, gau = pdp.Laplace(scale=1.5), pdp.Gaussian(sigma=0.7)
-    with pytest.warns(DeprecationWarning, match=re.escape("Laplace.b is deprecated; use Laplace.noise_scale.")):
+    with pytest.warns(
+        DeprecationWarning, match=re.escape("Laplace.b is deprecated; use Laplace.noise_scale.")
+    ):
         assert lap.b == lap.noise_scale == 1.5
-    with pytest.warns(DeprecationWarning, match=re.escape("Gaussian.s is deprecated; use Gaussian.noise_sd.")):
+    with pytest.warns(
+        DeprecationWarning, match=re.escape("Gaussian.s is deprecated; use Gaussian.noise_sd.")
+    ):
         assert gau.s == gau.noise_sd == 0.7
 
 
 def test_discrete_laplace_never_rounds_a_non_integer_statistic():
     """Issue 9 item 2: Sum(0, 1) on [0.5, 0] vs [0.5, 1] must not become rint(0.5) vs rint(1.5)."""
     mech = pdp.DiscreteLaplace(epsilon=1.0).bind(pdp.Sum(lower=0, upper=1), n=2, dim=1)
-    with pytest.raises(ValueError, match=re.escape(
-        "DiscreteLaplace adds integer noise to an integer statistic, but some statistic values are not "
-        "integers. Use an integer statistic (e.g. pdp.Sum of integer records with integer bounds, or "
-        "pdp.Counts), or the continuous mechanism (Laplace)."
-    )):
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "DiscreteLaplace adds integer noise to an integer statistic, but some statistic values are not "
+            "integers. Use an integer statistic (e.g. pdp.Sum of integer records with integer bounds, or "
+            "pdp.Counts), or the continuous mechanism (Laplace)."
+        ),
+    ):
         mech.sample(0.5, np.random.default_rng(0))
     assert mech.sample(np.array([1.0, 2.0]), np.random.default_rng(0)).dtype == np.int64
 

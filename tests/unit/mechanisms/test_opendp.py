@@ -8,6 +8,7 @@ import pytest
 import pymc_dp as pdp
 
 import opendp.prelude as dp  # a hard dependency: never skipped
+
 dp.enable_features("contrib")
 
 
@@ -39,7 +40,9 @@ def test_measurements_map_to_the_matching_mechanism(kind, integer, cls, vector):
     assert scale == 1.75 and mech.sensitivity is None
     # the measurement's output is in the mechanism's support
     value = [3, 4, 5] if vector else 3
-    out = np.asarray(meas(value if integer else (np.asarray(value, float).tolist() if vector else 3.0)))
+    out = np.asarray(
+        meas(value if integer else (np.asarray(value, float).tolist() if vector else 3.0))
+    )
     assert (out.dtype.kind == "i") == integer
 
 
@@ -67,7 +70,9 @@ def test_chain_sensitivity_and_privacy_agree_with_opendp():
 
 
 def test_explicit_sensitivity_wins_for_a_bare_measurement():
-    meas = dp.m.make_laplace(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale=0.5)
+    meas = dp.m.make_laplace(
+        dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale=0.5
+    )
     mech = pdp.from_opendp(meas, sensitivity=1.0)
     assert mech.sensitivity == 1.0 and mech.epsilon_spent == pytest.approx(2.0)
 
@@ -75,7 +80,11 @@ def test_explicit_sensitivity_wins_for_a_bare_measurement():
 @pytest.mark.parametrize(
     "make, err, message",
     [
-        (lambda: pdp.from_opendp(pdp.Laplace(scale=1.0)), TypeError, "from_opendp needs an OpenDP Measurement"),
+        (
+            lambda: pdp.from_opendp(pdp.Laplace(scale=1.0)),
+            TypeError,
+            "from_opendp needs an OpenDP Measurement",
+        ),
         (
             lambda: pdp.from_opendp(dp.m.make_randomized_response(categories=[0, 1, 2], prob=0.6)),
             ValueError,
@@ -83,12 +92,23 @@ def test_explicit_sensitivity_wins_for_a_bare_measurement():
             "optionally chained after a transformation; this one is built by make_randomized_response.",
         ),
         (
-            lambda: pdp.from_opendp(dp.m.make_laplace(dp.atom_domain(T="f32", nan=False), dp.absolute_distance(T="f32"), scale=1.0)),
+            lambda: pdp.from_opendp(
+                dp.m.make_laplace(
+                    dp.atom_domain(T="f32", nan=False), dp.absolute_distance(T="f32"), scale=1.0
+                )
+            ),
             ValueError,
             "f32 outputs are rounded to 24 bits; release with T=float (f64)",
         ),
         (
-            lambda: pdp.from_opendp(dp.m.make_laplace(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale=1.0, k=-3)),
+            lambda: pdp.from_opendp(
+                dp.m.make_laplace(
+                    dp.atom_domain(T=float, nan=False),
+                    dp.absolute_distance(T=float),
+                    scale=1.0,
+                    k=-3,
+                )
+            ),
             ValueError,
             "the measurement's noise lattice 2^k = 2^-3 is coarse for its scale 1.0",
         ),
@@ -97,5 +117,3 @@ def test_explicit_sensitivity_wins_for_a_bare_measurement():
 def test_unsupported_measurements_are_refused(make, err, message):
     with pytest.raises(err, match=re.escape(message)):
         make()
-
-

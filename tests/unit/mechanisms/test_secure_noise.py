@@ -57,8 +57,10 @@ def test_no_output_is_reachable_from_only_one_neighbour(mech):
     outs0 = mech.sample(np.full(N_RELEASES, s0), rng).tolist()
     outs1 = mech.sample(np.full(N_RELEASES, s1), rng).tolist()
     from0, from1, unreachable = only_one_neighbour(outs0, outs1, s0, s1, mech.lattice_k)
-    print(f"[security] {type(mech).__name__}: only-from-0 {from0}, only-from-1 {from1}, "
-          f"unreachable {unreachable} of {2 * N_RELEASES} (k = {mech.lattice_k})")
+    print(
+        f"[security] {type(mech).__name__}: only-from-0 {from0}, only-from-1 {from1}, "
+        f"unreachable {unreachable} of {2 * N_RELEASES} (k = {mech.lattice_k})"
+    )
     assert (from0, from1, unreachable) == (0, 0, 0)
     assert len(set(outs0)) > N_RELEASES * 0.99  # continuous-looking outputs, not a coarse grid
 
@@ -150,7 +152,10 @@ def test_discrete_laplace_sampler_matches_the_pmf(scale, seed):
 
 @pytest.mark.parametrize(
     "mech, cdf",
-    [(pdp.Laplace(scale=0.37), stats.laplace(scale=0.37).cdf), (pdp.Gaussian(sigma=2.2), stats.norm(scale=2.2).cdf)],
+    [
+        (pdp.Laplace(scale=0.37), stats.laplace(scale=0.37).cdf),
+        (pdp.Gaussian(sigma=2.2), stats.norm(scale=2.2).cdf),
+    ],
     ids=["laplace", "gaussian"],
 )
 def test_lattice_noise_matches_the_continuous_cdf(mech, cdf):
@@ -190,7 +195,10 @@ def test_randomized_response_exact_sampler_law():
     ],
 )
 def test_rng_of_a_wrong_type_is_refused(mech, value):
-    with pytest.raises(TypeError, match=re.escape("rng must be None (secure noise from OpenDP, for a real publication)")) as info:
+    with pytest.raises(
+        TypeError,
+        match=re.escape("rng must be None (secure noise from OpenDP, for a real publication)"),
+    ) as info:
         mech.sample(value, 1.5)
     assert "got rng=1.5 of type float" in str(info.value)
     # an int seed is a simulation seed: reproducible
@@ -237,11 +245,15 @@ def test_scalar_big_integer_discrete_laplace_matches_the_pmf():
     law as the vectorised one; chi-square, fixed seed, false-alarm rate 1e-3."""
     b = Fraction(1.7)
     rng = np.random.default_rng(12)
-    draws = np.array([_exact.discrete_laplace(rng, b.numerator, b.denominator) for _ in range(20_000)])
+    draws = np.array(
+        [_exact.discrete_laplace(rng, b.numerator, b.denominator) for _ in range(20_000)]
+    )
     q = math.exp(-1 / 1.7)
     k = np.arange(-6, 7)
     pk = (1 - q) / (1 + q) * q ** np.abs(k)
     observed = [(draws == v).sum() for v in k] + [(np.abs(draws) > 6).sum()]
     assert stats.chisquare(observed, 20_000 * np.append(pk, 1 - pk.sum())).pvalue > 1e-3
     tiny = pdp.DiscreteLaplace(scale=2.0**-70)  # denominator 2^70: the scalar route
-    np.testing.assert_array_equal(tiny.sample(np.arange(5), rng), np.arange(5))  # P(noise != 0) ≈ 2 e^{-2^70}
+    np.testing.assert_array_equal(
+        tiny.sample(np.arange(5), rng), np.arange(5)
+    )  # P(noise != 0) ≈ 2 e^{-2^70}

@@ -25,7 +25,7 @@ def _brute_smooth_sensitivity(f, domain, n, beta):
         for i in range(n):
             for v in domain:
                 if v != t[i]:
-                    nb.append(index[t[:i] + (v,) + t[i + 1:]])
+                    nb.append(index[t[:i] + (v,) + t[i + 1 :]])
         neighbours.append(np.array(nb))
     ls = np.array([np.abs(vals[nb] - vals[j]).max() for j, nb in enumerate(neighbours)])
     a_k = ls.copy()  # A^(k)(x) = max_{d(x,y)<=k} LS(y), built by one-step expansions
@@ -75,7 +75,9 @@ def test_release_uses_the_records_smooth_sensitivity():
     stat, mech = pdp.Median(0, 4), pdp.SmoothLaplace(epsilon=2.0, delta=0.01)
     got = pdp.release(x, statistic=stat, mechanism=mech, rng=np.random.default_rng(3))
     scale = stat.smooth_sensitivity_np(x, mech.beta) / mech.alpha
-    want = mech.sample(1.5, np.random.default_rng(3), scale=scale)  # exact lattice sampler, same seed
+    want = mech.sample(
+        1.5, np.random.default_rng(3), scale=scale
+    )  # exact lattice sampler, same seed
     assert float(got) == pytest.approx(want, rel=1e-12)
 
 
@@ -96,19 +98,35 @@ def test_dpobserved_density_with_smooth_laplace():
 def test_data_augmentation_refuses_median():
     with pm.Model():
         x = pm.Normal("x", 1.0, 1.0, shape=4)
-        pdp.DPObserved("s", x, statistic=pdp.Median(0, 4),
-                       mechanism=pdp.SmoothLaplace(epsilon=2.0, delta=0.01), observed=2.0)
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.Median(0, 4),
+            mechanism=pdp.SmoothLaplace(epsilon=2.0, delta=0.01),
+            observed=2.0,
+        )
         with pytest.raises(ValueError, match=re.escape("needs record-additive statistics")):
             pdp.DataAugmentation([x])
 
 
 def test_bad_inputs():
-    with pytest.raises(ValueError, match=re.escape("Median needs declared bounds lower and upper, got lower=None")):
+    with pytest.raises(
+        ValueError, match=re.escape("Median needs declared bounds lower and upper, got lower=None")
+    ):
         pdp.Median(None, None)
-    with pytest.raises(ValueError, match=re.escape("delta must lie in the open interval (0, 1), got delta=2")):
+    with pytest.raises(
+        ValueError, match=re.escape("delta must lie in the open interval (0, 1), got delta=2")
+    ):
         pdp.SmoothLaplace(epsilon=1.0, delta=2)
-    with pytest.raises(ValueError, match=re.escape("does not provide one. Use pdp.Median(lower, upper)")):
+    with pytest.raises(
+        ValueError, match=re.escape("does not provide one. Use pdp.Median(lower, upper)")
+    ):
         with pm.Model():
             x = pm.Normal("x", shape=3)
-            pdp.DPObserved("s", x, statistic=pdp.Sum(0, 1),
-                           mechanism=pdp.SmoothLaplace(epsilon=1.0, delta=0.1), observed=1.0)
+            pdp.DPObserved(
+                "s",
+                x,
+                statistic=pdp.Sum(0, 1),
+                mechanism=pdp.SmoothLaplace(epsilon=1.0, delta=0.1),
+                observed=1.0,
+            )

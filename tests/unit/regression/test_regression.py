@@ -40,19 +40,33 @@ def test_sensitivity_bounds_every_record_and_is_attained():
     e1[0] = xb
     worst = np.concatenate([np.outer(e1, e1)[iu], e1 * yb])
     assert np.linalg.norm(worst) == pytest.approx(delta2, rel=1e-12)
-    assert R.suff_stat_sensitivity(xb, yb, include_yty=True, neighbouring="add-remove") == pytest.approx(
-        math.sqrt(xb**4 + xb**2 * yb**2 + yb**4))
+    assert R.suff_stat_sensitivity(
+        xb, yb, include_yty=True, neighbouring="add-remove"
+    ) == pytest.approx(math.sqrt(xb**4 + xb**2 * yb**2 + yb**4))
 
 
 @pytest.mark.parametrize("scheme", ["sz", "szu", "adassp"])
 def test_release_sigma_is_the_analytic_gaussian_and_matches_dp_accounting(data, scheme):
     X, y, _ = data
-    st = R.release_suff_stats(X, y, x_bound=3.0, y_bound=6.0, epsilon=EPS, delta=DELTA, n_nodes=4,
-                              scheme=scheme, rng=np.random.default_rng(1))
+    st = R.release_suff_stats(
+        X,
+        y,
+        x_bound=3.0,
+        y_bound=6.0,
+        epsilon=EPS,
+        delta=DELTA,
+        n_nodes=4,
+        scheme=scheme,
+        rng=np.random.default_rng(1),
+    )
     acct = pld.PLDAccountant(value_discretization_interval=1e-4).compose(st.dp_event())
     pld_delta = acct.get_delta(EPS)
     if scheme == "adassp":
-        sens = [9.0 * math.sqrt(2.0), 36.0, 9.0]  # replace-one (tests/unit/regression/test_regression_release.py)
+        sens = [
+            9.0 * math.sqrt(2.0),
+            36.0,
+            9.0,
+        ]  # replace-one (tests/unit/regression/test_regression_release.py)
         sig = [st.sigma_s, st.sigma_z, st.sigma_lam]
         for s, dl in zip(sig, sens):
             assert s == pytest.approx(analytic_gaussian_sigma(EPS / 3, DELTA / 3, dl), rel=1e-12)
@@ -70,8 +84,9 @@ def test_release_noise_sd_matches_the_calibrated_sigma():
     n, d = 4000, 3
     X = rng.uniform(-0.5, 0.5, size=(n, d))
     y = rng.uniform(-1, 1, size=n)
-    st = R.release_suff_stats(X, y, x_bound=1.0, y_bound=1.0, epsilon=0.5, delta=1e-6, n_nodes=n,
-                              rng=rng)  # one record per node: n independent noise vectors
+    st = R.release_suff_stats(
+        X, y, x_bound=1.0, y_bound=1.0, epsilon=0.5, delta=1e-6, n_nodes=n, rng=rng
+    )  # one record per node: n independent noise vectors
     iu = np.triu_indices(d)
     noise_s = (st.S_hat - X[:, :, None] * X[:, None, :])[:, iu[0], iu[1]].ravel()
     noise_z = (st.z_hat - X * y[:, None]).ravel()
@@ -80,7 +95,7 @@ def test_release_noise_sd_matches_the_calibrated_sigma():
         m = len(noise)
         assert abs(noise.mean()) < 4 * st.sigma_s / math.sqrt(m)
         assert abs(noise.std() / st.sigma_s - 1) < 4 / math.sqrt(2 * m)
-    off = (st.S_hat - X[:, :, None] * X[:, None, :])
+    off = st.S_hat - X[:, :, None] * X[:, None, :]
     assert abs(np.corrcoef(off[:, 0, 1], off[:, 0, 0])[0, 1]) < 4 / math.sqrt(n)
     np.testing.assert_array_equal(st.n, np.ones(n))
 
@@ -91,18 +106,27 @@ def docs_example_release(seed):
     X = rng.normal(size=(20_000, 2)) / np.sqrt(2)
     y = X @ np.array([1.0, -0.5]) + rng.normal(size=20_000)
     keep = (np.linalg.norm(X, axis=1) <= 3) & (np.abs(y) <= 6)
-    return R.release_suff_stats(X[keep], y[keep], x_bound=3.0, y_bound=6.0, epsilon=1.0, delta=1e-5,
-                                n_nodes=5, rng=rng), rng
+    return R.release_suff_stats(
+        X[keep], y[keep], x_bound=3.0, y_bound=6.0, epsilon=1.0, delta=1e-5, n_nodes=5, rng=rng
+    ), rng
 
 
 @pytest.mark.parametrize("method", ["mcmc_fixedS", "bayes_fixedS_fast", "mcmc_normalX"])
 def test_methods_return_multichain_inference_data(method):
     st, rng = docs_example_release(1)
-    fit = R.fit(st, method, rng=rng, **({"draws": 200, "tune": 200} if method == "mcmc_normalX" else {}))
+    fit = R.fit(
+        st, method, rng=rng, **({"draws": 200, "tune": 200} if method == "mcmc_normalX" else {})
+    )
     assert fit.draws["theta"].shape[0] == 2  # default chains=2
     diag = az.summary(fit.idata, var_names=["theta"], kind="diagnostics")
     assert np.all(np.isfinite(np.asarray(diag["r_hat"], dtype=float)))
-    fit3 = R.fit(st, method, rng=rng, chains=3, **({"draws": 50, "tune": 50} if method == "mcmc_normalX" else {}))
+    fit3 = R.fit(
+        st,
+        method,
+        rng=rng,
+        chains=3,
+        **({"draws": 50, "tune": 50} if method == "mcmc_normalX" else {}),
+    )
     assert fit3.draws["theta"].shape[0] == 3
 
 
@@ -134,8 +158,17 @@ def test_ss_moments_agree_with_monte_carlo():
 
 def test_adassp_at_huge_epsilon_is_least_squares(data):
     X, y, _ = data
-    st = R.release_suff_stats(X, y, x_bound=3.0, y_bound=6.0, epsilon=1e5, delta=1e-3, n_nodes=2,
-                              scheme="adassp", rng=np.random.default_rng(11))
+    st = R.release_suff_stats(
+        X,
+        y,
+        x_bound=3.0,
+        y_bound=6.0,
+        epsilon=1e5,
+        delta=1e-3,
+        n_nodes=2,
+        scheme="adassp",
+        rng=np.random.default_rng(11),
+    )
     fit = R.fit(st, "adassp")
     ols = np.linalg.lstsq(X, y, rcond=None)[0]
     np.testing.assert_allclose(fit.theta_hat, ols, atol=2e-3)
@@ -147,11 +180,15 @@ def test_every_method_recovers_theta_from_a_private_release():
     X, y, theta = simulate_regression(20_000, 2, rng)
     kw = dict(x_bound=3.0, y_bound=6.0, epsilon=1.0, delta=DELTA, n_nodes=4)
     st = R.release_suff_stats(X, y, rng=rng, **kw)
-    fits = {m: R.fit(st, m, draws=400, tune=300, rng=rng)
-            for m in ("mcmc_normalX", "mcmc_fixedS")}
+    fits = {m: R.fit(st, m, draws=400, tune=300, rng=rng) for m in ("mcmc_normalX", "mcmc_fixedS")}
     fits["bayes_fixedS_fast"] = R.fit(st, "bayes_fixedS_fast", rng=rng)
-    fits["mcmc_bs"] = R.fit(R.release_suff_stats(X, y, scheme="szu", rng=rng, **kw), "mcmc_bs",
-                            draws=400, tune=300, rng=rng)
+    fits["mcmc_bs"] = R.fit(
+        R.release_suff_stats(X, y, scheme="szu", rng=rng, **kw),
+        "mcmc_bs",
+        draws=400,
+        tune=300,
+        rng=rng,
+    )
     fits["adassp"] = R.fit(R.release_suff_stats(X, y, scheme="adassp", rng=rng, **kw), "adassp")
     for name, f in fits.items():
         assert np.linalg.norm(f.theta_hat - theta) < 0.3, (name, f.theta_hat, theta)
@@ -181,29 +218,56 @@ def test_fit_returns_arviz_data_and_is_reproducible(fixed_s_case):
 # ---------------------------------------------------------------- bad input
 def _release(**kw):
     rng = np.random.default_rng(0)
-    args = dict(X=rng.uniform(-1, 1, size=(20, 2)), y=rng.uniform(-1, 1, size=20), x_bound=2.0,
-                y_bound=1.0, epsilon=1.0, delta=1e-5, n_nodes=2, rng=0)
+    args = dict(
+        X=rng.uniform(-1, 1, size=(20, 2)),
+        y=rng.uniform(-1, 1, size=20),
+        x_bound=2.0,
+        y_bound=1.0,
+        epsilon=1.0,
+        delta=1e-5,
+        n_nodes=2,
+        rng=0,
+    )
     args.update(kw)
     X, y = args.pop("X"), args.pop("y")
     return R.release_suff_stats(X, y, **args)
 
 
-@pytest.mark.parametrize("kw, exc, msg", [
-    (dict(epsilon=0.0), ValueError, "epsilon must be finite and > 0, got epsilon=0.0"),
-    (dict(epsilon=-1), ValueError, "epsilon must be finite and > 0, got epsilon=-1"),
-    (dict(delta=0.0), ValueError, "delta must lie in the open interval (0, 1), got delta=0.0"),
-    (dict(delta=1.0), ValueError, "delta must lie in the open interval (0, 1), got delta=1.0"),
-    (dict(n_nodes=0), ValueError, "n_nodes must satisfy 1 <= n_nodes <= n = 20, got n_nodes=0"),
-    (dict(n_nodes=21), ValueError, "n_nodes must satisfy 1 <= n_nodes <= n = 20, got n_nodes=21"),
-    (dict(n_nodes=2.0), TypeError, "n_nodes must be an int, got n_nodes=2.0"),
-    (dict(x_bound=0.5), ValueError, "every row of X must have Euclidean norm <= x_bound=0.5"),
-    (dict(y_bound=0.5), ValueError, "every |y| must be <= y_bound=0.5"),
-    (dict(x_bound=-1.0), ValueError, "x_bound must be finite and > 0, got x_bound=-1.0"),
-    (dict(y=np.zeros(19)), ValueError, "y must be 1-D with one entry per row of X"),
-    (dict(X=np.zeros((20, 2, 1))), ValueError, "X must be a 2-D array (n records × d features)"),
-    (dict(X=np.full((20, 2), np.nan)), ValueError, "X must be finite, but it holds NaN or inf entries"),
-    (dict(scheme="szz"), ValueError, "scheme must be one of ('sz', 'szu', 'adassp'), got scheme='szz'"),
-])
+@pytest.mark.parametrize(
+    "kw, exc, msg",
+    [
+        (dict(epsilon=0.0), ValueError, "epsilon must be finite and > 0, got epsilon=0.0"),
+        (dict(epsilon=-1), ValueError, "epsilon must be finite and > 0, got epsilon=-1"),
+        (dict(delta=0.0), ValueError, "delta must lie in the open interval (0, 1), got delta=0.0"),
+        (dict(delta=1.0), ValueError, "delta must lie in the open interval (0, 1), got delta=1.0"),
+        (dict(n_nodes=0), ValueError, "n_nodes must satisfy 1 <= n_nodes <= n = 20, got n_nodes=0"),
+        (
+            dict(n_nodes=21),
+            ValueError,
+            "n_nodes must satisfy 1 <= n_nodes <= n = 20, got n_nodes=21",
+        ),
+        (dict(n_nodes=2.0), TypeError, "n_nodes must be an int, got n_nodes=2.0"),
+        (dict(x_bound=0.5), ValueError, "every row of X must have Euclidean norm <= x_bound=0.5"),
+        (dict(y_bound=0.5), ValueError, "every |y| must be <= y_bound=0.5"),
+        (dict(x_bound=-1.0), ValueError, "x_bound must be finite and > 0, got x_bound=-1.0"),
+        (dict(y=np.zeros(19)), ValueError, "y must be 1-D with one entry per row of X"),
+        (
+            dict(X=np.zeros((20, 2, 1))),
+            ValueError,
+            "X must be a 2-D array (n records × d features)",
+        ),
+        (
+            dict(X=np.full((20, 2), np.nan)),
+            ValueError,
+            "X must be finite, but it holds NaN or inf entries",
+        ),
+        (
+            dict(scheme="szz"),
+            ValueError,
+            "scheme must be one of ('sz', 'szu', 'adassp'), got scheme='szz'",
+        ),
+    ],
+)
 def test_release_rejects_bad_input(kw, exc, msg):
     with pytest.raises(exc, match=re.escape(msg)):
         _release(**kw)
@@ -215,21 +279,42 @@ def test_clip_projects_instead_of_raising():
 
 
 def _stats(**kw):
-    args = dict(S_hat=np.stack([np.eye(2)] * 2), z_hat=np.zeros((2, 2)), n=[5, 5], sigma_s=1.0,
-                sigma_z=1.0, x_bound=1.0, y_bound=1.0, epsilon=1.0, delta=1e-5)
+    args = dict(
+        S_hat=np.stack([np.eye(2)] * 2),
+        z_hat=np.zeros((2, 2)),
+        n=[5, 5],
+        sigma_s=1.0,
+        sigma_z=1.0,
+        x_bound=1.0,
+        y_bound=1.0,
+        epsilon=1.0,
+        delta=1e-5,
+    )
     args.update(kw)
     return R.SuffStatsRelease(**args)
 
 
-@pytest.mark.parametrize("kw, msg", [
-    (dict(S_hat=np.array([[[1.0, np.nan], [np.nan, 1.0]]] * 2)), "S_hat must be finite, got a non-finite"),
-    (dict(z_hat=np.array([[0.0, np.inf], [0.0, 0.0]])), "z_hat must be finite, got a non-finite entry inf"),
-    (dict(z_hat=np.zeros((3, 2))), "z_hat must have shape (2, 2), got z_hat.shape=(3, 2)"),
-    (dict(S_hat=np.zeros((2, 2, 3))), "S_hat must have shape (J, d, d), got S_hat.shape=(2, 2, 3)"),
-    (dict(n=[5, 0]), "n must hold J=2 positive integer node sizes, got n=[5, 0]"),
-    (dict(sigma_s=0.0), "sigma_s must be finite and > 0, got sigma_s=0.0"),
-    (dict(scheme="szu"), "scheme='szu' needs u_hat (noisy yᵀy per node) and sigma_u, got None"),
-])
+@pytest.mark.parametrize(
+    "kw, msg",
+    [
+        (
+            dict(S_hat=np.array([[[1.0, np.nan], [np.nan, 1.0]]] * 2)),
+            "S_hat must be finite, got a non-finite",
+        ),
+        (
+            dict(z_hat=np.array([[0.0, np.inf], [0.0, 0.0]])),
+            "z_hat must be finite, got a non-finite entry inf",
+        ),
+        (dict(z_hat=np.zeros((3, 2))), "z_hat must have shape (2, 2), got z_hat.shape=(3, 2)"),
+        (
+            dict(S_hat=np.zeros((2, 2, 3))),
+            "S_hat must have shape (J, d, d), got S_hat.shape=(2, 2, 3)",
+        ),
+        (dict(n=[5, 0]), "n must hold J=2 positive integer node sizes, got n=[5, 0]"),
+        (dict(sigma_s=0.0), "sigma_s must be finite and > 0, got sigma_s=0.0"),
+        (dict(scheme="szu"), "scheme='szu' needs u_hat (noisy yᵀy per node) and sigma_u, got None"),
+    ],
+)
 def test_release_object_rejects_bad_values(kw, msg):
     with pytest.raises(ValueError, match=re.escape(msg)):
         _stats(**kw)
@@ -239,11 +324,15 @@ def test_methods_reject_bad_requests():
     st = _stats()
     with pytest.raises(ValueError, match=re.escape("method must be one of")):
         R.fit(st, "ols")
-    with pytest.raises(ValueError, match=re.escape("method='mcmc_bs' needs the noisy yᵀy of each node")):
+    with pytest.raises(
+        ValueError, match=re.escape("method='mcmc_bs' needs the noisy yᵀy of each node")
+    ):
         R.fit(st, "mcmc_bs")
     with pytest.raises(ValueError, match=re.escape("method='adassp' needs the noisy λ_min(S_j)")):
         R.fit(st, "adassp")
-    with pytest.raises(ValueError, match=re.escape("mcmc_normalX needs n_j >= d = 2 records on every node")):
+    with pytest.raises(
+        ValueError, match=re.escape("mcmc_normalX needs n_j >= d = 2 records on every node")
+    ):
         R.fit(_stats(n=[1, 5]), "mcmc_normalX")
     with pytest.raises(TypeError, match=re.escape("rng must be a numpy.random.Generator")):
         R.fit(st, "mcmc_fixedS", rng="seed")
@@ -255,5 +344,8 @@ def test_methods_reject_bad_requests():
         R.fit({}, "mcmc_fixedS")
     with pytest.raises(ValueError, match=re.escape("backend must be 'numpy' or 'pymc'")):
         R.mcmc_fixed_s(st, backend="jax")
-    with pytest.raises(ValueError, match=re.escape("sigma2_substeps must be an integer >= 1, got sigma2_substeps=0")):
+    with pytest.raises(
+        ValueError,
+        match=re.escape("sigma2_substeps must be an integer >= 1, got sigma2_substeps=0"),
+    ):
         R.mcmc_fixed_s(st, sigma2_substeps=0)

@@ -29,10 +29,15 @@ def _worst_replace_one(d, xb, yb, *, yty=False, seed=0):
     rng = np.random.default_rng(seed)
     m = 10_000
     u = rng.normal(size=(2, m, d))
-    radius = np.where(rng.uniform(size=(2, m, 1)) < 0.5, 1.0, rng.uniform(size=(2, m, 1)) ** (1 / d))
+    radius = np.where(
+        rng.uniform(size=(2, m, 1)) < 0.5, 1.0, rng.uniform(size=(2, m, 1)) ** (1 / d)
+    )
     x = xb * radius * u / np.linalg.norm(u, axis=-1, keepdims=True)
-    y = yb * np.where(rng.uniform(size=(2, m)) < 0.5, rng.choice([-1.0, 1.0], size=(2, m)),
-                      rng.uniform(-1, 1, size=(2, m)))
+    y = yb * np.where(
+        rng.uniform(size=(2, m)) < 0.5,
+        rng.choice([-1.0, 1.0], size=(2, m)),
+        rng.uniform(-1, 1, size=(2, m)),
+    )
     best = np.linalg.norm(_phi(x[0], y[0], yty=yty) - _phi(x[1], y[1], yty=yty), axis=-1).max()
     # adversarial: x' = -x (only Xᵀy moves), and x = (p, q), x' = -(q, p) with pq = ‖Y‖²/4
     e = np.zeros(d)
@@ -54,8 +59,13 @@ def _worst_replace_one(d, xb, yb, *, yty=False, seed=0):
 
     def neg(v):
         x1 = xb * math.tanh(np.linalg.norm(v[:d])) * v[:d] / max(np.linalg.norm(v[:d]), 1e-300)
-        x2 = xb * math.tanh(np.linalg.norm(v[d:2 * d])) * v[d:2 * d] / max(np.linalg.norm(v[d:2 * d]), 1e-300)
-        y1, y2 = yb * np.tanh(v[2 * d:])
+        x2 = (
+            xb
+            * math.tanh(np.linalg.norm(v[d : 2 * d]))
+            * v[d : 2 * d]
+            / max(np.linalg.norm(v[d : 2 * d]), 1e-300)
+        )
+        y1, y2 = yb * np.tanh(v[2 * d :])
         diff = _phi(x1, np.float64(y1), yty=yty) - _phi(x2, np.float64(y2), yty=yty)
         return -float(diff @ diff)
 
@@ -85,7 +95,9 @@ def test_replace_one_sensitivity_with_yty_is_an_attained_upper_bound(xb, yb):
 def test_add_remove_calibration_is_too_small_for_replace_one():
     """The issue's numbers: ‖X‖ = ‖Y‖ = 1 moves the vector by 2.12 under replace-one, not 1.41."""
     found = _worst_replace_one(2, 1.0, 1.0)
-    assert R.suff_stat_sensitivity(1.0, 1.0, neighbouring="add-remove") == pytest.approx(math.sqrt(2))
+    assert R.suff_stat_sensitivity(1.0, 1.0, neighbouring="add-remove") == pytest.approx(
+        math.sqrt(2)
+    )
     assert found == pytest.approx(math.sqrt(4.5), rel=1e-4)
     assert R.suff_stat_sensitivity(1.0, 1.0) == pytest.approx(math.sqrt(4.5), rel=1e-12)
 
@@ -100,13 +112,20 @@ def test_adassp_replace_one_sensitivities_are_attained():
     rng = np.random.default_rng(3)
     u = rng.normal(size=(2, 20_000, d))
     x = xb * u / np.linalg.norm(u, axis=-1, keepdims=True)
-    moves_s = np.linalg.norm((x[0][:, :, None] * x[0][:, None, :] - x[1][:, :, None] * x[1][:, None, :])
-                             [:, iu[0], iu[1]], axis=1)
+    moves_s = np.linalg.norm(
+        (x[0][:, :, None] * x[0][:, None, :] - x[1][:, :, None] * x[1][:, None, :])[
+            :, iu[0], iu[1]
+        ],
+        axis=1,
+    )
     assert moves_s.max() <= ss * (1 + 1e-12)
     # λ_min moves by at most ‖x xᵀ − x' x'ᵀ‖₂ ≤ ‖X‖² (Weyl)
     S = rng.normal(size=(d, d))
     S = S @ S.T
-    lam = [np.linalg.eigvalsh(S + np.outer(a, a) - np.outer(b, b))[0] for a, b in zip(x[0][:500], x[1][:500])]
+    lam = [
+        np.linalg.eigvalsh(S + np.outer(a, a) - np.outer(b, b))[0]
+        for a, b in zip(x[0][:500], x[1][:500])
+    ]
     assert np.max(np.abs(np.asarray(lam) - np.linalg.eigvalsh(S)[0])) <= sl + 1e-9
 
 
@@ -117,13 +136,26 @@ def test_release_states_its_relation_and_refuses_add_remove():
     assert st.neighbouring == "replace-one"
     # replace-one sensitivity at a = b = 1: sqrt(2a² + 2ab + b²/2) = sqrt(4.5), above add/remove's sqrt(2)
     from pymc_dp.regression.release import analytic_gaussian_sigma
-    assert st.sigma_s == pytest.approx(analytic_gaussian_sigma(1.0, 1e-5, math.sqrt(4.5)), rel=1e-12)
+
+    assert st.sigma_s == pytest.approx(
+        analytic_gaussian_sigma(1.0, 1e-5, math.sqrt(4.5)), rel=1e-12
+    )
     assert st.sigma_s > 1.4 * analytic_gaussian_sigma(1.0, 1e-5, math.sqrt(2.0))
-    with pytest.raises(ValueError, match=re.escape(
-            "neighbouring='add-remove' is refused: under add/remove the node sizes n_j are private")):
-        R.release_suff_stats(X, y, x_bound=1.0, y_bound=1.0, epsilon=1.0, delta=1e-5,
-                             neighbouring="add-remove")
-    with pytest.raises(ValueError, match=re.escape(
-            "neighbouring must be one of ('replace-one', 'add-remove'), got neighbouring='bounded'")):
-        R.release_suff_stats(X, y, x_bound=1.0, y_bound=1.0, epsilon=1.0, delta=1e-5,
-                             neighbouring="bounded")
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "neighbouring='add-remove' is refused: under add/remove the node sizes n_j are private"
+        ),
+    ):
+        R.release_suff_stats(
+            X, y, x_bound=1.0, y_bound=1.0, epsilon=1.0, delta=1e-5, neighbouring="add-remove"
+        )
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "neighbouring must be one of ('replace-one', 'add-remove'), got neighbouring='bounded'"
+        ),
+    ):
+        R.release_suff_stats(
+            X, y, x_bound=1.0, y_bound=1.0, epsilon=1.0, delta=1e-5, neighbouring="bounded"
+        )

@@ -22,12 +22,16 @@ X = np.random.default_rng(0).normal(1.0, 1.0, size=50)
 def test_a_mechanism_without_sensitivity_is_refused_at_release():
     """Old: ``release(x, Sum(), Laplace(scale=1.0))`` returned a value (failing only later, at
     accounting)."""
-    msg = ("Laplace(scale=1.0, epsilon=None, sensitivity=None) on Sum(lower=None, upper=None) has no "
-           "sensitivity, so the release would have no privacy guarantee. Declare bounds, e.g. "
-           "pdp.Sum(lower=..., upper=...)")
+    msg = (
+        "Laplace(scale=1.0, epsilon=None, sensitivity=None) on Sum(lower=None, upper=None) has no "
+        "sensitivity, so the release would have no privacy guarantee. Declare bounds, e.g. "
+        "pdp.Sum(lower=..., upper=...)"
+    )
     with pytest.raises(ValueError, match=re.escape(msg)):
         pdp.release(X, pdp.Sum(), pdp.Laplace(scale=1.0), rng=1)
-    with pytest.raises(ValueError, match=re.escape("has no sensitivity, so the release would have no")):
+    with pytest.raises(
+        ValueError, match=re.escape("has no sensitivity, so the release would have no")
+    ):
         pdp.release(X, pdp.Mean(), pdp.Gaussian(sigma=1.0), rng=1)
     # a declared sensitivity, or bounds, give the guarantee
     r = pdp.release(X, pdp.Sum(), pdp.Laplace(scale=1.0, sensitivity=2.0), rng=1)
@@ -55,12 +59,18 @@ def test_float32_records_are_summed_in_float64():
 @pytest.mark.parametrize("rng", [1, None], ids=["exact sampler", "OpenDP"])
 def test_extreme_bounds_are_refused_before_any_noise(rng):
     """Old: a bare ``OverflowError`` (exact sampler) or an ``inf`` release (OpenDP)."""
-    with pytest.raises(ValueError, match=re.escape(
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
             "Sum(lower=0.0, upper=1e+300) of n=50 records with Laplace(scale=None, epsilon=0.001, "
-            "sensitivity=1e+300) can reach 1e+306 in magnitude")):
+            "sensitivity=1e+300) can reach 1e+306 in magnitude"
+        ),
+    ):
         pdp.release(X, pdp.Sum(lower=0, upper=1e300), pdp.Laplace(epsilon=1e-3), rng=rng)
-    with pytest.raises(ValueError, match=re.escape("Mean bounds are too far apart: upper - lower "
-                                                   "overflows float64")):
+    with pytest.raises(
+        ValueError,
+        match=re.escape("Mean bounds are too far apart: upper - lower overflows float64"),
+    ):
         pdp.Mean(lower=-1e308, upper=1e308)
     # just inside the limit: a finite release on both routes
     r = pdp.release(np.abs(X), pdp.Sum(lower=0, upper=1e290), pdp.Laplace(epsilon=1.0), rng=rng)
@@ -73,36 +83,48 @@ def test_lattice_values_beyond_float64_are_clamped_not_raised():
     assert out.tolist() == [big, -big, 3.0]
 
 
-@pytest.mark.parametrize("make, name", [
-    (lambda: pdp.Laplace(epsilon="1"), "epsilon"),
-    (lambda: pdp.Laplace(scale="1"), "scale"),
-    (lambda: pdp.DiscreteLaplace(epsilon="1"), "epsilon"),
-    (lambda: pdp.Gaussian(epsilon="1", delta=1e-5), "epsilon"),
-    (lambda: pdp.Gaussian(epsilon=1.0, delta="1e-5"), "delta"),
-    (lambda: pdp.DiscreteGaussian(rho="0.5"), "rho"),
-    (lambda: pdp.RandomizedResponse(epsilon="1"), "epsilon"),
-    (lambda: pdp.SmoothLaplace(epsilon="1", delta=1e-6), "epsilon"),
-    (lambda: pdp.Laplace(epsilon=1.0, sensitivity="2"), "sensitivity"),
-])
+@pytest.mark.parametrize(
+    "make, name",
+    [
+        (lambda: pdp.Laplace(epsilon="1"), "epsilon"),
+        (lambda: pdp.Laplace(scale="1"), "scale"),
+        (lambda: pdp.DiscreteLaplace(epsilon="1"), "epsilon"),
+        (lambda: pdp.Gaussian(epsilon="1", delta=1e-5), "epsilon"),
+        (lambda: pdp.Gaussian(epsilon=1.0, delta="1e-5"), "delta"),
+        (lambda: pdp.DiscreteGaussian(rho="0.5"), "rho"),
+        (lambda: pdp.RandomizedResponse(epsilon="1"), "epsilon"),
+        (lambda: pdp.SmoothLaplace(epsilon="1", delta=1e-6), "epsilon"),
+        (lambda: pdp.Laplace(epsilon=1.0, sensitivity="2"), "sensitivity"),
+    ],
+)
 def test_strings_are_not_numbers(make, name):
     """Old: ``epsilon='1'`` was accepted (``float('1')``)."""
     with pytest.raises(TypeError, match=re.escape(f"{name} must be a real number, got {name}='")):
         make()
 
 
-@pytest.mark.parametrize("make, owner, arg", [
-    (lambda: pdp.Sum(True, 2), "Sum", "lower=True"),
-    (lambda: pdp.Mean(0, True), "Mean", "upper=True"),
-    (lambda: pdp.Local("0", 1), "Local", "lower='0'"),
-    (lambda: pdp.Median(False, 3), "Median", "lower=False"),
-    (lambda: pdp.Max(0, "3"), "Max", "upper='3'"),
-])
+@pytest.mark.parametrize(
+    "make, owner, arg",
+    [
+        (lambda: pdp.Sum(True, 2), "Sum", "lower=True"),
+        (lambda: pdp.Mean(0, True), "Mean", "upper=True"),
+        (lambda: pdp.Local("0", 1), "Local", "lower='0'"),
+        (lambda: pdp.Median(False, 3), "Median", "lower=False"),
+        (lambda: pdp.Max(0, "3"), "Max", "upper='3'"),
+    ],
+)
 def test_bounds_must_be_real_numbers(make, owner, arg):
     """Old: ``Sum(True, 2)`` became ``Sum(lower=1.0, upper=2.0)``."""
-    with pytest.raises(TypeError, match=re.escape(f"{owner} bound {arg.split('=')[0]} must be a real "
-                                                  f"number or None, got {arg}")):
+    with pytest.raises(
+        TypeError,
+        match=re.escape(
+            f"{owner} bound {arg.split('=')[0]} must be a real number or None, got {arg}"
+        ),
+    ):
         make()
-    with pytest.raises(ValueError, match=re.escape("n_categories must be an integer >= 2, got n_categories=True")):
+    with pytest.raises(
+        ValueError, match=re.escape("n_categories must be an integer >= 2, got n_categories=True")
+    ):
         pdp.Counts(True)
     assert pdp.Sum(np.float32(0), np.int64(2)).upper == 2.0  # NumPy scalars are numbers
 
@@ -125,7 +147,9 @@ def test_smooth_laplace_never_releases_with_zero_scale(monkeypatch):
     monkeypatch.setattr(pdp.mechanisms.smooth, "laplace_release", spy)
     pdp.release(x, stat, mech)  # OpenDP route
     assert scales and scales[0] > 0
-    with pytest.raises(ValueError, match=re.escape("SmoothLaplace needs a positive, finite noise scale")):
+    with pytest.raises(
+        ValueError, match=re.escape("SmoothLaplace needs a positive, finite noise scale")
+    ):
         mech.sample(1.0, 1, scale=0.0)
 
 
@@ -134,17 +158,29 @@ def test_a_node_may_restate_the_release_noise_by_its_scale():
     (dataclass equality compared ``epsilon`` and ``scale`` fields, not the noise)."""
     r = pdp.release(X, pdp.Mean(lower=-2, upper=4), pdp.Laplace(epsilon=1.0), rng=3)
     g = pdp.release(X, pdp.Mean(lower=-2, upper=4), pdp.Gaussian(epsilon=1.0, delta=1e-6), rng=3)
-    for rel, mech in ((r, pdp.Laplace(scale=r.mechanism.noise_scale)),
-                      (g, pdp.Gaussian(sigma=g.mechanism.noise_sd))):
+    for rel, mech in (
+        (r, pdp.Laplace(scale=r.mechanism.noise_scale)),
+        (g, pdp.Gaussian(sigma=g.mechanism.noise_sd)),
+    ):
         assert rel.mechanism == mech.bind(rel.statistic, n=50, dim=1)
         assert hash(rel.mechanism) == hash(mech.bind(rel.statistic, n=50, dim=1))
         with pm.Model():
             x = pm.Normal("x", 0, 1, shape=50)
-            pdp.DPObserved("s", x, statistic=pdp.Mean(lower=-2, upper=4), mechanism=mech, observed=rel)
+            pdp.DPObserved(
+                "s", x, statistic=pdp.Mean(lower=-2, upper=4), mechanism=mech, observed=rel
+            )
     # a different noise is still refused
-    with pytest.raises(ValueError, match=re.escape("is a Release made with mechanism=")), pm.Model():
+    with (
+        pytest.raises(ValueError, match=re.escape("is a Release made with mechanism=")),
+        pm.Model(),
+    ):
         x = pm.Normal("x", 0, 1, shape=50)
-        pdp.DPObserved("s", x, statistic=pdp.Mean(lower=-2, upper=4),
-                       mechanism=pdp.Laplace(scale=1.01 * r.mechanism.noise_scale), observed=r)
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.Mean(lower=-2, upper=4),
+            mechanism=pdp.Laplace(scale=1.01 * r.mechanism.noise_scale),
+            observed=r,
+        )
     assert pdp.Laplace(epsilon=1.0) != pdp.Laplace(scale=1.0)  # uncalibrated: compared by fields
     assert math.isclose(r.mechanism.noise_scale, 6.0 / 50)

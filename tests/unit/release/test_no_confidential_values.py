@@ -32,49 +32,102 @@ def _codes(*extra):
 
 
 CASES = {
-    "non-finite record": lambda: pdp.release(_data(SENTINEL, np.nan), pdp.Sum(0, 1), pdp.Laplace(epsilon=1.0), rng=1),
+    "non-finite record": lambda: pdp.release(
+        _data(SENTINEL, np.nan), pdp.Sum(0, 1), pdp.Laplace(epsilon=1.0), rng=1
+    ),
     "non-finite record in a tuple": lambda: pdp.release(
-        (_data(SENTINEL), np.append(np.ones(20), np.inf)), pdp.RecordSum(lambda a, b: a + b, 1.0),
-        pdp.Laplace(epsilon=1.0), rng=1),
-    "Counts code outside 0..K-1": lambda: pdp.release(_codes(CODE), pdp.Counts(3), pdp.Laplace(epsilon=1.0), rng=1),
-    "Counts negative code": lambda: pdp.release(_codes(-CODE), pdp.Counts(3), pdp.Laplace(epsilon=1.0), rng=1),
-    "randomized response code": lambda: pdp.release(_codes(CODE), pdp.Local(), pdp.RandomizedResponse(epsilon=1.0), rng=1),
-    "randomized response sample": lambda: pdp.RandomizedResponse(epsilon=1.0, n_categories=3).sample(_codes(CODE), 1),
+        (_data(SENTINEL), np.append(np.ones(20), np.inf)),
+        pdp.RecordSum(lambda a, b: a + b, 1.0),
+        pdp.Laplace(epsilon=1.0),
+        rng=1,
+    ),
+    "Counts code outside 0..K-1": lambda: pdp.release(
+        _codes(CODE), pdp.Counts(3), pdp.Laplace(epsilon=1.0), rng=1
+    ),
+    "Counts negative code": lambda: pdp.release(
+        _codes(-CODE), pdp.Counts(3), pdp.Laplace(epsilon=1.0), rng=1
+    ),
+    "randomized response code": lambda: pdp.release(
+        _codes(CODE), pdp.Local(), pdp.RandomizedResponse(epsilon=1.0), rng=1
+    ),
+    "randomized response sample": lambda: pdp.RandomizedResponse(
+        epsilon=1.0, n_categories=3
+    ).sample(_codes(CODE), 1),
     "integer statistic not an integer": lambda: pdp.release(
-        np.array([SENTINEL, 0.5]), pdp.Sum(0, 10**6), pdp.DiscreteLaplace(epsilon=1.0), rng=1),
+        np.array([SENTINEL, 0.5]), pdp.Sum(0, 10**6), pdp.DiscreteLaplace(epsilon=1.0), rng=1
+    ),
     "integer contributions": lambda: pdp.release(
-        np.array([SENTINEL, 0.211]), pdp.Sum(0, 10**6), pdp.DiscreteGaussian(sigma=2.0), rng=1),
+        np.array([SENTINEL, 0.211]), pdp.Sum(0, 10**6), pdp.DiscreteGaussian(sigma=2.0), rng=1
+    ),
     "integer mechanism sample": lambda: pdp.DiscreteLaplace(scale=1.0).sample(np.array([SENTINEL])),
     "require_integer": lambda: require_integer(np.array([SENTINEL]), "DiscreteGaussian"),
     "statistic not finite": lambda: pdp.release(
-        _data(SENTINEL), pdp.RecordSum(lambda x: pt.exp(x * 1e4), 1.0), pdp.Laplace(epsilon=1.0), rng=1),
-    "continuous mechanism, non-finite statistic": lambda: pdp.Laplace(scale=1.0).sample(np.array([SENTINEL, np.inf])),
-    "no sensitivity": lambda: pdp.release(_data(SENTINEL), pdp.Sum(), pdp.Laplace(scale=1.0), rng=1),
+        _data(SENTINEL),
+        pdp.RecordSum(lambda x: pt.exp(x * 1e4), 1.0),
+        pdp.Laplace(epsilon=1.0),
+        rng=1,
+    ),
+    "continuous mechanism, non-finite statistic": lambda: pdp.Laplace(scale=1.0).sample(
+        np.array([SENTINEL, np.inf])
+    ),
+    "no sensitivity": lambda: pdp.release(
+        _data(SENTINEL), pdp.Sum(), pdp.Laplace(scale=1.0), rng=1
+    ),
     "statistic of the wrong rank": lambda: pdp.release(
-        np.full((3, 2), SENTINEL), pdp.Median(0, 1), pdp.SmoothLaplace(1.0, 1e-6), rng=1),
-    "Counts float records": lambda: pdp.release(_data(SENTINEL), pdp.Counts(3), pdp.Laplace(epsilon=1.0), rng=1),
+        np.full((3, 2), SENTINEL), pdp.Median(0, 1), pdp.SmoothLaplace(1.0, 1e-6), rng=1
+    ),
+    "Counts float records": lambda: pdp.release(
+        _data(SENTINEL), pdp.Counts(3), pdp.Laplace(epsilon=1.0), rng=1
+    ),
     "records of unequal length": lambda: pdp.release(
-        (_data(SENTINEL), np.ones(3)), pdp.RecordSum(lambda a, b: a, 1.0), pdp.Laplace(epsilon=1.0), rng=1),
+        (_data(SENTINEL), np.ones(3)),
+        pdp.RecordSum(lambda a, b: a, 1.0),
+        pdp.Laplace(epsilon=1.0),
+        rng=1,
+    ),
     "explicit sensitivity too small": lambda: pdp.release(
-        _data(SENTINEL), pdp.Sum(0, 2), pdp.Laplace(epsilon=1.0, sensitivity=1.0), rng=1),
+        _data(SENTINEL), pdp.Sum(0, 2), pdp.Laplace(epsilon=1.0, sensitivity=1.0), rng=1
+    ),
     "uint64 beyond int64": lambda: pdp.release(
-        np.array([2**63 + CODE, 1], dtype=np.uint64), pdp.Sum(0, 1), pdp.Laplace(epsilon=1.0), rng=1),
-    "predictive draws of a non-integer statistic": lambda: pdp.mechanisms.discrete_gaussian.DiscreteGaussianRV.rng_fn(
-        np.random.default_rng(0), np.array([SENTINEL]), np.array(1.0), None),
+        np.array([2**63 + CODE, 1], dtype=np.uint64), pdp.Sum(0, 1), pdp.Laplace(epsilon=1.0), rng=1
+    ),
+    "predictive draws of a non-integer statistic": lambda: (
+        pdp.mechanisms.discrete_gaussian.DiscreteGaussianRV.rng_fn(
+            np.random.default_rng(0), np.array([SENTINEL]), np.array(1.0), None
+        )
+    ),
 }
 
 X = np.random.default_rng(0).normal(size=(30, 2)) * 0.1
 Y = np.random.default_rng(1).normal(size=30) * 0.1
 REGRESSION = {
     "row norm above x_bound": lambda: release_suff_stats(
-        np.vstack([X, [[SENTINEL, 0.0]]]), np.append(Y, 0.0), x_bound=1.0, y_bound=1.0,
-        epsilon=1.0, delta=1e-5, rng=1),
+        np.vstack([X, [[SENTINEL, 0.0]]]),
+        np.append(Y, 0.0),
+        x_bound=1.0,
+        y_bound=1.0,
+        epsilon=1.0,
+        delta=1e-5,
+        rng=1,
+    ),
     "|y| above y_bound": lambda: release_suff_stats(
-        np.vstack([X, [[0.0, 0.0]]]), np.append(Y, SENTINEL), x_bound=1.0, y_bound=1.0,
-        epsilon=1.0, delta=1e-5, rng=1),
+        np.vstack([X, [[0.0, 0.0]]]),
+        np.append(Y, SENTINEL),
+        x_bound=1.0,
+        y_bound=1.0,
+        epsilon=1.0,
+        delta=1e-5,
+        rng=1,
+    ),
     "non-finite X": lambda: release_suff_stats(
-        np.vstack([X, [[SENTINEL, np.nan]]]), np.append(Y, 0.0), x_bound=1.0, y_bound=1.0,
-        epsilon=1.0, delta=1e-5, rng=1),
+        np.vstack([X, [[SENTINEL, np.nan]]]),
+        np.append(Y, 0.0),
+        x_bound=1.0,
+        y_bound=1.0,
+        epsilon=1.0,
+        delta=1e-5,
+        rng=1,
+    ),
 }
 
 

@@ -34,7 +34,9 @@ def test_in_process_results_summary_and_order_free_seeds():
     assert res.units["route"].tolist() == ["ConjugateTheta[mu]; DataAugmentation[x]"] * 3
     row = res.summary.set_index(["unit", "variable"]).loc[(1, "mu")]
     d = mu_draws(res, 1)
-    assert row["mean"] == pytest.approx(d.mean()) and row["hdi_lower"] < row["mean"] < row["hdi_upper"]
+    assert (
+        row["mean"] == pytest.approx(d.mean()) and row["hdi_lower"] < row["mean"] < row["hdi_upper"]
+    )
     assert {"sd", "ess_bulk", "r_hat", "route", "seconds"} <= set(res.summary.columns)
     # the latent records (30 per draw) are not summarised
     assert set(res.summary["variable"]) == {"mu"}
@@ -49,7 +51,11 @@ def test_in_process_results_summary_and_order_free_seeds():
 def test_data_mode_reuses_model_and_steps_and_draws_what_a_fresh_build_draws():
     fresh = pdp.sample_many(R.build, [0, 1, 2], n_workers=0, **KW)
     reused = pdp.sample_many(R.build, [0, 1, 2], data=R.data, n_workers=0, **KW)
-    assert reused.units["note"].tolist() == ["built", "reused model and steps", "reused model and steps"]
+    assert reused.units["note"].tolist() == [
+        "built",
+        "reused model and steps",
+        "reused model and steps",
+    ]
     for u in (0, 1, 2):
         np.testing.assert_array_equal(mu_draws(reused, u), mu_draws(fresh, u))
 
@@ -69,7 +75,10 @@ def test_outdir_resume_skips_finished_units_and_refuses_another_call(tmp_path):
     again = pdp.sample_many(R.build, [0, 1, 2], outdir=out, n_workers=0, **KW)
     assert again.units["status"].tolist() == ["skipped", "skipped", "ok"]
     np.testing.assert_array_equal(mu_draws(again, 0), mu_draws(first, 0))  # read back from disk
-    with pytest.raises(ValueError, match=re.escape("holds the results of a different sample_many call (it differs in seed)")):
+    with pytest.raises(
+        ValueError,
+        match=re.escape("holds the results of a different sample_many call (it differs in seed)"),
+    ):
         pdp.sample_many(R.build, [0], outdir=out, n_workers=0, seed=5, **KW)
     redo = pdp.sample_many(R.build, [0], outdir=out, n_workers=0, seed=5, overwrite=True, **KW)
     assert redo.units["status"].tolist() == ["ok"]
@@ -86,13 +95,16 @@ def test_a_failing_unit_is_recorded_and_the_others_finish(tmp_path):
     assert rec["status"] == "error" and "Traceback" in rec["traceback"]
 
 
-@pytest.mark.parametrize("kwargs, exc, msg", [
-    ({"units": []}, ValueError, "units is empty"),
-    ({"units": [1, 1]}, ValueError, "units holds 1 twice"),
-    ({"random_seed": 3}, TypeError, "sample_many sets random_seed= itself"),
-    ({"n_workers": -1}, ValueError, "n_workers must be an int >= 0, got -1"),
-    ({"build": 3}, TypeError, "build must be a function unit -> pm.Model, got int"),
-])
+@pytest.mark.parametrize(
+    "kwargs, exc, msg",
+    [
+        ({"units": []}, ValueError, "units is empty"),
+        ({"units": [1, 1]}, ValueError, "units holds 1 twice"),
+        ({"random_seed": 3}, TypeError, "sample_many sets random_seed= itself"),
+        ({"n_workers": -1}, ValueError, "n_workers must be an int >= 0, got -1"),
+        ({"build": 3}, TypeError, "build must be a function unit -> pm.Model, got int"),
+    ],
+)
 def test_bad_arguments(kwargs, exc, msg):
     args = {"build": R.build, "units": [0], "n_workers": 0, **KW, **kwargs}
     with pytest.raises(exc, match=re.escape(msg)):
@@ -100,7 +112,10 @@ def test_bad_arguments(kwargs, exc, msg):
 
 
 def test_unreachable_scheduler_is_a_clear_error():
-    with pytest.raises(ConnectionError, match=re.escape("client='tcp://127.0.0.1:9': no Dask scheduler answered within 2")):
+    with pytest.raises(
+        ConnectionError,
+        match=re.escape("client='tcp://127.0.0.1:9': no Dask scheduler answered within 2"),
+    ):
         pdp.sample_many(R.build, [0], client="tcp://127.0.0.1:9", timeout=2, **KW)
 
 
@@ -125,8 +140,15 @@ def test_dask_workers_own_compiledirs_and_a_killed_worker_is_retried(tmp_path):
 
         killer = threading.Thread(target=kill_when_started, daemon=True)
         killer.start()
-        res = pdp.sample_many(R.build_slow, list(range(8)), data=R.data, outdir=tmp_path,
-                              client=cluster, batch_size=1, **KW)
+        res = pdp.sample_many(
+            R.build_slow,
+            list(range(8)),
+            data=R.data,
+            outdir=tmp_path,
+            client=cluster,
+            batch_size=1,
+            **KW,
+        )
         killer.join()
     assert res.units["status"].tolist() == ["ok"] * 8
     # same draws as one process running the units alone
@@ -137,15 +159,17 @@ def test_dask_workers_own_compiledirs_and_a_killed_worker_is_retried(tmp_path):
 @pytest.mark.slow
 def test_interrupted_client_resumes(tmp_path):
     script = tmp_path / "run.py"
-    script.write_text(textwrap.dedent(f"""
+    script.write_text(
+        textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(ROOT)!r})
         import pymc_dp as pdp
         from tests.support import runner as R
         if __name__ == "__main__":
-            pdp.sample_many(R.build_slow, list(range(6)), outdir={str(tmp_path / 'out')!r},
+            pdp.sample_many(R.build_slow, list(range(6)), outdir={str(tmp_path / "out")!r},
                             n_workers=0, draws=60, tune=60, chains=1, progressbar=False)
-    """))
+    """)
+    )
     proc = subprocess.Popen([sys.executable, str(script)], cwd=tmp_path)
     deadline = time.time() + 240
     while time.time() < deadline and len(list((tmp_path / "out" / "units").glob("*.nc"))) < 2:

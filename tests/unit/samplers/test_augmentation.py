@@ -21,7 +21,9 @@ def reference_sweep(t_cur, t_prop, codes, a, b, c, r, l_cur, l_prop, lcodes, la,
     def loglik(t, lc, i):
         s = t.sum(axis=0)
         out = sum(kernel_logpdf(codes[j], a[j], b[j], r[j] - c[j] * s[j]) for j in range(len(r)))
-        return out + sum(kernel_logpdf(lcodes[j], la[j], lb[j], lr[i, j] - lc[i, j]) for j in range(lc.shape[1]))
+        return out + sum(
+            kernel_logpdf(lcodes[j], la[j], lb[j], lr[i, j] - lc[i, j]) for j in range(lc.shape[1])
+        )
 
     for i in range(len(t_cur)):
         new_t, new_l = t_cur.copy(), l_cur.copy()
@@ -36,18 +38,24 @@ def test_compiled_sweep_equals_reference():
     rng = np.random.default_rng(0)
     n, D, L = 50, 3, 2
     t_cur, t_prop = rng.normal(size=(n, D)), rng.normal(size=(n, D))
-    l_cur, l_prop = rng.integers(0, 3, (n, L)).astype(float), rng.integers(0, 3, (n, L)).astype(float)
+    l_cur, l_prop = (
+        rng.integers(0, 3, (n, L)).astype(float),
+        rng.integers(0, 3, (n, L)).astype(float),
+    )
     codes = np.array([0, 1, 0])
     a, b = np.array([0.7, 0.3, 1.1]), np.array([-0.2, -0.5, 0.1])
     c, r = np.array([1.0, 0.1, 1.0]), rng.normal(size=D) * 3
     lcodes, la, lb = np.array([2, 2]), np.array([-0.2, -0.4]), np.array([-1.8, -1.3])
     lr = rng.integers(0, 3, (n, L)).astype(float)
     u = np.random.default_rng(9).random(n)
-    ref_t, ref_l, ref_acc = reference_sweep(t_cur, t_prop, codes, a, b, c, r, l_cur, l_prop, lcodes, la, lb, lr, u)
+    ref_t, ref_l, ref_acc = reference_sweep(
+        t_cur, t_prop, codes, a, b, c, r, l_cur, l_prop, lcodes, la, lb, lr, u
+    )
     acc = np.zeros(n, dtype=bool)
     t, lc = t_cur.copy(), l_cur.copy()
-    n_acc, min_p = augmentation_sweep(t, t_prop, codes, a, b, c, r, lc, l_prop, lcodes, la, lb, lr,
-                                      np.random.default_rng(9), acc)
+    n_acc, min_p = augmentation_sweep(
+        t, t_prop, codes, a, b, c, r, lc, l_prop, lcodes, la, lb, lr, np.random.default_rng(9), acc
+    )
     np.testing.assert_array_equal(acc, ref_acc)
     np.testing.assert_allclose(t, ref_t)
     np.testing.assert_allclose(lc, ref_l)
@@ -58,9 +66,23 @@ def test_nan_ratio_rejects():
     t_cur, t_prop = np.zeros((3, 1)), np.array([[np.nan], [1.0], [np.nan]])
     acc = np.zeros(3, dtype=bool)
     empty = np.zeros((3, 0))
-    augmentation_sweep(t_cur, t_prop, np.array([0]), np.array([1.0]), np.array([0.0]), np.array([1.0]),
-                       np.array([1.0]), empty, empty.copy(), np.zeros(0, np.int64), np.zeros(0), np.zeros(0),
-                       empty, np.random.default_rng(0), acc)
+    augmentation_sweep(
+        t_cur,
+        t_prop,
+        np.array([0]),
+        np.array([1.0]),
+        np.array([0.0]),
+        np.array([1.0]),
+        np.array([1.0]),
+        empty,
+        empty.copy(),
+        np.zeros(0, np.int64),
+        np.zeros(0),
+        np.zeros(0),
+        empty,
+        np.random.default_rng(0),
+        acc,
+    )
     np.testing.assert_array_equal(acc, [False, True, False])
 
 
@@ -77,8 +99,15 @@ def normal_model(n=30, eps=1.0):
 
 def sample_da(model, *, sweeps=1, chains=1, seed=4, **kw):
     """DataAugmentation alone on the records ``x``: 60 draws after 20 tuning steps."""
-    return sample(model, lambda: [pdp.DataAugmentation([model["x"]], sweeps=sweeps)], draws=60, tune=20,
-                  chains=chains, seed=seed, **kw)
+    return sample(
+        model,
+        lambda: [pdp.DataAugmentation([model["x"]], sweeps=sweeps)],
+        draws=60,
+        tune=20,
+        chains=chains,
+        seed=seed,
+        **kw,
+    )
 
 
 def posterior(idata, name):
@@ -119,8 +148,14 @@ def test_reproducible_by_seed_and_multichain_multiprocess():
 
 def test_records_move_and_stay_valid_with_sweeps_and_metropolis():
     model = normal_model()
-    idata = sample(model, lambda: [pdp.DataAugmentation([model["x"]], sweeps=3), pm.Metropolis([model["mu"]])],
-                   draws=40, tune=10, chains=1, seed=1)
+    idata = sample(
+        model,
+        lambda: [pdp.DataAugmentation([model["x"]], sweeps=3), pm.Metropolis([model["mu"]])],
+        draws=40,
+        tune=10,
+        chains=1,
+        seed=1,
+    )
     x = posterior(idata, "x")[0]
     assert np.all(np.isfinite(x)) and np.mean(x[1:] != x[:-1]) > 0.3
 
@@ -132,13 +167,30 @@ def test_transformed_and_discrete_records_in_one_block():
         p = pm.Beta("p", 2, 2)
         y = pm.Bernoulli("y", p, shape=n)
         z = pm.Gamma("z", alpha=2.0 + 3.0 * y, beta=1.0, shape=n)
-        pdp.DPObserved("cy", y, statistic=pdp.Counts(2), mechanism=pdp.Laplace(epsilon=1.0),
-                       observed=np.array([9.0, 11.5]))
-        pdp.DPObserved("sz", (y, z), statistic=pdp.RecordSum(lambda y, z: pm.math.clip(z, 0, 10) * y, 10.0),
-                       mechanism=pdp.Laplace(epsilon=1.0), observed=40.0)
+        pdp.DPObserved(
+            "cy",
+            y,
+            statistic=pdp.Counts(2),
+            mechanism=pdp.Laplace(epsilon=1.0),
+            observed=np.array([9.0, 11.5]),
+        )
+        pdp.DPObserved(
+            "sz",
+            (y, z),
+            statistic=pdp.RecordSum(lambda y, z: pm.math.clip(z, 0, 10) * y, 10.0),
+            mechanism=pdp.Laplace(epsilon=1.0),
+            observed=40.0,
+        )
         step = pdp.DataAugmentation([y, z])
-        idata = pm.sample(step=[step], draws=50, tune=10, chains=1, random_seed=3, progressbar=False,
-                          compute_convergence_checks=False)
+        idata = pm.sample(
+            step=[step],
+            draws=50,
+            tune=10,
+            chains=1,
+            random_seed=3,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
     z_draws = posterior(idata, "z")
     assert np.all(z_draws > 0)
     assert np.all(stat(idata, "dp_min_accept") >= math.exp(-2.0) - 1e-12)
@@ -149,15 +201,24 @@ def test_refusals():
     with pm.Model():
         mu = pm.Normal("mu", 0, 1)
         x = pm.Normal("x", mu, 1, shape=5)
-        with pytest.raises(ValueError, match=re.escape("DataAugmentation found no pdp.DPObserved node")):
+        with pytest.raises(
+            ValueError, match=re.escape("DataAugmentation found no pdp.DPObserved node")
+        ):
             pdp.DataAugmentation([x])
         w = pm.Normal("w", mu, 1, shape=5)
         pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=pdp.Laplace(scale=1.0), observed=0.0)
         with pytest.raises(ValueError, match=re.escape("but 'w' feed(s) none")):
             pdp.DataAugmentation([x, w])
-        pdp.DPObserved("s2", (x, w), statistic=pdp.RecordSum(lambda a, b: a + b, 2.0),
-                       mechanism=pdp.Laplace(scale=1.0), observed=0.0)
-        with pytest.raises(ValueError, match=re.escape("Pass all of them: pdp.DataAugmentation([x, w])")):
+        pdp.DPObserved(
+            "s2",
+            (x, w),
+            statistic=pdp.RecordSum(lambda a, b: a + b, 2.0),
+            mechanism=pdp.Laplace(scale=1.0),
+            observed=0.0,
+        )
+        with pytest.raises(
+            ValueError, match=re.escape("Pass all of them: pdp.DataAugmentation([x, w])")
+        ):
             pdp.DataAugmentation([x])
 
     with pm.Model():
@@ -171,21 +232,35 @@ def test_refusals():
     with pm.Model():
         x = pm.GaussianRandomWalk("x", sigma=1.0, init_dist=pm.Normal.dist(0, 1), shape=6)
         pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=pdp.Laplace(scale=1.0), observed=0.0)
-        with pytest.raises(ValueError, match=re.escape("The log density of 'x' does not factor over records")):
+        with pytest.raises(
+            ValueError, match=re.escape("The log density of 'x' does not factor over records")
+        ):
             pdp.DataAugmentation([x])
 
     with pm.Model():
         a = pm.Normal("a", 0, 1, shape=6)
-        b = pm.Normal("b", pm.math.concatenate([a[-1:], a[:-1]]), 1, shape=6)  # b_i depends on a_(i-1)
-        pdp.DPObserved("s", (a, b), statistic=pdp.RecordSum(lambda a, b: a + b, 2.0),
-                       mechanism=pdp.Laplace(scale=1.0), observed=0.0)
-        with pytest.raises(ValueError, match=re.escape("are not conditionally independent given the non-record variables")):
+        b = pm.Normal(
+            "b", pm.math.concatenate([a[-1:], a[:-1]]), 1, shape=6
+        )  # b_i depends on a_(i-1)
+        pdp.DPObserved(
+            "s",
+            (a, b),
+            statistic=pdp.RecordSum(lambda a, b: a + b, 2.0),
+            mechanism=pdp.Laplace(scale=1.0),
+            observed=0.0,
+        )
+        with pytest.raises(
+            ValueError,
+            match=re.escape("are not conditionally independent given the non-record variables"),
+        ):
             pdp.DataAugmentation([a, b])
 
     with pm.Model():
         x = pm.MvNormal("x", mu=np.zeros(4), cov=np.eye(4) + 0.5)
         pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=pdp.Laplace(scale=1.0), observed=0.0)
-        with pytest.raises(ValueError, match=re.escape("The log density of 'x' does not factor over records")):
+        with pytest.raises(
+            ValueError, match=re.escape("The log density of 'x' does not factor over records")
+        ):
             pdp.DataAugmentation([x])
 
     class NotAdditive(pdp.Sum):
@@ -193,9 +268,15 @@ def test_refusals():
 
     with pm.Model():
         x = pm.Normal("x", 0, 1, shape=5)
-        pdp.DPObserved("s", x, statistic=NotAdditive(), mechanism=pdp.Laplace(scale=1.0), observed=0.0)
-        with pytest.raises(ValueError, match=re.escape("DataAugmentation needs record-additive statistics")):
+        pdp.DPObserved(
+            "s", x, statistic=NotAdditive(), mechanism=pdp.Laplace(scale=1.0), observed=0.0
+        )
+        with pytest.raises(
+            ValueError, match=re.escape("DataAugmentation needs record-additive statistics")
+        ):
             pdp.DataAugmentation([x])
-    with pytest.raises(ValueError, match=re.escape("sweeps must be an integer >= 1, got sweeps=0.")):
+    with pytest.raises(
+        ValueError, match=re.escape("sweeps must be an integer >= 1, got sweeps=0.")
+    ):
         with normal_model():
             pdp.DataAugmentation(sweeps=0)

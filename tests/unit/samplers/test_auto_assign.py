@@ -26,7 +26,9 @@ def _assigned(model):
 def test_registered_and_assigned_to_the_records():
     assert pdp.DataAugmentation in pm.STEP_METHODS
     model, _ = normal_model()
-    order = [pm.STEP_METHODS.index(c) for c in (pdp.Collapsed, pdp.DataAugmentation, pdp.ConjugateTheta)]
+    order = [
+        pm.STEP_METHODS.index(c) for c in (pdp.Collapsed, pdp.DataAugmentation, pdp.ConjugateTheta)
+    ]
     assert order == sorted(order) and order[0] == 0
     model, _ = normal_model()
     assert _assigned(model) == {"ConjugateTheta": ["mu"], "DataAugmentation": ["x"]}
@@ -54,16 +56,27 @@ def test_not_assigned_to_records_that_are_not_iid():
         assigned = _assigned(model)
     assert "DataAugmentation" not in assigned
     with model, pytest.warns(UserWarning, match="cannot take them"):  # pm.sample() runs with PyMC's
-        pm.sample(draws=5, tune=5, chains=1, progressbar=False, random_seed=0,
-                  compute_convergence_checks=False)
+        pm.sample(
+            draws=5,
+            tune=5,
+            chains=1,
+            progressbar=False,
+            random_seed=0,
+            compute_convergence_checks=False,
+        )
 
 
 def test_non_additive_statistic_warns_and_names_mhaar():
     with pm.Model() as model:
         p = pm.Beta("p", 2, 2)
         x = pm.Geometric("x", p, shape=3)
-        pdp.DPObserved("s", x, statistic=pdp.Median(1, 4),
-                       mechanism=pdp.SmoothLaplace(epsilon=2.0, delta=0.1), observed=1.2)
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.Median(1, 4),
+            mechanism=pdp.SmoothLaplace(epsilon=2.0, delta=0.1),
+            observed=1.2,
+        )
     with pytest.warns(UserWarning, match=re.escape("pass step=[pdp.MHAAR([theta])]")):
         assigned = _assigned(model)
     assert "DataAugmentation" not in assigned
@@ -74,18 +87,34 @@ def test_groups_of_different_sizes_get_one_block_each_and_print_like_pymc(caplog
         p = pm.Normal("p", 0, 2)  # continuous records: not collapsible, DataAugmentation's
         x = pm.Normal("x", p, 1.0, shape=7)
         w = pm.Normal("w", p, 1.0, shape=4)
-        pdp.DPObserved("s1", x, statistic=pdp.Sum(lower=-2, upper=4), mechanism=pdp.Laplace(scale=1.0),
-                       observed=3.0)
-        pdp.DPObserved("s2", w, statistic=pdp.Sum(lower=-2, upper=4), mechanism=pdp.Laplace(scale=1.0),
-                       observed=2.0)
+        pdp.DPObserved(
+            "s1",
+            x,
+            statistic=pdp.Sum(lower=-2, upper=4),
+            mechanism=pdp.Laplace(scale=1.0),
+            observed=3.0,
+        )
+        pdp.DPObserved(
+            "s2",
+            w,
+            statistic=pdp.Sum(lower=-2, upper=4),
+            mechanism=pdp.Laplace(scale=1.0),
+            observed=2.0,
+        )
         step = pdp.DataAugmentation()
         assert [g.block.n for g in step.groups] == [7, 4]
         logger = logging.getLogger("pymc")
         logger.addHandler(caplog.handler)
         try:
             with caplog.at_level(logging.INFO, logger="pymc"):
-                pm.sample(draws=5, tune=5, chains=1, progressbar=False, random_seed=1,
-                          compute_convergence_checks=False)
+                pm.sample(
+                    draws=5,
+                    tune=5,
+                    chains=1,
+                    progressbar=False,
+                    random_seed=1,
+                    compute_convergence_checks=False,
+                )
         finally:
             logger.removeHandler(caplog.handler)
     assert "DataAugmentation: [x, w]" in caplog.text
@@ -97,22 +126,33 @@ def test_model_without_latent_records_says_why():
         mu = pm.Normal("mu")
         x = pm.Normal("x", mu, 1.0, observed=np.ones(3))  # the records are known: nothing latent
         pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=pdp.Laplace(scale=1.0), observed=2.0)
-        with pytest.raises(ValueError, match=re.escape("there are no free record variables to sample")):
+        with pytest.raises(
+            ValueError, match=re.escape("there are no free record variables to sample")
+        ):
             pdp.DataAugmentation()
 
 
 def test_sample_outside_a_with_block_uses_our_steps():
     model, _ = poisson_model(n=10)
-    idata = pm.sample(model=model, draws=20, tune=20, chains=1, progressbar=False, random_seed=2,
-                      compute_convergence_checks=False)
+    idata = pm.sample(
+        model=model,
+        draws=20,
+        tune=20,
+        chains=1,
+        progressbar=False,
+        random_seed=2,
+        compute_convergence_checks=False,
+    )
     assert "dp_accept_rw" in idata.sample_stats  # pdp.Collapsed
 
 
 def test_quickstart_and_weak_release_assignments():
     model, *_ = quickstart_model()
-    assert _assigned(model) == {"Collapsed": ["has_condition", "p_logodds__"],
-                                "SufficientTheta": ["mean_stay_log__"],
-                                "DataAugmentation": ["length_of_stay_log__"]}
+    assert _assigned(model) == {
+        "Collapsed": ["has_condition", "p_logodds__"],
+        "SufficientTheta": ["mean_stay_log__"],
+        "DataAugmentation": ["length_of_stay_log__"],
+    }
     model, *_ = clamped_model(50, 0.1)
     assert _assigned(model) == {"ConjugateTheta": ["mu"], "DataAugmentation": ["x"]}
 
@@ -150,17 +190,26 @@ def test_interweave_auto_decision_from_the_weakness_ratio():
     with model:
         discrete = pdp.DataAugmentation()
     assert not discrete.interweaving
-    assert "needs records with a θ-free representation" in discrete.interweave_decisions[0]["reason"]
+    assert (
+        "needs records with a θ-free representation" in discrete.interweave_decisions[0]["reason"]
+    )
 
 
 def test_interweave_argument_checked():
     model, _ = poisson_model(n=10)
     with model:
-        with pytest.raises(ValueError, match=re.escape("interweave must be 'auto', True or False, got "
-                                                       "interweave='yes'.")):
+        with pytest.raises(
+            ValueError,
+            match=re.escape("interweave must be 'auto', True or False, got interweave='yes'."),
+        ):
             pdp.DataAugmentation(interweave="yes")
-        with pytest.raises(ValueError, match=re.escape("DataAugmentation(interweave=True): Interweave "
-                                                       "needs records with a θ-free representation")):
+        with pytest.raises(
+            ValueError,
+            match=re.escape(
+                "DataAugmentation(interweave=True): Interweave "
+                "needs records with a θ-free representation"
+            ),
+        ):
             pdp.DataAugmentation(interweave=True)
 
 
@@ -168,8 +217,15 @@ def test_default_sampling_interweaves_and_reports_stats():
     """CompoundStep with the θ-move inside DataAugmentation: θ moved by two steps, stats per draw."""
     model, *_ = clamped_model(50, 0.1)
     with model:
-        idata = pm.sample(draws=30, tune=30, chains=2, cores=1, progressbar=False, random_seed=4,
-                          compute_convergence_checks=False)
+        idata = pm.sample(
+            draws=30,
+            tune=30,
+            chains=2,
+            cores=1,
+            progressbar=False,
+            random_seed=4,
+            compute_convergence_checks=False,
+        )
     evals = np.asarray(idata.sample_stats["dp_iw_evals"])
     assert evals.shape == (2, 30) and (evals > 0).all()
     assert np.asarray(idata.sample_stats["dp_iw_move"]).mean() > 0
@@ -177,5 +233,3 @@ def test_default_sampling_interweaves_and_reports_stats():
     assert np.all(np.diff(mu, axis=1) != 0)  # ConjugateTheta and the θ-move both redraw mu
     x = np.asarray(idata.posterior["x"])
     assert np.isfinite(x).all() and x.shape == (2, 30, 50)
-
-

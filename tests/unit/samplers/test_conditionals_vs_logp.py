@@ -37,7 +37,9 @@ def _fast_compile():
 
 def _natural_fn(model, names):
     rvs = [model[n] for n in names]
-    outs = replace_rvs_by_values(rvs, rvs_to_values=model.rvs_to_values, rvs_to_transforms=model.rvs_to_transforms)
+    outs = replace_rvs_by_values(
+        rvs, rvs_to_values=model.rvs_to_values, rvs_to_transforms=model.rvs_to_transforms
+    )
     fn = pm.compile(model.value_vars, outs, on_unused_input="ignore")
     order = [v.name for v in model.value_vars]
     return lambda point: dict(zip(names, fn(*[point[n] for n in order])))
@@ -57,7 +59,9 @@ def _tolerance(model):
 
 def _close(lhs, rhs, label, tol=TOL):
     assert np.isfinite(lhs) and np.isfinite(rhs), f"{label}: {lhs} vs {rhs}"
-    assert abs(lhs - rhs) <= tol * max(1.0, abs(rhs)), f"{label}: conditional {lhs!r} vs model {rhs!r}"
+    assert abs(lhs - rhs) <= tol * max(1.0, abs(rhs)), (
+        f"{label}: conditional {lhs!r} vs model {rhs!r}"
+    )
 
 
 # ------------------------------------------------------------------------------- ConjugateTheta
@@ -73,8 +77,16 @@ def _check_conjugate(variant, rng, k=2):
         before, after = natural(point), natural(new)
         for name in variant.vars:
             lhs = cond[name].logpdf(after[name]) - cond[name].logpdf(before[name])
-            moved = {**point, model.rvs_to_values[model[name]].name: new[model.rvs_to_values[model[name]].name]}
-            _close(lhs, float(logp(moved) - logp(point)), f"{variant.label} [{name}]", _tolerance(model))
+            moved = {
+                **point,
+                model.rvs_to_values[model[name]].name: new[model.rvs_to_values[model[name]].name],
+            }
+            _close(
+                lhs,
+                float(logp(moved) - logp(point)),
+                f"{variant.label} [{name}]",
+                _tolerance(model),
+            )
 
 
 @pytest.mark.parametrize("sd", [100, 16, 20])
@@ -90,7 +102,6 @@ def test_conjugate_int8_prior_sd(sd):
     mean, sd_post = step.conditional(point)["mu"].params
     prec = 20 + 1 / sd**2
     np.testing.assert_allclose([mean, sd_post], [20 / prec, prec**-0.5], rtol=1e-12)
-
 
 
 # ------------------------------------------------------------------------------ SufficientTheta
@@ -110,10 +121,14 @@ def _check_sufficient(variant, rng, k=2):
         moved, pos = dict(point), 0
         for v, shape in zip(step.vars, step.shapes):
             size = int(np.prod(shape, dtype=int))
-            moved[v.name] = q_new[pos:pos + size].reshape(shape)
+            moved[v.name] = q_new[pos : pos + size].reshape(shape)
             pos += size
-        _close(float(target(q_new) - target(q)), float(logp(moved) - logp(point)), variant.label,
-               _tolerance(model))
+        _close(
+            float(target(q_new) - target(q)),
+            float(logp(moved) - logp(point)),
+            variant.label,
+            _tolerance(model),
+        )
 
 
 # ----------------------------------------------------------------------------------- Interweave
@@ -124,9 +139,13 @@ def _check_interweave(variant, rng, k=2):
         step = pdp.Interweave([model[n] for n in variant.vars])
     target = step.target
     logp = model.compile_logp()
-    terms = [pt.log(pt.abs(pytensor.grad(x.sum(), z))).sum()  # T_θ acts elementwise on z
-             for x, z in zip(target.x_graphs, target.z_inputs)]
-    log_jac = pm.compile(list(model.value_vars) + target.z_inputs, pt.add(*terms), on_unused_input="ignore")
+    terms = [
+        pt.log(pt.abs(pytensor.grad(x.sum(), z))).sum()  # T_θ acts elementwise on z
+        for x, z in zip(target.x_graphs, target.z_inputs)
+    ]
+    log_jac = pm.compile(
+        list(model.value_vars) + target.z_inputs, pt.add(*terms), on_unused_input="ignore"
+    )
     order = [v.name for v in model.value_vars]
 
     def joint(point, zs):
@@ -138,8 +157,12 @@ def _check_interweave(variant, rng, k=2):
         theta = target.theta_flat(point)
         theta_new = theta + rng.normal(0, 0.3, size=theta.size)
         before, after = target.update(point, theta, zs), target.update(point, theta_new, zs)
-        _close(float(density(theta_new) - density(theta)), joint(after, zs) - joint(before, zs), variant.label,
-               _tolerance(model))
+        _close(
+            float(density(theta_new) - density(theta)),
+            joint(after, zs) - joint(before, zs),
+            variant.label,
+            _tolerance(model),
+        )
 
 
 # ------------------------------------------------------------------------ Collapsed and recovery
@@ -160,8 +183,15 @@ def _check_collapsed(variant, rng, k=2):
     for point in V.points(model, rng, k):
         for name, cond in step.record_conditionals(point).items():
             for _ in range(2):
-                _check_records(cond.logq, lambda cond=cond: cond.draw(rng), logp, point, name, variant.label,
-                               _tolerance(model))
+                _check_records(
+                    cond.logq,
+                    lambda cond=cond: cond.draw(rng),
+                    logp,
+                    point,
+                    name,
+                    variant.label,
+                    _tolerance(model),
+                )
 
 
 def _check_recover(variant, rng, k=2):
@@ -180,13 +210,23 @@ def _check_recover(variant, rng, k=2):
         for name, plan in info["plans"].items():
             fn, inputs, has_logf = _compile(plan, info["original"])
             cond = RecordConditional(plan, fn(*[values[v] for v in inputs]), has_logf)
-            _check_records(cond.logq, lambda cond=cond: cond.draw(rng), logp, point, name, variant.label,
-                           _tolerance(model))
+            _check_records(
+                cond.logq,
+                lambda cond=cond: cond.draw(rng),
+                logp,
+                point,
+                name,
+                variant.label,
+                _tolerance(model),
+            )
 
 
 CHECKS = {
-    "conjugate": (V.conjugate_variant, _check_conjugate,
-                  {"normal", "linear", "beta", "gamma", "inverse_gamma", "dirichlet"}),
+    "conjugate": (
+        V.conjugate_variant,
+        _check_conjugate,
+        {"normal", "linear", "beta", "gamma", "inverse_gamma", "dirichlet"},
+    ),
     "sufficient": (V.sufficient_variant, _check_sufficient, set()),
     "interweave": (V.interweave_variant, _check_interweave, set()),
     "collapsed": (V.collapsed_variant, _check_collapsed, set()),
@@ -217,8 +257,20 @@ def test_random_variants_many(which):
     _run(which, 1702, N_SLOW)
 
 
-@pytest.mark.parametrize("kind", ["bernoulli", "binomial", "poisson_tail", "poisson_closed", "poisson_local",
-                                  "poisson_const", "geometric", "categorical_counts", "categorical_local"])
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "bernoulli",
+        "binomial",
+        "poisson_tail",
+        "poisson_closed",
+        "poisson_local",
+        "poisson_const",
+        "geometric",
+        "categorical_counts",
+        "categorical_local",
+    ],
+)
 def test_collapsed_every_record_law(kind):
     rng = np.random.default_rng(abs(hash(kind)) % 1000)
     _check_collapsed(V.collapsed_variant(rng, kind), rng, k=1)

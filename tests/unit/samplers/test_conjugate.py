@@ -55,17 +55,36 @@ def test_full_conditionals_match_closed_forms():
         pi = pm.Dirichlet("pi", np.array([1.0, 2.0, 3.0]))
         pm.Categorical("yc", pi, observed=yc)
         step = pdp.ConjugateTheta([mu, tau, v, p, lam, pi], rng=np.random.default_rng(1))
-    assert [pat.family for pat in step.patterns] == ["normal", "gamma", "inverse_gamma", "beta", "gamma", "dirichlet"]
+    assert [pat.family for pat in step.patterns] == [
+        "normal",
+        "gamma",
+        "inverse_gamma",
+        "beta",
+        "gamma",
+        "dirichlet",
+    ]
     point = model.initial_point(random_seed=0)
     point["sd_log__"] = np.array(np.log(1.3))
-    d = {name: draws_at(step, point, name) for name in ["mu", "tau_log__", "v_log__", "p_logodds__", "lam_log__"]}
+    d = {
+        name: draws_at(step, point, name)
+        for name in ["mu", "tau_log__", "v_log__", "p_logodds__", "lam_log__"]
+    }
     prec = 1 / 4 + 30 / 1.3**2
     ks_ok(d["mu"], stats.norm(((1.0 / 4) + yn.sum() / 1.3**2) / prec, prec**-0.5).cdf)
-    ks_ok(np.exp(d["tau_log__"]), stats.gamma(2.0 + 12.5, scale=1 / (1.5 + ((yt - 0.5) ** 2).sum() / 2)).cdf)
-    ks_ok(np.exp(d["v_log__"]), stats.invgamma(3.0 + 12.5, scale=2.0 + ((yt + 1.0) ** 2).sum() / 2).cdf)
+    ks_ok(
+        np.exp(d["tau_log__"]),
+        stats.gamma(2.0 + 12.5, scale=1 / (1.5 + ((yt - 0.5) ** 2).sum() / 2)).cdf,
+    )
+    ks_ok(
+        np.exp(d["v_log__"]),
+        stats.invgamma(3.0 + 12.5, scale=2.0 + ((yt + 1.0) ** 2).sum() / 2).cdf,
+    )
     pb = 1 / (1 + np.exp(-d["p_logodds__"]))
     ks_ok(pb, stats.beta(2.0 + yb.sum() + ybi.sum(), 3.0 + (25 - yb.sum()) + (20 - ybi.sum())).cdf)
-    ks_ok(np.exp(d["lam_log__"]), stats.gamma(3.0 + yp.sum() + 10, scale=1 / (2.0 + 20 + ye.sum())).cdf)
+    ks_ok(
+        np.exp(d["lam_log__"]),
+        stats.gamma(3.0 + yp.sum() + 10, scale=1 / (2.0 + 20 + ye.sum())).cdf,
+    )
     counts = np.bincount(yc, minlength=3)
     simplex = draws_at(step, point, "pi_simplex__")
     value = pytensor.tensor.matrix("v")
@@ -82,37 +101,51 @@ def test_latent_records_behind_a_release_are_children():
     with pm.Model() as model:
         mu = pm.Normal("mu", 0, 3)
         x = pm.Normal("x", mu, 1.0, shape=10)
-        pdp.DPObserved("s", x, statistic=pdp.Sum(-2, 4), mechanism=pdp.Laplace(epsilon=1.0), observed=5.0)
+        pdp.DPObserved(
+            "s", x, statistic=pdp.Sum(-2, 4), mechanism=pdp.Laplace(epsilon=1.0), observed=5.0
+        )
         step = pdp.ConjugateTheta([mu], rng=np.random.default_rng(0))
     assert [c.name for c in step.patterns[0].children] == ["x"]
     point = model.initial_point(random_seed=0)
     point["x"] = np.linspace(-1, 3, 10)
-    ks_ok(draws_at(step, point, "mu", 2000), stats.norm(10 / (1 / 9 + 10), (1 / 9 + 10) ** -0.5).cdf)
+    ks_ok(
+        draws_at(step, point, "mu", 2000), stats.norm(10 / (1 / 9 + 10), (1 / 9 + 10) ** -0.5).cdf
+    )
 
 
 def test_refusals_name_the_variable_and_the_term():
     with pm.Model():
         sd = pm.HalfNormal("sd", 1.0)
         pm.Normal("y", 0, sd, observed=[1.0, 2.0])
-        with pytest.raises(ValueError, match=re.escape(
-                "ConjugateTheta has no conjugate update for 'sd' with prior HalfNormal")):
+        with pytest.raises(
+            ValueError,
+            match=re.escape(
+                "ConjugateTheta has no conjugate update for 'sd' with prior HalfNormal"
+            ),
+        ):
             pdp.ConjugateTheta([sd])
     with pm.Model():
         mu = pm.Normal("mu", 0, 1)
         pm.Poisson("y", 2 * mu, observed=[1, 2])
-        with pytest.raises(ValueError, match=re.escape("but 'y' is not. Update 'mu' with NUTS instead.")):
+        with pytest.raises(
+            ValueError, match=re.escape("but 'y' is not. Update 'mu' with NUTS instead.")
+        ):
             pdp.ConjugateTheta([mu])
     with pm.Model():
         mu = pm.Normal("mu", 0, 1)
         pm.Normal("y", mu**2, 1.0, observed=[1.0, 2.0])
-        with pytest.raises(ValueError, match=re.escape(
+        with pytest.raises(
+            ValueError,
+            match=re.escape(
                 "ConjugateTheta treats the children of 'mu' as Normal with a mean affine in 'mu', but "
-                "their mean is not affine")):
+                "their mean is not affine"
+            ),
+        ):
             pdp.ConjugateTheta([mu])
     with pm.Model():
         mu = pm.Normal("mu", 0, 1)
         pm.Normal("y", mu, 1.0, observed=[1.0, 2.0])
-        pm.Potential("pen", -mu**2)
+        pm.Potential("pen", -(mu**2))
         with pytest.raises(ValueError, match=re.escape("but 'pen' is not.")):
             pdp.ConjugateTheta([mu])
     with pm.Model():
@@ -122,7 +155,9 @@ def test_refusals_name_the_variable_and_the_term():
             pdp.ConjugateTheta([mu])
     with pm.Model():
         mu = pm.Normal("mu", 0, 1)
-        with pytest.raises(ValueError, match=re.escape("ConjugateTheta found nothing that depends on 'mu'")):
+        with pytest.raises(
+            ValueError, match=re.escape("ConjugateTheta found nothing that depends on 'mu'")
+        ):
             pdp.ConjugateTheta([mu])
 
 
@@ -140,6 +175,7 @@ def test_linear_gaussian_regression_coefficients():
     d = draws_at(step, model.initial_point(random_seed=0), "beta")
     for k in range(3):
         ks_ok(d[:, k], stats.norm(mean[k], math.sqrt(cov[k, k])).cdf)
-    ks_ok(d[:, 1] + d[:, 2], stats.norm(mean[1] + mean[2], math.sqrt(cov[1, 1] + cov[2, 2] + 2 * cov[1, 2])).cdf)
-
-
+    ks_ok(
+        d[:, 1] + d[:, 2],
+        stats.norm(mean[1] + mean[2], math.sqrt(cov[1, 1] + cov[2, 2] + 2 * cov[1, 2])).cdf,
+    )

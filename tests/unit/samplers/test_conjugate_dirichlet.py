@@ -24,8 +24,13 @@ def test_dirichlet_from_several_children_matches_the_closed_form():
         pi = pm.Dirichlet("pi", alpha)
         pm.Categorical("yc", pi, observed=yc)
         x = pm.Categorical("x", pi, shape=(12, 2))
-        pdp.DPObserved("c", x[:, 0], statistic=pdp.Counts(5), mechanism=pdp.Laplace(scale=1.0),
-                       observed=np.ones(5))
+        pdp.DPObserved(
+            "c",
+            x[:, 0],
+            statistic=pdp.Counts(5),
+            mechanism=pdp.Laplace(scale=1.0),
+            observed=np.ones(5),
+        )
         step = pdp.ConjugateTheta([pi], rng=np.random.default_rng(1))
     assert [pat.family for pat in step.patterns] == ["dirichlet"]
     point = model.initial_point(random_seed=0)
@@ -42,14 +47,19 @@ def test_codes_outside_the_categories_are_refused():
     with pm.Model() as model:
         pi = pm.Dirichlet("pi", np.ones(3))
         x = pm.Categorical("x", pi, shape=6)
-        pdp.DPObserved("c", x, statistic=pdp.Counts(3), mechanism=pdp.Laplace(scale=1.0),
-                       observed=np.ones(3))
+        pdp.DPObserved(
+            "c", x, statistic=pdp.Counts(3), mechanism=pdp.Laplace(scale=1.0), observed=np.ones(3)
+        )
         step = pdp.ConjugateTheta([pi])
     point = model.initial_point(random_seed=0)
     point["x"] = np.array([0, 1, 2, 3, 0, 1])
-    with pytest.raises(ValueError, match=re.escape(
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
             "ConjugateTheta counts categories 0..2 for a Dirichlet parameter, but the children hold "
-            "categories outside that range at this point")):
+            "categories outside that range at this point"
+        ),
+    ):
         step.step(point)
 
 
@@ -59,8 +69,13 @@ def test_dirichlet_from_multinomial_tables():
     with pm.Model() as model:
         pi = pm.Dirichlet("pi", alpha)
         c = pm.Multinomial("c", n=np.array([7, 12]), p=pi, shape=(2, 4))
-        pdp.DPObserved("s", c, statistic=pdp.Cells(), mechanism=pdp.DiscreteGaussian(sigma=2.0),
-                       observed=np.ones((2, 4), dtype=int))
+        pdp.DPObserved(
+            "s",
+            c,
+            statistic=pdp.Cells(),
+            mechanism=pdp.DiscreteGaussian(sigma=2.0),
+            observed=np.ones((2, 4), dtype=int),
+        )
         step = pdp.ConjugateTheta([pi], rng=np.random.default_rng(2))
     point = model.initial_point(random_seed=0)
     point["c"] = np.array([[1, 3, 0, 3], [5, 2, 4, 1]])

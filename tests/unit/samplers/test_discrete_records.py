@@ -28,7 +28,9 @@ def _records(kind):
         return pm.Poisson("x", 2.5, shape=N), stats.poisson(2.5).pmf
     if kind == "geometric":
         return pm.Geometric("x", 0.3, shape=N), stats.geom(0.3).pmf
-    return pm.DiscreteUniform("x", -2, 3, shape=N), lambda k: np.where((k >= -2) & (k <= 3), 1 / 6, 0.0)
+    return pm.DiscreteUniform("x", -2, 3, shape=N), lambda k: np.where(
+        (k >= -2) & (k <= 3), 1 / 6, 0.0
+    )
 
 
 KINDS = ["bernoulli", "categorical", "binomial", "poisson", "geometric", "discrete_uniform"]
@@ -40,8 +42,13 @@ def test_generalised_inverse_cdf(kind):
     with pm.Model() as model:
         th = pm.Normal("th")
         x, pmf = _records(kind)
-        pdp.DPObserved("s", x, statistic=pdp.Sum(lower=-5, upper=50), mechanism=pdp.Laplace(scale=3.0),
-                       observed=1.0)
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.Sum(lower=-5, upper=50),
+            mechanism=pdp.Laplace(scale=3.0),
+            observed=1.0,
+        )
         target = LatentTarget(model, [th], latent=[x], owner="MHAAR")
     target.compile_z_space()
     rng = np.random.default_rng(3)
@@ -53,7 +60,9 @@ def test_generalised_inverse_cdf(kind):
     assert np.all(probs > 0), values
     expected = probs * xs.size
     rest = xs.size - expected.sum()  # tail mass of values not drawn
-    chi2 = np.sum((counts - expected) ** 2 / expected) + (rest**2 / max(rest, 1e-12) if rest > 1 else 0)
+    chi2 = np.sum((counts - expected) ** 2 / expected) + (
+        rest**2 / max(rest, 1e-12) if rest > 1 else 0
+    )
     assert stats.chi2.sf(chi2, values.size) > 1e-3, (values, counts, expected)
     # the uniform behind a record lies in its atom: F^-(z) gives the record back
     point["x"] = xs[:N].astype(point["x"].dtype)
@@ -65,12 +74,22 @@ def test_auto_space_never_refuses_and_z_space_takes_bernoulli():
     with pm.Model():
         p = pm.Beta("p", 2, 2)
         x = pm.Bernoulli("x", p, shape=10)
-        pdp.DPObserved("s", x, statistic=pdp.Sum(lower=0, upper=1), mechanism=pdp.Laplace(scale=1.0),
-                       observed=4.0)
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.Sum(lower=0, upper=1),
+            mechanism=pdp.Laplace(scale=1.0),
+            observed=4.0,
+        )
         assert pdp.MHAAR([p]).space == "z"
         r = pm.Bernoulli("r", p, shape=10)
-        pdp.DPObserved("rr", r, statistic=pdp.Local(), mechanism=pdp.RandomizedResponse(epsilon=1.0),
-                       observed=np.ones(10, dtype=int))
+        pdp.DPObserved(
+            "rr",
+            r,
+            statistic=pdp.Local(),
+            mechanism=pdp.RandomizedResponse(epsilon=1.0),
+            observed=np.ones(10, dtype=int),
+        )
         step = pdp.MHAAR([p], latent=[r])
         assert step.space == "local" and step.enumerate
 
@@ -94,8 +113,13 @@ def test_factorised_estimate_is_unbiased_per_record():
     with pm.Model() as model:
         th = pm.Normal("th", 0.0, 1.0)
         x = pm.Normal("x", th, 1.0, shape=3)
-        pdp.DPObserved("s", x, statistic=pdp.Local(lower=-30, upper=30), mechanism=pdp.Gaussian(sigma=0.8),
-                       observed=y)
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.Local(lower=-30, upper=30),
+            mechanism=pdp.Gaussian(sigma=0.8),
+            observed=y,
+        )
         step = pdp.PMMH([th], n_particles=4)
     assert step.factorised
     point = model.initial_point(random_seed=0)
@@ -109,8 +133,9 @@ def test_subset_size_only_in_z_space():
     with pm.Model():
         th = pm.Normal("th")
         x = pm.Normal("x", th, 1.0, shape=3)
-        pdp.DPObserved("s", x, statistic=pdp.Median(-3, 3), mechanism=pdp.SmoothLaplace(2.0, 0.1),
-                       observed=0.5)
+        pdp.DPObserved(
+            "s", x, statistic=pdp.Median(-3, 3), mechanism=pdp.SmoothLaplace(2.0, 0.1), observed=0.5
+        )
         with pytest.raises(ValueError, match=re.escape("subset_size applies to z-space")):
             pdp.MHAAR([th], space="u", subset_size=2)
 
@@ -126,8 +151,20 @@ def test_loglik_estimate_sd_for_mhaar():
     with pm.Model() as model:
         th = pm.Normal("th", 0.0, 1.0)
         x = pm.Normal("x", th, 1.0, shape=4)
-        pdp.DPObserved("s", x, statistic=pdp.Local(lower=-30, upper=30), mechanism=pdp.Gaussian(sigma=0.8),
-                       observed=y)
-        sds = [loglik_estimate_sd(pdp.MHAAR([th], n_particles=k, rng=np.random.default_rng(0)), model.initial_point(random_seed=0),
-                                  repeats=300, rng=np.random.default_rng(k)) for k in (10, 40)]
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.Local(lower=-30, upper=30),
+            mechanism=pdp.Gaussian(sigma=0.8),
+            observed=y,
+        )
+        sds = [
+            loglik_estimate_sd(
+                pdp.MHAAR([th], n_particles=k, rng=np.random.default_rng(0)),
+                model.initial_point(random_seed=0),
+                repeats=300,
+                rng=np.random.default_rng(k),
+            )
+            for k in (10, 40)
+        ]
     assert sds[1] > 0 and 1.4 < sds[0] / sds[1] < 2.8, sds  # sqrt(40/10) = 2

@@ -47,14 +47,26 @@ def assert_mean_var(x, mean, var, label):
     z_mean = (x.mean() - mean) / math.sqrt(var / n)
     m4 = np.mean((x - x.mean()) ** 4)
     z_var = (x.var(ddof=1) - var) / math.sqrt(max(m4 - var**2, 1e-300) / n)
-    assert abs(z_mean) < 4 and abs(z_var) < 4, f"{label}: z(mean) = {z_mean:+.2f}, z(var) = {z_var:+.2f}"
+    assert abs(z_mean) < 4 and abs(z_var) < 4, (
+        f"{label}: z(mean) = {z_mean:+.2f}, z(var) = {z_var:+.2f}"
+    )
 
 
 CONTINUOUS = [
     ("normal", lambda n: pm.Normal("x", 1.5, 2.0, shape=n), stats.norm(1.5, 2.0), None),
     ("exponential", lambda n: pm.Exponential("x", 2.0, shape=n), stats.expon(scale=0.5), np.log),
-    ("gamma", lambda n: pm.Gamma("x", alpha=0.7, beta=3.0, shape=n), stats.gamma(0.7, scale=1 / 3.0), np.log),
-    ("gamma large shape", lambda n: pm.Gamma("x", alpha=5.0, beta=0.5, shape=n), stats.gamma(5.0, scale=2.0), np.log),
+    (
+        "gamma",
+        lambda n: pm.Gamma("x", alpha=0.7, beta=3.0, shape=n),
+        stats.gamma(0.7, scale=1 / 3.0),
+        np.log,
+    ),
+    (
+        "gamma large shape",
+        lambda n: pm.Gamma("x", alpha=5.0, beta=0.5, shape=n),
+        stats.gamma(5.0, scale=2.0),
+        np.log,
+    ),
 ]
 DISCRETE = [
     ("bernoulli", lambda n: pm.Bernoulli("x", 0.3, shape=n), stats.bernoulli(0.3)),
@@ -67,7 +79,9 @@ DISCRETE = [
 @pytest.mark.parametrize("name, make, ref, to_value", CONTINUOUS, ids=[c[0] for c in CONTINUOUS])
 def test_continuous_family_draws_have_the_family_distribution(name, make, ref, to_value):
     value, model, _ = fast_draws(make)
-    x = np.exp(value) if to_value is not None else value  # the value space is log for positive records
+    x = (
+        np.exp(value) if to_value is not None else value
+    )  # the value space is log for positive records
     assert value.shape == (N,) and value.dtype == np.float64
     assert_mean_var(x, ref.mean(), ref.var(), name)
     assert stats.kstest(x, ref.cdf).pvalue > 1e-3
@@ -138,15 +152,21 @@ def test_blocks_the_fast_route_does_not_cover_keep_the_graph():
         feat = pm.Normal("feat", pm.math.stack([0.0, 3.0])[cls], 1.0, shape=10)
         h = pm.HalfNormal("h", 1.0, shape=10)
         u = pm.Beta("u", 2.0, 2.0, shape=10)
-        pdp.DPObserved("s", feat, statistic=pdp.Sum(), mechanism=pdp.Laplace(scale=1.0), observed=1.0)
-        pdp.DPObserved("c", cls, statistic=pdp.Sum(), mechanism=pdp.Laplace(scale=1.0), observed=1.0)
+        pdp.DPObserved(
+            "s", feat, statistic=pdp.Sum(), mechanism=pdp.Laplace(scale=1.0), observed=1.0
+        )
+        pdp.DPObserved(
+            "c", cls, statistic=pdp.Sum(), mechanism=pdp.Laplace(scale=1.0), observed=1.0
+        )
         pdp.DPObserved("t", h, statistic=pdp.Sum(), mechanism=pdp.Laplace(scale=1.0), observed=1.0)
         pdp.DPObserved("v", u, statistic=pdp.Sum(), mechanism=pdp.Laplace(scale=1.0), observed=1.0)
         joint = RecordBlock(model, [cls, feat], fast_draws=True)
         half = RecordBlock(model, [h], fast_draws=True)
         beta = RecordBlock(model, [u], fast_draws=True)
         off = RecordBlock(model, [h], fast_draws=False)
-    assert not joint.fast and "the parameters of 'feat' depend on other records" in joint.fast_reason
+    assert (
+        not joint.fast and "the parameters of 'feat' depend on other records" in joint.fast_reason
+    )
     assert not half.fast and "HalfNormalRV" in half.fast_reason
     assert not beta.fast and "BetaRV" in beta.fast_reason
     assert not off.fast and off.fast_reason == "fast_draws=False"
@@ -171,7 +191,10 @@ def test_invalid_parameters_are_refused_with_the_rule():
         block = RecordBlock(model, [x], fast_draws=True)
     point = model.initial_point(random_seed=0)
     point["p"] = np.array(1.5)
-    with pytest.raises(ValueError, match=re.escape("records 'x' has invalid parameters at this point (needs 0 <= p <= 1)")):
+    with pytest.raises(
+        ValueError,
+        match=re.escape("records 'x' has invalid parameters at this point (needs 0 <= p <= 1)"),
+    ):
         block.propose(point)
 
 
@@ -179,10 +202,19 @@ def test_fast_proposals_argument_and_attribute():
     with pm.Model():
         mu = pm.Normal("mu", 0, 3)
         x = pm.Normal("x", mu, 1.0, shape=20)
-        pdp.DPObserved("s", x, statistic=pdp.Sum(lower=-2, upper=4), mechanism=pdp.Laplace(epsilon=1.0), observed=20.0)
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.Sum(lower=-2, upper=4),
+            mechanism=pdp.Laplace(epsilon=1.0),
+            observed=20.0,
+        )
         assert pdp.DataAugmentation([x]).fast_proposals == [True]
         assert pdp.DataAugmentation([x], fast_proposals=False).fast_proposals == [False]
-        with pytest.raises(ValueError, match=re.escape("fast_proposals must be True or False, got fast_proposals='yes'.")):
+        with pytest.raises(
+            ValueError,
+            match=re.escape("fast_proposals must be True or False, got fast_proposals='yes'."),
+        ):
             pdp.DataAugmentation([x], fast_proposals="yes")
 
 
@@ -211,16 +243,46 @@ def test_exponential_threshold_sweep_takes_the_reference_decisions(D):
     empty = np.zeros((n, 0))
     acc = np.zeros(n, dtype=bool)
     t = t_cur.copy()
-    n_acc, min_lr = sweep_core(t, t_prop, codes, a, b, c, r, empty, empty.copy(), np.zeros(0, np.int64),
-                               np.zeros(0), np.zeros(0), empty, e, acc)
+    n_acc, min_lr = sweep_core(
+        t,
+        t_prop,
+        codes,
+        a,
+        b,
+        c,
+        r,
+        empty,
+        empty.copy(),
+        np.zeros(0, np.int64),
+        np.zeros(0),
+        np.zeros(0),
+        empty,
+        e,
+        acc,
+    )
     ref_t, ref_acc = reference_decisions(t_cur, t_prop, 0.8, 5.0, -e)
     np.testing.assert_array_equal(acc, ref_acc)
     np.testing.assert_allclose(t, ref_t)
     assert n_acc == acc.sum() and 0 < n_acc < n and min_lr < 0
     # the uniform wrapper: accept iff u <= min(1, exp(ratio)), same as the exponential threshold
     acc2, t2 = np.zeros(n, dtype=bool), t_cur.copy()
-    _, min_p = augmentation_sweep(t2, t_prop, codes, a, b, c, r, empty, empty.copy(), np.zeros(0, np.int64),
-                                  np.zeros(0), np.zeros(0), empty, np.random.default_rng(3), acc2)
+    _, min_p = augmentation_sweep(
+        t2,
+        t_prop,
+        codes,
+        a,
+        b,
+        c,
+        r,
+        empty,
+        empty.copy(),
+        np.zeros(0, np.int64),
+        np.zeros(0),
+        np.zeros(0),
+        empty,
+        np.random.default_rng(3),
+        acc2,
+    )
     u = np.random.default_rng(3).random(n)
     _, ref2 = reference_decisions(t_cur, t_prop, 0.8, 5.0, np.log(u))
     np.testing.assert_array_equal(acc2, ref2)
@@ -231,7 +293,9 @@ def test_data_augmentation_reproducible_by_seed_on_the_fast_route():
     with pm.Model() as model:
         lam = pm.Gamma("lam", 2.0, 1.0)
         x = pm.Poisson("x", lam, shape=30)
-        pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=pdp.DiscreteLaplace(scale=2.0), observed=60)
+        pdp.DPObserved(
+            "s", x, statistic=pdp.Sum(), mechanism=pdp.DiscreteLaplace(scale=2.0), observed=60
+        )
 
     def run(seed):
         with model:

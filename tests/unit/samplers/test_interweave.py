@@ -31,8 +31,12 @@ def test_target_is_prior_plus_release_on_clamped_records():
     def by_hand(mu, log_sigma):
         x = mu + math.exp(log_sigma) * zs[0]
         t = np.clip(x, L, U).sum()
-        return (stats.norm.logpdf(mu, 0, 3) + stats.halfnorm.logpdf(math.exp(log_sigma), scale=2.0)
-                + log_sigma + stats.laplace.logpdf(s, t, b))
+        return (
+            stats.norm.logpdf(mu, 0, 3)
+            + stats.halfnorm.logpdf(math.exp(log_sigma), scale=2.0)
+            + log_sigma
+            + stats.laplace.logpdf(s, t, b)
+        )
 
     values = [(0.7, math.log(1.3)), (-1.5, math.log(0.4)), (3.0, math.log(2.5))]
     got = [target.logp(target.with_theta(point, np.array(v)), zs) for v in values]
@@ -71,17 +75,26 @@ def test_refuses_discrete_records():
     with pm.Model():
         lam = pm.Gamma("lam", 2, 1)
         x = pm.Poisson("x", lam, shape=5)
-        pdp.DPObserved("s", x, statistic=pdp.Sum(0, 9), mechanism=pdp.Laplace(epsilon=1.0), observed=2.0)
-        with pytest.raises(ValueError, match=re.escape("Interweave needs records with a θ-free representation")):
+        pdp.DPObserved(
+            "s", x, statistic=pdp.Sum(0, 9), mechanism=pdp.Laplace(epsilon=1.0), observed=2.0
+        )
+        with pytest.raises(
+            ValueError, match=re.escape("Interweave needs records with a θ-free representation")
+        ):
             pdp.Interweave([lam])
 
 
 def test_refuses_bad_arguments():
     model, _, _ = clamped_model(5, 1.0, seed=0)
     with model:
-        with pytest.raises(ValueError, match=re.escape("n_steps must be an integer >= 1, got n_steps=0.")):
+        with pytest.raises(
+            ValueError, match=re.escape("n_steps must be an integer >= 1, got n_steps=0.")
+        ):
             pdp.Interweave([model["mu"]], n_steps=0)
-        with pytest.raises(ValueError, match=re.escape("initial_width must be finite and > 0, got initial_width=-1.0.")):
+        with pytest.raises(
+            ValueError,
+            match=re.escape("initial_width must be finite and > 0, got initial_width=-1.0."),
+        ):
             pdp.Interweave([model["mu"]], initial_width=-1.0)
         with pytest.raises(ValueError, match=re.escape("'x' is both in vars and in records")):
             pdp.Interweave([model["mu"], model["x"]], records=[model["x"]])
@@ -112,7 +125,9 @@ def test_records_depending_on_a_kept_record():
         x0 = pm.MvNormal("x0", np.zeros(2), np.eye(2), shape=(n, 2))
         y = pm.Normal("y", x0 @ beta, 0.5, shape=n)
         stat = pdp.RecordSum(lambda a, b: pt_concat(a, b), sensitivity=8.0)
-        pdp.DPObserved("s", (x0, y), statistic=stat, mechanism=pdp.Laplace(epsilon=1.0), observed=np.zeros(3))
+        pdp.DPObserved(
+            "s", (x0, y), statistic=stat, mechanism=pdp.Laplace(epsilon=1.0), observed=np.zeros(3)
+        )
     assert InterweaveTarget(model, [beta]).kinds == {"y": "location-scale"}  # default: records of β
     target = InterweaveTarget(model, [beta], records=[x0, y])
     assert target.kinds == {"x0": "fixed", "y": "location-scale"}
@@ -131,6 +146,6 @@ def test_records_depending_on_a_kept_record():
         return stats.norm.logpdf(b, 0, 2).sum() + stats.laplace.logpdf(0.0, t, 8.0).sum()
 
     got = [target.logp(target.with_theta(point, b), zs) for b in (new_beta, np.array([1.0, 0.5]))]
-    np.testing.assert_allclose(got[0] - got[1], by_hand(new_beta) - by_hand(np.array([1.0, 0.5])), rtol=1e-9)
-
-
+    np.testing.assert_allclose(
+        got[0] - got[1], by_hand(new_beta) - by_hand(np.array([1.0, 0.5])), rtol=1e-9
+    )

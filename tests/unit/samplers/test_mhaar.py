@@ -22,7 +22,9 @@ def _weights(rng, theta, theta_p, latent):
     return np.log(W)[:, None], np.log(WP)[:, None], lambda k, acc: (int(k[0]), acc)
 
 
-@pytest.mark.parametrize("prior_shift, accepted, probs", [(-1e3, False, W / W.sum()), (1e3, True, WP / WP.sum())])
+@pytest.mark.parametrize(
+    "prior_shift, accepted, probs", [(-1e3, False, W / W.sum()), (1e3, True, WP / WP.sum())]
+)
 def test_particle_weights_in_accept_and_reject_branch(prior_shift, accepted, probs):
     rng = np.random.default_rng(5)
     state = MHAARState(np.zeros(1), 0.0, None)
@@ -30,8 +32,11 @@ def test_particle_weights_in_accept_and_reject_branch(prior_shift, accepted, pro
     K = 3000
     for _ in range(K):
         out, info = mhaar_kernel(
-            rng, state, propose_theta=lambda rng, th: (th + 1.0, 0.0),
-            log_prior=lambda th: float(th[0]) * prior_shift, weights=_weights,
+            rng,
+            state,
+            propose_theta=lambda rng, th: (th + 1.0, 0.0),
+            log_prior=lambda th: float(th[0]) * prior_shift,
+            weights=_weights,
         )
         k, acc = out.latent
         assert acc is accepted and info.accepted is accepted
@@ -44,8 +49,10 @@ def test_averaged_ratio_and_product_over_blocks():
     lw = np.log(np.array([[1.0, 2.0], [3.0, 1.0]]))
     lwp = np.log(np.array([[2.0, 1.0], [2.0, 5.0]]))
     _, info = mhaar_kernel(
-        np.random.default_rng(0), MHAARState(np.zeros(1), 0.5, None),
-        propose_theta=lambda rng, th: (th, 0.1), log_prior=lambda th: 0.2,
+        np.random.default_rng(0),
+        MHAARState(np.zeros(1), 0.5, None),
+        propose_theta=lambda rng, th: (th, 0.1),
+        log_prior=lambda th: 0.2,
         weights=lambda rng, th, thp, lat: (lw, lwp, lambda k, acc: k),
     )
     want = math.log((4 / 4) * (6 / 3))
@@ -59,13 +66,26 @@ def test_averaged_ratio_and_product_over_blocks():
 @pytest.mark.parametrize("bad", [0, 7, -1, 2.0])
 def test_subset_size_outside_one_to_n(bad):
     model = records_model(n=6)
-    with model, pytest.raises(ValueError, match=re.escape(f"subset_size must be an integer in 1..n=6 (records refreshed per particle), got subset_size={bad!r}.")):
+    with (
+        model,
+        pytest.raises(
+            ValueError,
+            match=re.escape(
+                f"subset_size must be an integer in 1..n=6 (records refreshed per particle), got subset_size={bad!r}."
+            ),
+        ),
+    ):
         pdp.MHAAR([model["th"]], subset_size=bad)
 
 
 def test_n_particles_checked():
     model = records_model()
-    with model, pytest.raises(ValueError, match=re.escape("n_particles must be an integer >= 1, got n_particles=0.")):
+    with (
+        model,
+        pytest.raises(
+            ValueError, match=re.escape("n_particles must be an integer >= 1, got n_particles=0.")
+        ),
+    ):
         pdp.MHAAR([model["th"]], n_particles=0)
 
 
@@ -74,16 +94,26 @@ def test_z_space_refuses_records_drawn_from_each_other():
         th = pm.Normal("th")
         c = pm.Bernoulli("c", 0.5, shape=4)
         f = pm.Normal("f", th + c, 1.0, shape=4)
-        pdp.DPObserved("s", (c, f), statistic=pdp.RecordSum(lambda c, f: f, sensitivity=1.0),
-                       mechanism=pdp.Laplace(scale=1.0), observed=0.5)
-        with pytest.raises(ValueError, match=re.escape("but 'f' depends on another record variable. Use space='u'")):
+        pdp.DPObserved(
+            "s",
+            (c, f),
+            statistic=pdp.RecordSum(lambda c, f: f, sensitivity=1.0),
+            mechanism=pdp.Laplace(scale=1.0),
+            observed=0.5,
+        )
+        with pytest.raises(
+            ValueError, match=re.escape("but 'f' depends on another record variable. Use space='u'")
+        ):
             pdp.MHAAR([th], space="z")
 
 
 def test_latent_statistic_needs_both_moments():
     with pm.Model():
         th = pm.HalfNormal("th")
-        with pytest.raises(ValueError, match=re.escape("needs both moments of the per-record statistic s(X), got var=None")):
-            pdp.CLTRelease("s", th, None, 10, mechanism=pdp.Laplace(scale=1.0), sensitivity=1.0, observed=1.0)
-
-
+        with pytest.raises(
+            ValueError,
+            match=re.escape("needs both moments of the per-record statistic s(X), got var=None"),
+        ):
+            pdp.CLTRelease(
+                "s", th, None, 10, mechanism=pdp.Laplace(scale=1.0), sensitivity=1.0, observed=1.0
+            )

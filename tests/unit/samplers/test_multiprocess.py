@@ -11,8 +11,13 @@ def records_model():
     with pm.Model() as model:
         th = pm.Normal("th", 0, 2)
         x = pm.Normal("x", th, 1.0, shape=6)
-        pdp.DPObserved("s", x, statistic=pdp.Sum(lower=-5, upper=5), mechanism=pdp.Laplace(scale=1.0),
-                       observed=3.0)
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.Sum(lower=-5, upper=5),
+            mechanism=pdp.Laplace(scale=1.0),
+            observed=3.0,
+        )
     return model
 
 
@@ -27,7 +32,11 @@ def _confidential_model():
 CASES = {
     "PMMH": (records_model, "th", lambda m: [pdp.PMMH([m["th"]], n_particles=8)]),
     "MHAAR": (records_model, "th", lambda m: [pdp.MHAAR([m["th"]], n_particles=8)]),
-    "PenaltyMH": (_confidential_model, "mu", lambda m: [pdp.PenaltyMH(lipschitz=10.0, tau=1.0, scale=0.05)]),
+    "PenaltyMH": (
+        _confidential_model,
+        "mu",
+        lambda m: [pdp.PenaltyMH(lipschitz=10.0, tau=1.0, scale=0.05)],
+    ),
 }
 
 
@@ -38,8 +47,16 @@ def test_two_cores_reproducible_by_seed(name):
     runs = []
     for seed in (5, 5, 6):
         with model:
-            idata = pm.sample(step=make_step(model), draws=100, tune=50, chains=2, cores=2,
-                              random_seed=seed, progressbar=False, compute_convergence_checks=False)
+            idata = pm.sample(
+                step=make_step(model),
+                draws=100,
+                tune=50,
+                chains=2,
+                cores=2,
+                random_seed=seed,
+                progressbar=False,
+                compute_convergence_checks=False,
+            )
         runs.append(np.asarray(idata.posterior[var]))
     assert runs[0].shape[:2] == (2, 100)
     np.testing.assert_array_equal(runs[0], runs[1])
@@ -59,7 +76,10 @@ def _penalty_with_other_step():
         mu = pm.Normal("mu", 0, 10, shape=1)
         sigma = pm.HalfNormal("sigma", 3.0)
         pm.Normal("y", mu, sigma, observed=data)
-    return model, lambda m: [pdp.PenaltyMH([m["mu"]], lipschitz=20.0, tau=1.0, scale=0.05), pm.Slice([m["sigma"]])]
+    return model, lambda m: [
+        pdp.PenaltyMH([m["mu"]], lipschitz=20.0, tau=1.0, scale=0.05),
+        pm.Slice([m["sigma"]]),
+    ]
 
 
 def _weak_default():
@@ -73,14 +93,26 @@ def _mhaar_with_nuts():
         mu = pm.Normal("mu", 0, 2)
         sigma = pm.HalfNormal("sigma", 1.0)
         x = pm.Normal("x", mu, sigma, shape=8)
-        pdp.DPObserved("s", x, statistic=pdp.Local(lower=-4, upper=4), mechanism=pdp.Gaussian(sigma=1.0),
-                       observed=np.linspace(-1, 2, 8))
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.Local(lower=-4, upper=4),
+            mechanism=pdp.Gaussian(sigma=1.0),
+            observed=np.linspace(-1, 2, 8),
+        )
     return model, lambda m: [pdp.MHAAR([m["mu"]], n_particles=8), pm.NUTS([m["sigma"]])]
 
 
-@pytest.mark.parametrize("make", [_quickstart_default, _penalty_with_other_step, _weak_default, _mhaar_with_nuts],
-                         ids=["Collapsed+SufficientTheta+DataAugmentation", "PenaltyMH+Slice",
-                              "ConjugateTheta+DataAugmentation+interweave", "MHAAR+NUTS"])
+@pytest.mark.parametrize(
+    "make",
+    [_quickstart_default, _penalty_with_other_step, _weak_default, _mhaar_with_nuts],
+    ids=[
+        "Collapsed+SufficientTheta+DataAugmentation",
+        "PenaltyMH+Slice",
+        "ConjugateTheta+DataAugmentation+interweave",
+        "MHAAR+NUTS",
+    ],
+)
 def test_two_cores_draw_what_one_core_draws(make):
     """PyMC's parallel workers pass every step the same point arrays and write the next point into
     them in place: a step that keeps a reference to a point array across iterations (a cache keyed
@@ -91,8 +123,16 @@ def test_two_cores_draw_what_one_core_draws(make):
     for cores in (1, 2):
         with model:
             step = None if make_step is None else make_step(model)
-            idata = pm.sample(step=step, draws=60, tune=60, chains=2, cores=cores, random_seed=3,
-                              progressbar=False, compute_convergence_checks=False)
+            idata = pm.sample(
+                step=step,
+                draws=60,
+                tune=60,
+                chains=2,
+                cores=cores,
+                random_seed=3,
+                progressbar=False,
+                compute_convergence_checks=False,
+            )
         runs.append({k: np.asarray(v) for k, v in idata.posterior.items()})
     for name in runs[0]:
         np.testing.assert_array_equal(runs[0][name], runs[1][name], err_msg=name)

@@ -40,8 +40,11 @@ def test_heavy_clipping_is_reported(normal_target):
 def test_clipping_advice_raise_lipschitz_not_shrink_the_scale(normal_target):
     """Issue 22.4: the ClippingWarning's advice — the scale leaves the clipped fraction unchanged
     (ratio and bound shrink together), a larger lipschitz reduces it."""
+
     def clipped(lip, scale):
-        return run_kernel(normal_target, PenaltyParams("rw", np.full(2, scale), lip, 0.05), 1500, seed=2)[1]
+        return run_kernel(
+            normal_target, PenaltyParams("rw", np.full(2, scale), lip, 0.05), 1500, seed=2
+        )[1]
 
     assert clipped(0.5, 0.012) > 0.5 and clipped(0.5, 0.0012) > 0.5
     assert clipped(2.0, 0.012) < 0.1
@@ -53,7 +56,13 @@ def test_pm_sample_stats_and_privacy_spent():
         step = pdp.PenaltyMH(lipschitz=10.0, tau=5.0, scale=0.05, proposal="guided")
     idata = sample(model, [step], draws=200, tune=50, chains=2, seed=1)
     ss = idata["sample_stats"]
-    for name in ["dp_accepted", "dp_clipped_fraction", "dp_noise_sd", "dp_iterations", "dp_accept_prob"]:
+    for name in [
+        "dp_accepted",
+        "dp_clipped_fraction",
+        "dp_noise_sd",
+        "dp_iterations",
+        "dp_accept_prob",
+    ]:
         assert name in ss
     its = np.asarray(ss["dp_iterations"])
     assert its.shape == (2, 200) and its[:, -1].tolist() == [250, 250]  # tuning iterations counted
@@ -68,8 +77,16 @@ def test_pm_sample_stats_and_privacy_spent():
 def test_pm_sample_is_reproducible():
     model, _ = penalty_model()
     a, b = [
-        np.asarray(sample(model, [pdp.PenaltyMH(lipschitz=10.0, tau=5.0, scale=0.05, model=model)],
-                          draws=50, tune=0, chains=1, seed=7)["posterior"]["mu"])
+        np.asarray(
+            sample(
+                model,
+                [pdp.PenaltyMH(lipschitz=10.0, tau=5.0, scale=0.05, model=model)],
+                draws=50,
+                tune=0,
+                chains=1,
+                seed=7,
+            )["posterior"]["mu"]
+        )
         for _ in range(2)
     ]
     np.testing.assert_array_equal(a, b)
@@ -95,7 +112,9 @@ def test_budget_stops_before_exceeding():
     step.set_rng(np.random.default_rng(0))
     for _ in range(k):
         point, _ = step.step(point)
-    with pytest.warns(BudgetExhaustedWarning, match=re.escape(f"after {k} iterations of this chain")):
+    with pytest.warns(
+        BudgetExhaustedWarning, match=re.escape(f"after {k} iterations of this chain")
+    ):
         new, [stats] = step.step(point)  # no data read: the last state, marked
     assert stats["dp_budget_exhausted"] and step.total_iterations == k and step.budget_exhausted
     np.testing.assert_array_equal(new["mu"], point["mu"])
@@ -105,10 +124,16 @@ def test_budget_stops_before_exceeding():
 def test_budget_stops_pm_sample_and_keeps_the_draws():
     model, _ = penalty_model()
     with model:
-        step = pdp.PenaltyMH(lipschitz=10.0, tau=20.0, scale=0.002, budget=(1.0, 1e-5), init="model")
+        step = pdp.PenaltyMH(
+            lipschitz=10.0, tau=20.0, scale=0.002, budget=(1.0, 1e-5), init="model"
+        )
     k = step.max_iterations
-    if Version(pm.__version__) >= Version("6.3"):  # the chain's length is known: refused before any data
-        with pytest.raises(PrivacyBudgetExceeded, match=re.escape(f"0 already ran and {k + 30} more")):
+    if Version(pm.__version__) >= Version(
+        "6.3"
+    ):  # the chain's length is known: refused before any data
+        with pytest.raises(
+            PrivacyBudgetExceeded, match=re.escape(f"0 already ran and {k + 30} more")
+        ):
             sample(model, [step], draws=k + 30, tune=0, chains=1, seed=1)
         assert step.total_iterations == 0
         return
@@ -126,29 +151,61 @@ def test_budget_stops_pm_sample_and_keeps_the_draws():
 def test_errors():
     model, _ = penalty_model()
     with model:
-        with pytest.raises(ValueError, match=re.escape("lipschitz must be finite and > 0, got lipschitz=0.")):
+        with pytest.raises(
+            ValueError, match=re.escape("lipschitz must be finite and > 0, got lipschitz=0.")
+        ):
             pdp.PenaltyMH(lipschitz=0, tau=1.0)
         with pytest.raises(ValueError, match=re.escape("tau must be finite and > 0, got tau=-2.")):
             pdp.PenaltyMH(lipschitz=1.0, tau=-2)
-        with pytest.raises(ValueError, match=re.escape("A zero proposal scale never moves the chain")):
+        with pytest.raises(
+            ValueError, match=re.escape("A zero proposal scale never moves the chain")
+        ):
             pdp.PenaltyMH(lipschitz=1.0, tau=1.0, scale=0.0)
-        with pytest.raises(ValueError, match=re.escape("batch_size must be an integer in [2, n=100], got batch_size=101.")):
+        with pytest.raises(
+            ValueError,
+            match=re.escape("batch_size must be an integer in [2, n=100], got batch_size=101."),
+        ):
             pdp.PenaltyMH(lipschitz=1.0, tau=1.0, batch_size=101)
-        with pytest.raises(ValueError, match=re.escape("budget delta must lie in the open interval (0, 1), got budget delta=1.0.")):
+        with pytest.raises(
+            ValueError,
+            match=re.escape(
+                "budget delta must lie in the open interval (0, 1), got budget delta=1.0."
+            ),
+        ):
             pdp.PenaltyMH(lipschitz=1.0, tau=1.0, budget=(1.0, 1.0))
-        with pytest.raises(ValueError, match=re.escape("budget epsilon must be finite and > 0, got budget epsilon=-1.")):
+        with pytest.raises(
+            ValueError,
+            match=re.escape("budget epsilon must be finite and > 0, got budget epsilon=-1."),
+        ):
             pdp.PenaltyMH(lipschitz=1.0, tau=1.0, budget=(-1, 1e-5))
-        with pytest.raises(ValueError, match=re.escape("proposal must be one of ('rw', 'coordinate', 'guided', 'mala'), got proposal='hmc'.")):
+        with pytest.raises(
+            ValueError,
+            match=re.escape(
+                "proposal must be one of ('rw', 'coordinate', 'guided', 'mala'), got proposal='hmc'."
+            ),
+        ):
             pdp.PenaltyMH(lipschitz=1.0, tau=1.0, proposal="hmc")
-        with pytest.raises(ValueError, match=re.escape("scale must be one value or one per coordinate of the updated variables (d=2), got 3 values")):
+        with pytest.raises(
+            ValueError,
+            match=re.escape(
+                "scale must be one value or one per coordinate of the updated variables (d=2), got 3 values"
+            ),
+        ):
             pdp.PenaltyMH(lipschitz=1.0, tau=1.0, scale=[0.1, 0.2, 0.3])
-        with pytest.raises(ValueError, match=re.escape("accountant must be 'pld' or 'rdp', got accountant='zcdp'.")):
+        with pytest.raises(
+            ValueError, match=re.escape("accountant must be 'pld' or 'rdp', got accountant='zcdp'.")
+        ):
             pdp.PenaltyMH(lipschitz=1.0, tau=1.0, accountant="zcdp")
         with pytest.raises(ValueError, match=re.escape("proposal='mala' needs grad_bound")):
             pdp.PenaltyMH(lipschitz=1.0, tau=1.0, proposal="mala")
     with pm.Model():
         pm.Normal("mu", 0, 1)
-        with pytest.raises(ValueError, match=re.escape("PenaltyMH needs observed confidential data, but the model has no observed variable.")):
+        with pytest.raises(
+            ValueError,
+            match=re.escape(
+                "PenaltyMH needs observed confidential data, but the model has no observed variable."
+            ),
+        ):
             pdp.PenaltyMH(lipschitz=1.0, tau=1.0)
 
 
@@ -175,7 +232,9 @@ def test_nan_per_record_ratios_contribute_zero(normal_target):
     target = _NanAbove(normal_target.x)
     params = PenaltyParams("rw", np.full(2, 0.3), 10.0, 0.4)
     rng = np.random.default_rng(1)
-    st = PenaltyState(np.zeros(2), target.loglik(np.zeros(2)), target.logprior(np.zeros(2)), np.ones(2))
+    st = PenaltyState(
+        np.zeros(2), target.loglik(np.zeros(2)), target.logprior(np.zeros(2)), np.ones(2)
+    )
     for _ in range(300):
         st, info = penalty_kernel(rng, st, target, params)
         assert np.isfinite(info.log_ratio)
@@ -198,7 +257,9 @@ def test_scale_tuning_only_during_warmup():
         fixed = pdp.PenaltyMH(lipschitz=10.0, tau=0.5, scale=1e-3, tune_interval=0)
     sample(model, [fixed], draws=20, tune=100, chains=1, seed=1)
     assert np.all(fixed.scale == 1e-3) and np.all(tuned != 1e-3)
-    with pytest.raises(ValueError, match=re.escape("tune_interval must be an integer >= 0, got tune_interval=-1.")):
+    with pytest.raises(
+        ValueError, match=re.escape("tune_interval must be an integer >= 0, got tune_interval=-1.")
+    ):
         pdp.PenaltyMH(lipschitz=1.0, tau=1.0, tune_interval=-1, model=model)
 
 
@@ -210,10 +271,17 @@ def test_tuning_settles_at_the_noise_optimum_when_the_noise_dominates():
     s_opt = 2.4 / (tau * 2 * lip * np.sqrt(2 / np.pi))  # guided: E|ξ| = √(2/π)
     for start in (10 * s_opt, 0.1 * s_opt):
         with model:
-            step = pdp.PenaltyMH(lipschitz=lip, tau=tau, scale=start, proposal="guided", init="model")
-        idata = sample(model, [step], draws=10, tune=1500, chains=1, seed=2, discard_tuned_samples=False)
+            step = pdp.PenaltyMH(
+                lipschitz=lip, tau=tau, scale=start, proposal="guided", init="model"
+            )
+        idata = sample(
+            model, [step], draws=10, tune=1500, chains=1, seed=2, discard_tuned_samples=False
+        )
         sd = np.asarray(idata["warmup_sample_stats"]["dp_noise_sd"])[0, -500:].mean()
-        assert 1.8 < sd < 3.0, (start, sd)  # old rule from 10x: ~4 (acceptance 0.2 from noise alone)
+        assert 1.8 < sd < 3.0, (
+            start,
+            sd,
+        )  # old rule from 10x: ~4 (acceptance 0.2 from noise alone)
 
 
 # ------------------------------------------------------- compound step, several chains (issue 10)
@@ -226,8 +294,16 @@ def test_budget_counts_both_chains_of_a_compound_step():
     assert k > 20
     draws = int(0.6 * k)  # the first chain fits, the second stops at the budget
     with model, pytest.warns(BudgetExhaustedWarning):
-        idata = pm.sample(draws=draws, tune=0, chains=2, cores=1, step=[pen, met], random_seed=2,
-                          progressbar=False, compute_convergence_checks=False)
+        idata = pm.sample(
+            draws=draws,
+            tune=0,
+            chains=2,
+            cores=1,
+            step=[pen, met],
+            random_seed=2,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
     assert pen.total_iterations == k
     done = np.asarray(idata["sample_stats"]["dp_budget_exhausted"])
     assert not done[0].any() and done[1].sum() == 2 * draws - k

@@ -29,7 +29,9 @@ def test_correction_cdf_error_is_certified_and_small(sigma):
     assert corr.cum_weights[-1] == 1.0 and np.all(corr.weights >= 0)
     np.testing.assert_allclose(corr.means, -corr.means[::-1])  # symmetric
     # the certified bound holds at points off the certification grid, including far tails
-    x = np.concatenate([np.random.default_rng(0).uniform(-15, 15, 5000), [-80.0, -40.0, 0.0, 40.0, 80.0]])
+    x = np.concatenate(
+        [np.random.default_rng(0).uniform(-15, 15, 5000), [-80.0, -40.0, 0.0, 40.0, 80.0]]
+    )
     assert np.max(np.abs(correction_cdf(x, corr, sigma**2) - expit(x))) <= corr.error
     # Var(V_cor) = pi^2/3 - sigma^2 (seed §3.2), up to the fit
     var = float(np.dot(corr.weights, corr.means**2 + corr.sds**2))
@@ -65,7 +67,9 @@ def test_barker_accept_probability_is_logistic(lam):
 def test_pm_sample_stats_privacy_and_reproducible():
     model, _ = penalty_model()
     with model:
-        step = pdp.PenaltyMH(lipschitz=10.0, tau=2.0, scale=0.01, proposal="guided", acceptance="barker")
+        step = pdp.PenaltyMH(
+            lipschitz=10.0, tau=2.0, scale=0.01, proposal="guided", acceptance="barker"
+        )
     assert step.barker_error == fit_correction(1.0).error < 1e-6
     idata = sample(model, [step], draws=200, tune=50, chains=2, seed=1)
     ss = idata["sample_stats"]
@@ -78,9 +82,20 @@ def test_pm_sample_stats_privacy_and_reproducible():
     assert pdp.privacy_spent(idata, delta=1e-5) == pytest.approx(expected, rel=1e-6)
     assert pdp.privacy_spent(step, delta=1e-5) == pytest.approx(expected, rel=1e-6)
     a, b = [
-        np.asarray(sample(model, [pdp.PenaltyMH(lipschitz=10.0, tau=0.05, scale=0.05, acceptance="barker",
-                                                  model=model)], draws=50, tune=0, chains=1,
-                          seed=7)["posterior"]["mu"])
+        np.asarray(
+            sample(
+                model,
+                [
+                    pdp.PenaltyMH(
+                        lipschitz=10.0, tau=0.05, scale=0.05, acceptance="barker", model=model
+                    )
+                ],
+                draws=50,
+                tune=0,
+                chains=1,
+                seed=7,
+            )["posterior"]["mu"]
+        )
         for _ in range(2)
     ]
     np.testing.assert_array_equal(a, b)
@@ -89,22 +104,37 @@ def test_pm_sample_stats_privacy_and_reproducible():
 def test_errors():
     model, _ = penalty_model()
     with model:
-        with pytest.raises(ValueError, match=re.escape(
-                "acceptance must be one of ('penalty', 'barker'), got acceptance='mh'.")):
+        with pytest.raises(
+            ValueError,
+            match=re.escape(
+                "acceptance must be one of ('penalty', 'barker'), got acceptance='mh'."
+            ),
+        ):
             pdp.PenaltyMH(lipschitz=1.0, tau=1.0, acceptance="mh")
-        with pytest.raises(ValueError, match=re.escape(
-                "barker_sigma must lie in [0.1, 1.25], got barker_sigma=1.5: the Gaussian-mixture correction")):
+        with pytest.raises(
+            ValueError,
+            match=re.escape(
+                "barker_sigma must lie in [0.1, 1.25], got barker_sigma=1.5: the Gaussian-mixture correction"
+            ),
+        ):
             pdp.PenaltyMH(lipschitz=1.0, tau=1.0, acceptance="barker", barker_sigma=1.5)
-        with pytest.raises(ValueError, match=re.escape("impossible for barker_sigma^2 >= pi^2/3). Use e.g. barker_sigma=1.0")):
+        with pytest.raises(
+            ValueError,
+            match=re.escape("impossible for barker_sigma^2 >= pi^2/3). Use e.g. barker_sigma=1.0"),
+        ):
             pdp.PenaltyMH(lipschitz=1.0, tau=1.0, acceptance="barker", barker_sigma=0.01)
-        with pytest.raises(ValueError, match=re.escape(
+        with pytest.raises(
+            ValueError,
+            match=re.escape(
                 "acceptance='barker' supports proposal='rw', 'coordinate' or 'guided' on the full data, "
-                "got proposal='rw', batch_size=10.")):
+                "got proposal='rw', batch_size=10."
+            ),
+        ):
             pdp.PenaltyMH(lipschitz=1.0, tau=1.0, acceptance="barker", batch_size=10)
         with pytest.raises(ValueError, match=re.escape("got proposal='mala', batch_size=None.")):
-            pdp.PenaltyMH(lipschitz=1.0, tau=1.0, acceptance="barker", proposal="mala", grad_bound=1.0)
+            pdp.PenaltyMH(
+                lipschitz=1.0, tau=1.0, acceptance="barker", proposal="mala", grad_bound=1.0
+            )
         assert pdp.PenaltyMH(lipschitz=1.0, tau=1.0).barker_error is None  # default unchanged
     with pytest.raises(ValueError, match=re.escape("sigma must lie in [0.1, 1.25], got sigma=2")):
         fit_correction(2)
-
-

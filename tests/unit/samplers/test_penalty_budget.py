@@ -31,16 +31,22 @@ def test_planned_run_checked_against_the_budget_at_construction():
         _step(model, budget=(1.0, 1e-5), chains=1, iterations=k + 1)
     step = _step(model, budget=(1.0, 1e-5), chains=2, iterations=k)
     assert step.run_cap == k and step.chain_cap == k // 2
-    with pytest.raises(ValueError, match=re.escape("chains and iterations declare how a budget is shared")):
+    with pytest.raises(
+        ValueError, match=re.escape("chains and iterations declare how a budget is shared")
+    ):
         _step(model, chains=2)
-    with pytest.raises(ValueError, match=re.escape("chains must be an integer >= 1, got chains=0.")):
+    with pytest.raises(
+        ValueError, match=re.escape("chains must be an integer >= 1, got chains=0.")
+    ):
         _step(model, budget=(1.0, 1e-5), chains=0)
 
 
 def test_cores2_without_declared_chains_is_refused():
     model, _ = penalty_model()
     step = _step(model, budget=(1.0, 1e-5))
-    with pytest.raises(Exception, match=re.escape("runs in a worker process (pm.sample with cores > 1)")):
+    with pytest.raises(
+        Exception, match=re.escape("runs in a worker process (pm.sample with cores > 1)")
+    ):
         sample(model, [step], draws=10, tune=0, chains=2, cores=2, seed=1)
 
 
@@ -56,7 +62,9 @@ def test_cores2_budget_covers_every_chain():
     assert not np.asarray(idata["sample_stats"]["dp_budget_exhausted"]).any()
     assert pdp.privacy_spent(idata, delta=1e-5) <= 1.0
     if PLANS_CHAINS:
-        with pytest.raises(Exception, match=re.escape(f"({share} per chain for chains=2), 0 already ran")):
+        with pytest.raises(
+            Exception, match=re.escape(f"({share} per chain for chains=2), 0 already ran")
+        ):
             sample(model, [step], draws=share + 10, tune=0, chains=2, cores=2, seed=3)
         return
     # the BudgetExhaustedWarning is emitted in the workers; the stat marks the stop
@@ -74,8 +82,14 @@ def test_chains_start_from_dispersed_data_independent_points():
     mu = np.asarray(idata["posterior"]["mu"])
     assert np.abs(mu[0, 0] - mu[1, 0]).min() > 1e-3  # old code: both at the model's initial point
     box = _step(model, init=([-5.0, 5.0], [-4.0, 6.0]))
-    mu = np.asarray(sample(model, [box], draws=1, tune=0, chains=3, seed=5)["posterior"]["mu"])[:, 0]
-    assert np.all((mu[:, 0] > -5.5) & (mu[:, 0] < -3.5)) and np.all((mu[:, 1] > 4.5) & (mu[:, 1] < 6.5))
+    mu = np.asarray(sample(model, [box], draws=1, tune=0, chains=3, seed=5)["posterior"]["mu"])[
+        :, 0
+    ]
+    assert np.all((mu[:, 0] > -5.5) & (mu[:, 0] < -3.5)) and np.all(
+        (mu[:, 1] > 4.5) & (mu[:, 1] < 6.5)
+    )
     assert len(np.unique(mu[:, 0])) == 3
-    with pytest.raises(ValueError, match=re.escape("init must be 'prior', 'model' or a public box (lower, upper)")):
+    with pytest.raises(
+        ValueError, match=re.escape("init must be 'prior', 'model' or a public box (lower, upper)")
+    ):
         _step(model, init=(1.0, 0.0))

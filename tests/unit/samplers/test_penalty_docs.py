@@ -28,7 +28,7 @@ def test_penalty_doc_snippet_runs(i):
     namespace = {}
     with warnings.catch_warnings():
         warnings.simplefilter("error", BudgetExhaustedWarning)  # the example must fit its budget
-        exec(compile(code, f"{DOC.name}[{i}]", "exec"), namespace)  # noqa: S102 - our own docs
+        exec(compile(code, f"{DOC.name}[{i}]", "exec"), namespace)
     if "idata" in namespace:
         import numpy as np
 

@@ -100,7 +100,9 @@ def test_nonfinite_ratios_are_clipped_by_the_rule():
 
 
 @pytest.mark.parametrize("th_from, th_to", [(1.0, 1.02), (1.02, 1.0)])
-def test_neighbouring_acceptance_within_the_gaussian_bound_with_theta_dependent_support(th_from, th_to):
+def test_neighbouring_acceptance_within_the_gaussian_bound_with_theta_dependent_support(
+    th_from, th_to
+):
     rng = np.random.default_rng(5)
     inside = rng.uniform(0.0, 0.95, size=29)
     d = np.append(inside, 3.0)  # one record above th and th': impossible at both points

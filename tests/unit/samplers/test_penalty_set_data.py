@@ -60,8 +60,9 @@ def test_subsampled_step_refuses_a_new_record_count():
     rng = np.random.default_rng(8)
     model = data_normal_model(rng.normal(0.0, 1.0, 12))
     with model:
-        step = pdp.PenaltyMH(lipschitz=10.0, tau=0.5, scale=0.3, batch_size=5,
-                             rng=np.random.default_rng(1))
+        step = pdp.PenaltyMH(
+            lipschitz=10.0, tau=0.5, scale=0.3, batch_size=5, rng=np.random.default_rng(1)
+        )
     msg = (
         "batch_size=5 was planned with n=12 records (the subsampling rate batch_size/n enters every "
         "iteration's privacy accounting), but the observed data ['x'] now hold n=15 records after "
@@ -71,7 +72,9 @@ def test_subsampled_step_refuses_a_new_record_count():
     pm.set_data({"obs": rng.normal(0.0, 1.0, 15)}, model=model)
     with pytest.raises(ValueError, match=re.escape(msg)):
         step.step(model.initial_point())
-    with pytest.raises(ValueError, match=re.escape(msg)):  # refused again, not taken the second time
+    with pytest.raises(
+        ValueError, match=re.escape(msg)
+    ):  # refused again, not taken the second time
         sample(model, [step], seed=2, draws=5, tune=0)
     assert step.total_iterations == 0
     same_n = rng.normal(4.0, 1.0, 12)  # the same record count with new values is followed

@@ -48,10 +48,12 @@ def test_subsampled_pm_sample_and_rdp_accounting():
     assert np.asarray(ss["dp_batch_size"]).ravel()[0] == 100
     ev = run_event(iteration_event(0.5, n_records=300, batch_size=100), 120)
     assert pdp.privacy_spent(idata, delta=1e-5, accountant="rdp") == pytest.approx(
-        epsilon_of_event(ev, 1e-5, accountant="rdp"))
+        epsilon_of_event(ev, 1e-5, accountant="rdp")
+    )
     # subsampling amplifies: cheaper than the full-data Gaussian with the same multiplier
     assert pdp.privacy_spent(idata, delta=1e-5, accountant="rdp") < epsilon_of_event(
-        run_event(iteration_event(0.5), 120), 1e-5, accountant="rdp")
+        run_event(iteration_event(0.5), 120), 1e-5, accountant="rdp"
+    )
     with pytest.raises(ValueError, match=re.escape("Use accountant='rdp'")):
         pdp.privacy_spent(idata, delta=1e-5, accountant="pld")
 
@@ -59,24 +61,41 @@ def test_subsampled_pm_sample_and_rdp_accounting():
 def test_mala_pm_sample_and_accounting():
     model = _model()
     with model:
-        step = pdp.PenaltyMH(lipschitz=5.0, tau=0.05, scale=0.03, proposal="mala", grad_bound=4.0,
-                             total_grad_bound=50.0)
+        step = pdp.PenaltyMH(
+            lipschitz=5.0,
+            tau=0.05,
+            scale=0.03,
+            proposal="mala",
+            grad_bound=4.0,
+            total_grad_bound=50.0,
+        )
     idata = sample(model, [step], draws=100, tune=20, chains=1, seed=3)
     zg = math.sqrt(1.0) / (0.03 * 4.0)
     ev = run_event(iteration_event(0.05, grad_noise_multiplier=zg), 120)
-    assert pdp.privacy_spent(idata, delta=1e-5) == pytest.approx(epsilon_of_event(ev, 1e-5), rel=1e-6)
+    assert pdp.privacy_spent(idata, delta=1e-5) == pytest.approx(
+        epsilon_of_event(ev, 1e-5), rel=1e-6
+    )
     assert np.asarray(idata["sample_stats"]["dp_accepted"]).mean() > 0.05
-    assert np.asarray(idata["sample_stats"]["dp_grad_noise_multiplier"]).ravel()[0] == pytest.approx(zg)
+    assert np.asarray(idata["sample_stats"]["dp_grad_noise_multiplier"]).ravel()[
+        0
+    ] == pytest.approx(zg)
 
 
 def test_variant_errors():
     model = _model()
     with model:
-        with pytest.raises(ValueError, match=re.escape("batch_size is not supported with proposal='mala'")):
+        with pytest.raises(
+            ValueError, match=re.escape("batch_size is not supported with proposal='mala'")
+        ):
             pdp.PenaltyMH(lipschitz=1.0, tau=1.0, proposal="mala", grad_bound=1.0, batch_size=10)
-        with pytest.raises(ValueError, match=re.escape("proposal='mala' takes one step size, got scale=[0.1, 0.2].")):
+        with pytest.raises(
+            ValueError,
+            match=re.escape("proposal='mala' takes one step size, got scale=[0.1, 0.2]."),
+        ):
             pdp.PenaltyMH(lipschitz=1.0, tau=1.0, proposal="mala", grad_bound=1.0, scale=[0.1, 0.2])
-        with pytest.raises(ValueError, match=re.escape("grad_bound must be finite and > 0, got grad_bound=0.")):
+        with pytest.raises(
+            ValueError, match=re.escape("grad_bound must be finite and > 0, got grad_bound=0.")
+        ):
             pdp.PenaltyMH(lipschitz=1.0, tau=1.0, proposal="mala", grad_bound=0)
 
 
@@ -89,18 +108,29 @@ def test_tempered_pm_sample_accounting_unchanged_and_mala_refused():
         hot = pdp.PenaltyMH(lipschitz=5.0, tau=0.5, scale=0.02, temperature=0.25)
         cold = pdp.PenaltyMH(lipschitz=5.0, tau=0.5, scale=0.02)
         assert hot.params.temperature == 0.25 and cold.params.temperature == 1.0
-        with pytest.raises(ValueError, match=re.escape(
+        with pytest.raises(
+            ValueError,
+            match=re.escape(
                 "temperature is not supported with proposal='mala' (the clipped-gradient drift and its "
-                "privacy are those of the untempered likelihood), got temperature=0.5.")):
+                "privacy are those of the untempered likelihood), got temperature=0.5."
+            ),
+        ):
             pdp.PenaltyMH(lipschitz=1.0, tau=1.0, proposal="mala", grad_bound=1.0, temperature=0.5)
-        with pytest.raises(ValueError, match=re.escape("temperature must be finite and > 0, got temperature=0.")):
+        with pytest.raises(
+            ValueError, match=re.escape("temperature must be finite and > 0, got temperature=0.")
+        ):
             pdp.PenaltyMH(lipschitz=1.0, tau=1.0, temperature=0)
-    hot_id, cold_id = sample(model, [hot], draws=100, tune=20, chains=1, seed=3), sample(model, [cold], draws=100, tune=20, chains=1, seed=3)
+    hot_id, cold_id = (
+        sample(model, [hot], draws=100, tune=20, chains=1, seed=3),
+        sample(model, [cold], draws=100, tune=20, chains=1, seed=3),
+    )
     # the noise sd scales with T (same proposal draws from the same seed until the first decision)
     sd_hot = np.asarray(hot_id["sample_stats"]["dp_noise_sd"]).ravel()[0]
     sd_cold = np.asarray(cold_id["sample_stats"]["dp_noise_sd"]).ravel()[0]
     assert sd_hot == pytest.approx(0.25 * sd_cold)
-    assert pdp.privacy_spent(hot_id, delta=1e-5) == pytest.approx(pdp.privacy_spent(cold_id, delta=1e-5))
+    assert pdp.privacy_spent(hot_id, delta=1e-5) == pytest.approx(
+        pdp.privacy_spent(cold_id, delta=1e-5)
+    )
 
 
 def test_penalty_modules_depend_one_way():

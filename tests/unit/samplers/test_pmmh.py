@@ -35,8 +35,9 @@ def test_kernel_carries_the_estimate_and_uses_the_pseudo_marginal_ratio():
     state = PMMHState(np.zeros(1), 0.0, -1.0, [np.zeros(3)])
     for _ in range(200):
         prev = state
-        state, info = pmmh_kernel(rng, state, propose_theta=propose, log_prior=log_prior,
-                                  estimate=estimate)
+        state, info = pmmh_kernel(
+            rng, state, propose_theta=propose, log_prior=log_prior, estimate=estimate
+        )
         # the current estimate is never re-estimated: one estimate (the proposal's) per iteration
         if info.accepted:
             assert state.log_lik == pytest.approx(info.log_lik_proposal)
@@ -51,7 +52,8 @@ def test_kernel_carries_the_estimate_and_uses_the_pseudo_marginal_ratio():
 def test_kernel_nan_estimate_rejects():
     state = PMMHState(np.zeros(1), 0.0, -1.0, [np.zeros(1)])
     out, info = pmmh_kernel(
-        np.random.default_rng(1), state,
+        np.random.default_rng(1),
+        state,
         propose_theta=lambda rng, th: (th + 1.0, 0.0),
         log_prior=lambda th: 0.0,
         estimate=lambda rng, th: (np.array([np.nan, np.nan]), [np.ones(1), np.ones(1)]),
@@ -85,7 +87,13 @@ def test_likelihood_estimate_is_unbiased(user_proposal):
 @pytest.mark.parametrize("bad", [0, -2, 2.5, True])
 def test_n_particles_must_be_a_positive_integer(bad):
     model = records_model()
-    with model, pytest.raises(ValueError, match=re.escape(f"n_particles must be an integer >= 1, got n_particles={bad!r}.")):
+    with (
+        model,
+        pytest.raises(
+            ValueError,
+            match=re.escape(f"n_particles must be an integer >= 1, got n_particles={bad!r}."),
+        ),
+    ):
         pdp.PMMH([model["th"]], n_particles=bad)
 
 
@@ -93,7 +101,12 @@ def test_latent_that_no_dpobserved_depends_on():
     model = records_model()
     with model:
         other = pm.Normal("other", model["th"], 1.0, shape=6)
-        with pytest.raises(ValueError, match=re.escape("latent must be variables a pdp.DPObserved node depends on, got latent=['other']")):
+        with pytest.raises(
+            ValueError,
+            match=re.escape(
+                "latent must be variables a pdp.DPObserved node depends on, got latent=['other']"
+            ),
+        ):
             pdp.PMMH([model["th"]], latent=[other])
 
 
@@ -120,7 +133,12 @@ def test_mechanism_without_density():
             return pm.Normal.dist(statistic, 1.0, size=size)
 
     model = records_model(mechanism=Opaque())
-    with model, pytest.raises(ValueError, match=re.escape("PMMH needs the density of the release, but the mechanism")):
+    with (
+        model,
+        pytest.raises(
+            ValueError, match=re.escape("PMMH needs the density of the release, but the mechanism")
+        ),
+    ):
         pdp.PMMH([model["th"]])
 
 
@@ -129,9 +147,14 @@ def test_pmmh_must_own_every_parent_of_the_records():
         mu = pm.Normal("mu")
         sd = pm.HalfNormal("sd")
         x = pm.Normal("x", mu, sd, shape=4)
-        pdp.DPObserved("s", x, statistic=pdp.RecordSum(lambda x: x, sensitivity=1.0),
-                       mechanism=pdp.Laplace(scale=1.0), observed=3.0)
-        with pytest.raises(ValueError, match=re.escape("'sd' is missing from vars='mu'. Pass vars=['mu', 'sd']")):
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.RecordSum(lambda x: x, sensitivity=1.0),
+            mechanism=pdp.Laplace(scale=1.0),
+            observed=3.0,
+        )
+        with pytest.raises(
+            ValueError, match=re.escape("'sd' is missing from vars='mu'. Pass vars=['mu', 'sd']")
+        ):
             pdp.PMMH([mu])
-
-

@@ -29,7 +29,14 @@ from tests.support.models import (
     groups_model,
 )
 
-N_REC, A, B, SCALE, STAT, RELEASES = GROUP_N, GROUP_A, GROUP_B, GROUP_SCALE, GROUP_STAT, GROUP_RELEASES
+N_REC, A, B, SCALE, STAT, RELEASES = (
+    GROUP_N,
+    GROUP_A,
+    GROUP_B,
+    GROUP_SCALE,
+    GROUP_STAT,
+    GROUP_RELEASES,
+)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -52,8 +59,13 @@ def test_release_reading_two_groups_keeps_the_joint_estimate():
         x0 = pm.Bernoulli("x0", p, shape=N_REC)
         x1 = pm.Bernoulli("x1", p, shape=N_REC)
         pdp.DPObserved("s0", x0, statistic=STAT, mechanism=pdp.Laplace(scale=SCALE), observed=2.0)
-        pdp.DPObserved("s01", (x0, x1), statistic=pdp.RecordSum(lambda a, b: a + b, 2.0),
-                       mechanism=pdp.Laplace(scale=SCALE), observed=7.0)
+        pdp.DPObserved(
+            "s01",
+            (x0, x1),
+            statistic=pdp.RecordSum(lambda a, b: a + b, 2.0),
+            mechanism=pdp.Laplace(scale=SCALE),
+            observed=7.0,
+        )
         step = pdp.PMMH([p], n_particles=5)
         mh = pdp.MHAAR([p], n_particles=5, space="z")
     assert [[r.name for r in g] for g in step.target.groups] == [["x0", "x1"]]
@@ -98,9 +110,16 @@ def test_group_estimate_is_unbiased():
     point = model.initial_point(random_seed=0)
     p = special.expit(float(point["p_logodds__"]))
     k = np.arange(N_REC + 1)
-    pk = np.exp(special.gammaln(N_REC + 1) - special.gammaln(k + 1) - special.gammaln(N_REC - k + 1)
-                + k * math.log(p) + (N_REC - k) * math.log1p(-p))
+    pk = np.exp(
+        special.gammaln(N_REC + 1)
+        - special.gammaln(k + 1)
+        - special.gammaln(N_REC - k + 1)
+        + k * math.log(p)
+        + (N_REC - k) * math.log1p(-p)
+    )
     exact = np.prod([np.sum(pk * np.exp(-np.abs(s - k) / SCALE) / (2 * SCALE)) for s in releases])
     rng = np.random.default_rng(3)
     z = np.exp([step.loglik_estimate(point, rng) for _ in range(4000)])
-    assert_within_se(z.mean(), exact, z.std(ddof=1) / math.sqrt(z.size), label="groups: E[Z] vs p(s | θ)")
+    assert_within_se(
+        z.mean(), exact, z.std(ddof=1) / math.sqrt(z.size), label="groups: E[Z] vs p(s | θ)"
+    )

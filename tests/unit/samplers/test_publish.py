@@ -70,21 +70,30 @@ def _assert_nothing_confidential(pub, secrets_num, secrets_str):
 def _worst_case(seed=5, n=40):
     """A run whose every corner holds confidential values: labels, data groups, attrs, stats."""
     rng = np.random.default_rng(seed)
-    x = 1000.0 + rng.normal(0.0, 1.0, size=n)              # confidential outcomes
-    cov = 500.0 + rng.normal(0.0, 1.0, size=n)             # confidential covariate
-    labels = [f"pt-{v:.9f}" for v in x]                    # coordinate labels built from the data
+    x = 1000.0 + rng.normal(0.0, 1.0, size=n)  # confidential outcomes
+    cov = 500.0 + rng.normal(0.0, 1.0, size=n)  # confidential covariate
+    labels = [f"pt-{v:.9f}" for v in x]  # coordinate labels built from the data
     sites = [f"site-{x.max():.9f}", f"site-{x.min():.9f}"]
     with pm.Model(coords={"patient": labels, "site": sites}) as model:
         c = pm.Data("cov", cov, dims="patient")
         mu = pm.Normal("mu", 1000.0, 10.0, dims="site")
-        pm.Deterministic("fit", mu[0] + 0.0 * c, dims="patient")     # reads the data
+        pm.Deterministic("fit", mu[0] + 0.0 * c, dims="patient")  # reads the data
         pm.Normal("y", mu[0] + 0.001 * mu[1] + 0.0 * c, 1.0, observed=x, dims="patient")
         step = pdp.PenaltyMH(lipschitz=8.0, tau=0.5, scale=0.05)
-    idata = sample(model, [step], draws=40, tune=40, seed=2, discard_tuned_samples=False,
-                   idata_kwargs={"log_likelihood": True})
+    idata = sample(
+        model,
+        [step],
+        draws=40,
+        tune=40,
+        seed=2,
+        discard_tuned_samples=False,
+        idata_kwargs={"log_likelihood": True},
+    )
     groups = _datasets(idata)
     ss = groups["sample_stats"]
-    extra = xr.DataArray(np.broadcast_to(x[:1], ss["dp_iterations"].shape).copy(), dims=ss["dp_iterations"].dims)
+    extra = xr.DataArray(
+        np.broadcast_to(x[:1], ss["dp_iterations"].shape).copy(), dims=ss["dp_iterations"].dims
+    )
     _set_group(idata, "sample_stats", ss.assign(dp_future_stat=extra, my_stat=extra))
     post = groups["posterior"].assign_coords(secret_aux=("patient", x))
     post.attrs["note"] = labels[0]
@@ -105,7 +114,12 @@ def test_no_confidential_value_survives_anywhere():
         _assert_nothing_confidential(idata, secrets_num, secrets_str)
     pub = pdp.publishable(idata, step, delta=1e-5, allow_unmixed=True)
     assert type(pub) is type(idata)
-    assert _group_names(pub) == {"posterior", "warmup_posterior", "sample_stats", "warmup_sample_stats"}
+    assert _group_names(pub) == {
+        "posterior",
+        "warmup_posterior",
+        "sample_stats",
+        "warmup_sample_stats",
+    }
     assert {"observed_data", "constant_data", "log_likelihood"} <= _group_names(idata)
     _assert_nothing_confidential(pub, secrets_num, secrets_str)
     post = pub["posterior"]
@@ -126,17 +140,30 @@ def test_publishable_drops_non_private_parts_and_attaches_epsilon():
     model, mu, _ = compound_model()
     pen, met = compound_steps(model, mu, scale=0.1)
     idata = sample(model, [pen, met], draws=60, tune=20, seed=3)
-    pub = pdp.publishable(idata, [pen, met], delta=1e-5, allow_unmixed=True)  # z is data-free: no refusal
+    pub = pdp.publishable(
+        idata, [pen, met], delta=1e-5, allow_unmixed=True
+    )  # z is data-free: no refusal
     ss = pub["sample_stats"]
-    for name in ["dp_clipped_fraction", "dp_noise_sd", "dp_accept_prob", "accept", "scaling", "accepted"]:
+    for name in [
+        "dp_clipped_fraction",
+        "dp_noise_sd",
+        "dp_accept_prob",
+        "accept",
+        "scaling",
+        "accepted",
+    ]:
         assert name not in ss
     for name in ["dp_accepted", "dp_iterations", "dp_noise_multiplier", "dp_scale"]:
         assert name in ss
     assert "observed_data" not in _group_names(pub) and "observed_data" in _group_names(idata)
     assert set(pub["posterior"].data_vars) == {"mu"}  # z was updated by another step
-    np.testing.assert_array_equal(np.asarray(pub["posterior"]["mu"]), np.asarray(idata["posterior"]["mu"]))
+    np.testing.assert_array_equal(
+        np.asarray(pub["posterior"]["mu"]), np.asarray(idata["posterior"]["mu"])
+    )
     eps = pdp.privacy_spent(idata, delta=1e-5)
-    assert eps == pytest.approx(epsilon_of_event(run_event(iteration_event(0.5), 160), 1e-5), rel=1e-6)
+    assert eps == pytest.approx(
+        epsilon_of_event(run_event(iteration_event(0.5), 160), 1e-5), rel=1e-6
+    )
     for attrs in (pub.attrs, pub["posterior"].attrs):
         assert attrs["dp_epsilon"] == pytest.approx(eps) and attrs["dp_delta"] == 1e-5
         assert attrs["dp_accountant"] == "pld" and attrs["dp_iterations"] == 160
@@ -146,9 +173,13 @@ def test_publishable_drops_non_private_parts_and_attaches_epsilon():
     assert "dp_clipped_fraction" in idata["sample_stats"]  # the input is not modified
     kept = pdp.publishable(idata, pen, delta=1e-5, keep=["z"], allow_unmixed=True)
     assert set(kept["posterior"].data_vars) == {"mu", "z"}
-    with pytest.raises(ValueError, match=re.escape("steps must hold the PenaltyMH step(s) of the run")):
+    with pytest.raises(
+        ValueError, match=re.escape("steps must hold the PenaltyMH step(s) of the run")
+    ):
         pdp.publishable(idata, [met], delta=1e-5)
-    with pytest.raises(ValueError, match=re.escape("keep names variables absent from the posterior: ['w']")):
+    with pytest.raises(
+        ValueError, match=re.escape("keep names variables absent from the posterior: ['w']")
+    ):
         pdp.publishable(idata, pen, delta=1e-5, keep=["w"])
 
 
@@ -168,7 +199,7 @@ def test_refuses_variables_drawn_by_non_private_steps():
             pen = pdp.PenaltyMH([mu], lipschitz=5.0, tau=0.5, scale=0.1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        idata = sample(model, [pen], draws=30, tune=30, seed=1)   # NUTS on sigma reads the data
+        idata = sample(model, [pen], draws=30, tune=30, seed=1)  # NUTS on sigma reads the data
     msg = "variables ['sigma'] were drawn by steps other than PenaltyMH and their conditional reads"
     with pytest.raises(ValueError, match=re.escape(msg)):
         pdp.publishable(idata, pen, delta=1e-5, allow_unmixed=True)
@@ -179,7 +210,7 @@ def test_refuses_variables_drawn_by_non_private_steps():
 
 def test_refuses_a_chain_that_did_not_mix():
     model, mu, _ = compound_model()
-    pen, met = compound_steps(model, mu, scale=1e-4)        # steps of 1e-4 against a posterior sd of 0.1
+    pen, met = compound_steps(model, mu, scale=1e-4)  # steps of 1e-4 against a posterior sd of 0.1
     idata = sample(model, [pen, met], draws=100, tune=0, seed=3)
     with pytest.raises(ValueError, match=re.escape("the private draws did not mix: split R-hat")):
         pdp.publishable(idata, [pen, met], delta=1e-5)

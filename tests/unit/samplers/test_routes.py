@@ -26,11 +26,27 @@ def _feed(trial, rng, iters, centred_sd, move_sd, seconds, move_seconds):
 
 def test_trial_keeps_a_move_that_carries_theta():
     trial = InterweaveTrial(False, "release informative: r = 0.3 <= 1.0")
-    _feed(trial, np.random.default_rng(0), 201, centred_sd=0.01, move_sd=1.0, seconds=2e-3, move_seconds=1e-3)
+    _feed(
+        trial,
+        np.random.default_rng(0),
+        201,
+        centred_sd=0.01,
+        move_sd=1.0,
+        seconds=2e-3,
+        move_seconds=1e-3,
+    )
     assert trial.full
     enabled, reason = trial.decide()
     assert enabled and reason.startswith("measured at warm-up over 100 iterations")
-    _feed(trial, np.random.default_rng(1), 50, centred_sd=1.0, move_sd=0.0, seconds=1.0, move_seconds=0.9)
+    _feed(
+        trial,
+        np.random.default_rng(1),
+        50,
+        centred_sd=1.0,
+        move_sd=0.0,
+        seconds=1.0,
+        move_seconds=0.9,
+    )
     assert trial.decide() == (enabled, reason)  # frozen
     trial.reset()
     assert trial.decision is None and not trial.rows
@@ -38,16 +54,34 @@ def test_trial_keeps_a_move_that_carries_theta():
 
 def test_trial_drops_a_move_that_only_costs_time():
     trial = InterweaveTrial(True, "release weak: r = 2 > 1.0")
-    _feed(trial, np.random.default_rng(2), 200, centred_sd=1.0, move_sd=0.05, seconds=2e-3, move_seconds=1e-3)
+    _feed(
+        trial,
+        np.random.default_rng(2),
+        200,
+        centred_sd=1.0,
+        move_sd=0.05,
+        seconds=2e-3,
+        move_seconds=1e-3,
+    )
     enabled, reason = trial.decide()
     assert not enabled and "with the move" in reason
 
 
 def test_short_tuning_keeps_the_ratio_rule():
     trial = InterweaveTrial(True, "release weak: r = 2 > 1.0")
-    _feed(trial, np.random.default_rng(3), 30, centred_sd=1.0, move_sd=0.0, seconds=1e-3, move_seconds=1e-4)
-    assert trial.decide() == (True, ("release weak: r = 2 > 1.0 (tuning too short to measure: 15 < 40 "
-                                    "iterations)"))
+    _feed(
+        trial,
+        np.random.default_rng(3),
+        30,
+        centred_sd=1.0,
+        move_sd=0.0,
+        seconds=1e-3,
+        move_seconds=1e-4,
+    )
+    assert trial.decide() == (
+        True,
+        ("release weak: r = 2 > 1.0 (tuning too short to measure: 15 < 40 iterations)"),
+    )
 
 
 def test_coupled_hierarchical_parameters_keep_nuts():
@@ -56,7 +90,10 @@ def test_coupled_hierarchical_parameters_keep_nuts():
     # before: ConjugateTheta[mu0, z] + SufficientTheta[tau]
     assert assigned(model) == {"NUTS": ["mu0", "tau_log__", "z"], "DataAugmentation": ["x0", "x1"]}
     model, _ = normal_scale(n=5)  # location and scale: different parameters, not coupled
-    assert coupled_parameters(model, model["mu"]) == [] and coupled_parameters(model, model["sigma"]) == []
+    assert (
+        coupled_parameters(model, model["mu"]) == []
+        and coupled_parameters(model, model["sigma"]) == []
+    )
     model, _ = regression_user(n=5)  # the covariates are records, not parameters
     assert coupled_parameters(model, model["beta"]) == []
 
@@ -72,10 +109,17 @@ def test_default_sampling_measures_freezes_and_reports_the_route():
     model, _ = normal_scale(n=30)
     with model:
         step = pdp.DataAugmentation()
-        idata = pm.sample(draws=30, tune=120, chains=2, cores=1, random_seed=5, progressbar=False,
-                          compute_convergence_checks=False, step=[step, pdp.ConjugateTheta([model["mu"]]),
-                                                                 pdp.SufficientTheta([model["sigma"]])],
-                          discard_tuned_samples=False)
+        idata = pm.sample(
+            draws=30,
+            tune=120,
+            chains=2,
+            cores=1,
+            random_seed=5,
+            progressbar=False,
+            compute_convergence_checks=False,
+            step=[step, pdp.ConjugateTheta([model["mu"]]), pdp.SufficientTheta([model["sigma"]])],
+            discard_tuned_samples=False,
+        )
     d = step.interweave_decisions[0]
     assert [m["reason"].split(" over")[0] for m in d["measured"]] == ["measured at warm-up"] * 2
     assert (np.asarray(idata.warmup_sample_stats["dp_route"]) == 1).all()  # measured all warm-up

@@ -3,7 +3,6 @@
 Also MHAAR's z cache when another sampler moves a parent of the records (issue 10 items 1–2).
 """
 
-
 import numpy as np
 
 import pymc_dp as pdp
@@ -28,7 +27,9 @@ def _dp_scales(idata):
 
 
 def test_every_chain_tunes_in_a_compound_step():
-    idata = sample(model := three_part_model(), lambda: three_part_steps(model), draws=20, tune=150, seed=11)
+    idata = sample(
+        model := three_part_model(), lambda: three_part_steps(model), draws=20, tune=150, seed=11
+    )
     scales = _dp_scales(idata)  # (2 chains, 2 samplers)
     assert scales.shape == (2, 2), scales.shape
     # the initial scale is 0.5; with the old per-class set_rng only chain 1 adapted (chain 2 stayed 0.5)
@@ -47,5 +48,3 @@ def test_mhaar_rederives_z_when_another_sampler_moves_a_parent():
     x = step.target.icdf(moved, [zz[None] for zz in z])[0][0]
     np.testing.assert_allclose(x, moved["x"], rtol=1e-7, atol=1e-9)  # particle 0 = current records
     assert step._current_z(point) is step._z_cache[1]  # unchanged parents: the cache is reused
-
-

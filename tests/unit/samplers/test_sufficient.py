@@ -27,11 +27,14 @@ FAMILY_MODELS = {
     "exponential": lambda t: pm.Exponential("y", t, observed=rng0.exponential(1, 30)),
     "beta": lambda t: pm.Beta("y", t, 2.0, observed=rng0.beta(2, 2, 30)),
     "poisson": lambda t: pm.Poisson("y", t, observed=rng0.poisson(2, 30)),
-    "bernoulli_logit": lambda t: pm.Bernoulli("y", logit_p=pm.math.log(t), observed=rng0.binomial(1, 0.4, 30)),
+    "bernoulli_logit": lambda t: pm.Bernoulli(
+        "y", logit_p=pm.math.log(t), observed=rng0.binomial(1, 0.4, 30)
+    ),
     "binomial": lambda t: pm.Binomial("y", 5, t / (1 + t), observed=rng0.binomial(5, 0.4, 30)),
     "geometric": lambda t: pm.Geometric("y", t / (1 + t), observed=rng0.geometric(0.4, 30)),
-    "categorical": lambda t: pm.Categorical("y", pm.math.stack([t, 1.0, 2.0]) / (t + 3.0),
-                                            observed=rng0.integers(0, 3, 30)),
+    "categorical": lambda t: pm.Categorical(
+        "y", pm.math.stack([t, 1.0, 2.0]) / (t + 3.0), observed=rng0.integers(0, 3, 30)
+    ),
 }
 
 
@@ -58,15 +61,25 @@ def test_refuses_terms_it_cannot_write():
     with pm.Model() as model:
         b = pm.Laplace("b", 0, 1)
         pm.Normal("y", b * x, 1.0, observed=np.zeros(30))  # not iid: the mean differs per value
-    with model, pytest.raises(ValueError, match=re.escape(
-            "SufficientTheta writes every term that depends on 'b' from sufficient statistics")):
+    with (
+        model,
+        pytest.raises(
+            ValueError,
+            match=re.escape(
+                "SufficientTheta writes every term that depends on 'b' from sufficient statistics"
+            ),
+        ),
+    ):
         pdp.SufficientTheta([b])
     with pm.Model() as model:
         lam = pm.LogNormal("lam", 0, 1)
         pm.Potential("pot", -lam)
     with model, pytest.raises(ValueError, match=re.escape("cannot write 'pot' (a Potential)")):
         pdp.SufficientTheta([lam])
-    with model, pytest.raises(ValueError, match=re.escape("width must be a positive finite number")):
+    with (
+        model,
+        pytest.raises(ValueError, match=re.escape("width must be a positive finite number")),
+    ):
         pdp.SufficientTheta([lam], width=0.0)
 
 
@@ -81,8 +94,12 @@ def test_small_non_record_terms_enter_with_their_own_logp():
 
 def test_assignment_only_with_records_and_not_conjugate():
     model, *_ = quickstart_like_model()
-    assert pm.STEP_METHODS.index(pdp.SufficientTheta) == pm.STEP_METHODS.index(pdp.ConjugateTheta) + 1
-    assert sufficient_competence(model["p"]) == pm.step_methods.compound.Competence.INCOMPATIBLE  # conjugate
+    assert (
+        pm.STEP_METHODS.index(pdp.SufficientTheta) == pm.STEP_METHODS.index(pdp.ConjugateTheta) + 1
+    )
+    assert (
+        sufficient_competence(model["p"]) == pm.step_methods.compound.Competence.INCOMPATIBLE
+    )  # conjugate
     with pm.Model() as plain:  # no DPObserved node: PyMC's defaults
         lam = pm.LogNormal("lam", 0, 1)
         pm.Poisson("y", lam, observed=np.ones(5, dtype=int))
@@ -92,7 +109,14 @@ def test_assignment_only_with_records_and_not_conjugate():
         lam = pm.LogNormal("lam", 0, 1)
         x = pm.Poisson("x", lam, shape=20)
         pm.Potential("pot", -lam)
-        pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=pdp.DiscreteLaplace(scale=2.0),
-                       observed=pdp.DiscreteLaplace(scale=2.0).sample(np.asarray(rng.poisson(2, 20).sum()), rng))
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.Sum(),
+            mechanism=pdp.DiscreteLaplace(scale=2.0),
+            observed=pdp.DiscreteLaplace(scale=2.0).sample(
+                np.asarray(rng.poisson(2, 20).sum()), rng
+            ),
+        )
     assert sufficient_competence(other["lam"]) == pm.step_methods.compound.Competence.INCOMPATIBLE
     assert "SufficientTheta" not in assigned(other)  # (pm.sample() collapses this Poisson sum)

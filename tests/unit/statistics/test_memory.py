@@ -54,10 +54,14 @@ def test_same_values_as_the_table_implementation():
     for v, beta in _cases(rng, 600):
         n = v.size
         for m in sorted({1, (n + 1) // 2, n, max(1, n // 3)}):
-            assert order_smooth_sensitivity(v, m, 3.0, beta) == _old_smooth_sensitivity(v, m, 3.0, beta)
+            assert order_smooth_sensitivity(v, m, 3.0, beta) == _old_smooth_sensitivity(
+                v, m, 3.0, beta
+            )
     batch = rng.uniform(0, 3, (6, 17))
-    np.testing.assert_array_equal(order_smooth_sensitivity(batch, 9, 3.0, 0.2),
-                                  [_old_smooth_sensitivity(r, 9, 3.0, 0.2) for r in batch])
+    np.testing.assert_array_equal(
+        order_smooth_sensitivity(batch, 9, 3.0, 0.2),
+        [_old_smooth_sensitivity(r, 9, 3.0, 0.2) for r in batch],
+    )
 
 
 def test_graph_op_value_and_gradient():
@@ -73,7 +77,8 @@ def test_graph_op_value_and_gradient():
     numeric = [(f(v + h * e)[0] - f(v - h * e)[0]) / (2 * h) for e in np.eye(9)]
     np.testing.assert_allclose(grad, numeric, atol=1e-6)
     assert stat.smooth_sensitivity(pt.as_tensor(v), beta=0.3).eval() == pytest.approx(
-        stat.smooth_sensitivity_np(v, 0.3), rel=0, abs=0)
+        stat.smooth_sensitivity_np(v, 0.3), rel=0, abs=0
+    )
 
 
 @pytest.mark.parametrize("which", [pdp.Median, pdp.Max])

@@ -53,14 +53,38 @@ def test_counts_histogram_and_record_sum():
 @pytest.mark.parametrize(
     "make, exc, message",
     [
-        (lambda: pdp.Sum(lower=2, upper=1), ValueError, "Sum needs lower < upper, got lower=2, upper=1."),
-        (lambda: pdp.Mean(lower=1, upper=1), ValueError, "Mean needs lower < upper, got lower=1, upper=1."),
+        (
+            lambda: pdp.Sum(lower=2, upper=1),
+            ValueError,
+            "Sum needs lower < upper, got lower=2, upper=1.",
+        ),
+        (
+            lambda: pdp.Mean(lower=1, upper=1),
+            ValueError,
+            "Mean needs lower < upper, got lower=1, upper=1.",
+        ),
         (lambda: pdp.Sum(lower=0), ValueError, "Sum needs both lower and upper or neither"),
         (lambda: pdp.Sum(lower=0, upper=float("inf")), ValueError, "Sum bounds must be finite"),
-        (lambda: pdp.Counts(1), ValueError, "n_categories must be an integer >= 2, got n_categories=1."),
-        (lambda: pdp.RecordSum(lambda x: x, sensitivity=0), ValueError, "sensitivity must be finite and > 0, got sensitivity=0."),
-        (lambda: pdp.Counts(3).evaluate(np.array([0.0, 1.0])), TypeError, "Counts needs integer category codes 0..2, got records of dtype float64."),
-        (lambda: pdp.Sum().evaluate(np.zeros(3), np.zeros(3)), TypeError, "Sum got 2 record arrays and no fn"),
+        (
+            lambda: pdp.Counts(1),
+            ValueError,
+            "n_categories must be an integer >= 2, got n_categories=1.",
+        ),
+        (
+            lambda: pdp.RecordSum(lambda x: x, sensitivity=0),
+            ValueError,
+            "sensitivity must be finite and > 0, got sensitivity=0.",
+        ),
+        (
+            lambda: pdp.Counts(3).evaluate(np.array([0.0, 1.0])),
+            TypeError,
+            "Counts needs integer category codes 0..2, got records of dtype float64.",
+        ),
+        (
+            lambda: pdp.Sum().evaluate(np.zeros(3), np.zeros(3)),
+            TypeError,
+            "Sum got 2 record arrays and no fn",
+        ),
     ],
 )
 def test_bad_statistics(make, exc, message):
@@ -74,7 +98,9 @@ def test_release_calibrates_and_is_reproducible():
     r1 = pdp.release(x, stat, mech, rng=np.random.default_rng(5))
     r2 = pdp.release(x, stat, mech, rng=np.random.default_rng(5))
     assert r1 == r2
-    want = pdp.Laplace(scale=0.04).sample(stat.evaluate(x), np.random.default_rng(5))  # exact lattice sampler
+    want = pdp.Laplace(scale=0.04).sample(
+        stat.evaluate(x), np.random.default_rng(5)
+    )  # exact lattice sampler
     assert r1 == pytest.approx(want)
 
 
@@ -84,9 +110,16 @@ def test_release_integer_and_local_mechanisms():
     assert counts.dtype == np.int64 and counts.shape == (2,)
     rr = pdp.release(x, pdp.Local(), pdp.RandomizedResponse(epsilon=2.0), rng=1)
     assert rr.shape == (5,) and set(np.unique(rr)) <= {0, 1}
-    with pytest.raises(ValueError, match=re.escape("RandomizedResponse randomizes one record at a time")):
+    with pytest.raises(
+        ValueError, match=re.escape("RandomizedResponse randomizes one record at a time")
+    ):
         pdp.release(x, pdp.Sum(lower=0, upper=1), pdp.RandomizedResponse(epsilon=2.0))
-    with pytest.raises(ValueError, match=re.escape("RandomizedResponse(n_categories=2) needs every record's category in 0..1")):
+    with pytest.raises(
+        ValueError,
+        match=re.escape("RandomizedResponse(n_categories=2) needs every record's category in 0..1"),
+    ):
         pdp.release(np.array([0, 3]), pdp.Local(), pdp.RandomizedResponse(epsilon=2.0))
-    with pytest.raises(ValueError, match=re.escape("DiscreteLaplace needs an integer-valued statistic")):
+    with pytest.raises(
+        ValueError, match=re.escape("DiscreteLaplace needs an integer-valued statistic")
+    ):
         pdp.release(x, pdp.Mean(lower=0, upper=1), pdp.DiscreteLaplace(epsilon=1.0))

@@ -1,0 +1,27 @@
+"""MkDocs hook: fail the build when a page shows a raw Sphinx role or directive.
+
+Docstrings are NumPy style in Markdown (mkdocstrings renders them): a `:class:` / `:func:` /
+`:math:` role or a `.. math::` directive left in a docstring reaches the site as literal text. This
+hook scans every rendered page and names the page and the first offending text.
+"""
+
+from __future__ import annotations
+
+import re
+
+from mkdocs.exceptions import PluginError
+
+RAW = re.compile(
+    r":(?:py:)?(?:class|func|meth|mod|attr|data|obj|exc|math|ref|term):(?:`|<code>)|\.\. (?:math|note|warning|code-block)::"
+)
+
+
+def on_post_page(output: str, page, config):
+    m = RAW.search(output)
+    if m:
+        start = max(0, m.start() - 60)
+        raise PluginError(
+            f"{page.file.src_uri}: raw Sphinx markup on the rendered page: "
+            f"...{output[start : m.end() + 40]!r}... Write `name` or a fenced block."
+        )
+    return output
