@@ -23,7 +23,7 @@ demo: venv
 	$(PY) examples/quickstart.py
 
 test: venv
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2
 
 test-fast: venv
 	$(PY) -m pytest -q -m "not slow"
