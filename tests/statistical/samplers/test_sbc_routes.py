@@ -21,6 +21,12 @@ fixed) runs from (θ*, x*) — a draw from the joint posterior — for ``WARM`` 
 (up to remaining autocorrelation, reduced by thinning). Pearson's χ² on ``BINS`` bins at a false
 alarm rate ``ALPHA`` = 0.001 per case. Seeds fixed. ``test_sbc_catches_a_shifted_prior`` runs the same
 check on a deliberately wrong sampler (the posterior under a shifted prior) and requires it to fail.
+
+Stated power (measured over seeds 2025–2036 with this protocol, CLTRelease + NUTS, ``FAST``): the
+shifted-prior control is caught (p < 0.001) in 11 of 12 seeds, and the exact route raised no false
+alarm in 12. R = 300 with thinning 1 at the same cost caught the control in 12 of 12 but the exact
+route's ranks were no longer uniform (p = 0.000, 0.001, 0.004, 0.008 in 12 seeds: the draws'
+autocorrelation), so the tier keeps R = 100 with thinning.
 """
 
 import time
