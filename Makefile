@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo test test-fast docs docs-fast docs-env venv lint clean
+.PHONY: demo test test-heavy test-fast docs docs-fast docs-env venv lint clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,10 +23,13 @@ demo: venv
 	$(PY) examples/quickstart.py
 
 test: venv
-	$(PY) -m pytest -q -n 2
+	$(PY) -m pytest -q -n 2 -m "not heavy"
+
+test-heavy: venv
+	$(PY) -m pytest -q -n 2 -m heavy
 
 test-fast: venv
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q -n 2 -m "not slow"
 
 # ruff (lint + format check) and the layer contracts of docs/architecture.md (import-linter)
 lint: venv

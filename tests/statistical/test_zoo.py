@@ -18,7 +18,7 @@ DRAWS, TUNE, SEED = 500, 300, 17
 
 
 def _param(c):
-    marks = [] if c.fast else [pytest.mark.slow]
+    marks = [] if c.fast else [pytest.mark.slow, pytest.mark.heavy]
     if c.xfail:
         marks.append(pytest.mark.xfail(strict=True, reason=c.xfail))
     return pytest.param(c, id=c.name, marks=marks)

@@ -14,7 +14,7 @@ from tests.support.mc import assert_mc_close
 from tests.support.sampling import sample
 from tests.support.zoo import _select, by_name
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.heavy]
 
 DRAWS, TUNE, SEED = 1000, 500, 23
 

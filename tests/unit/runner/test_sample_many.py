@@ -120,6 +120,7 @@ def test_unreachable_scheduler_is_a_clear_error():
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_dask_workers_own_compiledirs_and_a_killed_worker_is_retried(tmp_path):
     distributed = pytest.importorskip("distributed")
     with local_cluster(2) as cluster, distributed.Client(cluster) as client:
@@ -157,6 +158,7 @@ def test_dask_workers_own_compiledirs_and_a_killed_worker_is_retried(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_interrupted_client_resumes(tmp_path):
     script = tmp_path / "run.py"
     script.write_text(

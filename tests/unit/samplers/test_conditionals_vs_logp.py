@@ -252,6 +252,7 @@ def test_random_variants(which):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 @pytest.mark.parametrize("which", list(CHECKS))
 def test_random_variants_many(which):
     _run(which, 1702, N_SLOW)
