@@ -369,10 +369,17 @@ class PenaltyMH(DPStep):
         return epsilon_of_event(self.dp_event(), delta, accountant=accountant or self.accountant)
 
     # --------------------------------------------------------------- DPStep hooks
-    def set_rng(self, rng) -> None:
+    def _refuse_unplanned_worker(self) -> None:
         if self.budget is not None and self.chains is None and os.getpid() != self._pid:
             raise ValueError(opt.WORKER_BUDGET_MESSAGE)
+
+    def set_rng(self, rng) -> None:  # PyMC <= 6.2
+        self._refuse_unplanned_worker()
         super().set_rng(rng)
+
+    def setup_chain(self, rng, tune, draws) -> None:  # PyMC >= 6.3
+        self._refuse_unplanned_worker()
+        super().setup_chain(rng, tune, draws)
 
     def start_chain(self):
         """Per-chain reset: kernel state, counters, clipping warning and the adapted scale."""

@@ -61,7 +61,7 @@ def test_laplace_release_adds_a_latent_statistic():
     u = model["s_u"]
     assert u.type.shape == (1,)
     node = pdp.dp_nodes(model)["s"]
-    assert node.mechanism.b == pytest.approx(0.2)
+    assert node.mechanism.noise_scale == pytest.approx(0.2)
     fn = _logp_fn(model, "s_u")
     m, v = pdp.uniform_width_moments(1.5, a=1)
     got = float(fn({"th_log__": np.log(1.5), "s_u": np.array([0.6])}))

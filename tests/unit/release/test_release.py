@@ -35,7 +35,7 @@ def test_release_is_an_array_with_metadata():
         assert not isinstance(derived, Release)  # arithmetic is no longer the release
     assert r.statistic is MEAN and r.n == 50 and r.dim == 1 and r.neighbouring == "replace-one"
     assert r.mechanism.sensitivity == pytest.approx(6.0 / 50)  # calibrated: (upper - lower) / n
-    assert r.mechanism.b == pytest.approx(6.0 / 50)
+    assert r.mechanism.noise_scale == pytest.approx(6.0 / 50)
     assert r.dp_event() == dp_accounting.LaplaceDpEvent(noise_multiplier=pytest.approx(1.0))
     back = pickle.loads(pickle.dumps(r))
     assert back.n == 50 and float(back) == float(r) and isinstance(back, Release)
