@@ -15,13 +15,19 @@ ROOT = Path(__file__).resolve().parents[3]
 def test_readme_and_index_snippet_assignment():
     rng = np.random.default_rng(1)
     x_conf = rng.normal(1.0, 1.0, size=200)
-    release = pdp.release(x_conf, statistic=pdp.Mean(lower=-2, upper=4),
-                          mechanism=pdp.Laplace(epsilon=1.0), rng=rng)
+    release = pdp.release(
+        x_conf, statistic=pdp.Mean(lower=-2, upper=4), mechanism=pdp.Laplace(epsilon=1.0), rng=rng
+    )
     with pm.Model() as model:
         mu = pm.Normal("mu", 0, 3)
         x = pm.Normal("x", mu, 1.0, shape=200)
-        pdp.DPObserved("s_dp", x, statistic=pdp.Mean(lower=-2, upper=4),
-                       mechanism=pdp.Laplace(epsilon=1.0), observed=release)
+        pdp.DPObserved(
+            "s_dp",
+            x,
+            statistic=pdp.Mean(lower=-2, upper=4),
+            mechanism=pdp.Laplace(epsilon=1.0),
+            observed=release,
+        )
     assert assigned(model) == {"ConjugateTheta": ["mu"], "DataAugmentation": ["x"]}
     claim = "x gets pdp.DataAugmentation, mu pdp.ConjugateTheta"
     for page in ("README.md", "docs/index.md"):
