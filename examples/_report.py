@@ -8,7 +8,7 @@ Every example accepts
                script writes only under the untracked ``examples/output/`` (or ``--outdir``);
 ``--outdir``   where figures and result files go when not refreshing.
 
-:func:`summary` prints, for every scalar parameter, the posterior mean, sd, 94 % highest-density
+`summary` prints, for every scalar parameter, the posterior mean, sd, 94 % highest-density
 interval and the bulk/tail effective sample sizes and R-hat. ESS and R-hat come from
 ``az.summary(..., kind="diagnostics")``, which behaves the same on ArviZ 0.2x (PyMC 5) and ArviZ 1.x
 (PyMC 6); mean, sd and the HDI (the narrowest interval holding 94 % of the draws, the definition of

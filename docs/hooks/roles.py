@@ -16,12 +16,16 @@ RAW = re.compile(
 )
 
 
+PRE = re.compile(r"<pre\b.*?</pre>", re.S)  # source listings may quote anything
+
+
 def on_post_page(output: str, page, config):
-    m = RAW.search(output)
+    text = PRE.sub("", output)
+    m = RAW.search(text)
     if m:
         start = max(0, m.start() - 60)
         raise PluginError(
             f"{page.file.src_uri}: raw Sphinx markup on the rendered page: "
-            f"...{output[start : m.end() + 40]!r}... Write `name` or a fenced block."
+            f"...{text[start : m.end() + 40]!r}... Write `name` or a fenced block."
         )
     return output
