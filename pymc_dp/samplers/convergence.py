@@ -144,9 +144,9 @@ def _diagnose(values: dict, labels: dict, movers: dict, rhat_max, ess_min) -> pd
             d = np.stack([d[0, :half], d[0, half : 2 * half]])
         dims = ("chain", "draw", *[f"e{i}" for i in range(d.ndim - 2)])
         ds = xr.Dataset({"q": (dims, d)})
-        ess = np.atleast_1d(np.asarray(az.ess(ds, method="bulk")["q"], dtype=float))
-        rhat = np.atleast_1d(np.asarray(az.rhat(ds)["q"], dtype=float))
-        const = np.atleast_1d(np.ptp(d.reshape(n_total, -1), axis=0) == 0)
+        ess = np.asarray(az.ess(ds, method="bulk")["q"], dtype=float).ravel()
+        rhat = np.asarray(az.rhat(ds)["q"], dtype=float).ravel()
+        const = np.ptp(d.reshape(d.shape[0] * d.shape[1], -1), axis=0) == 0  # per entry, flat
         ess = np.where(const, 0.0, np.nan_to_num(ess, nan=0.0))
         rhat = np.where(const | ~np.isfinite(rhat), np.inf, rhat)
         step = movers.get(name, "NUTS")
