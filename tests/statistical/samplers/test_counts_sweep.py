@@ -66,7 +66,7 @@ def test_shared_categorical_two_releases():
     n = 6
     rel = [
         (pdp.DiscreteGaussian(sigma=1.0), 3, np.array([1.0, 4.0, 2.0])),
-        (pdp.Laplace(scale=1.5), 2, np.array([2.2, 2.9])),
+        (pdp.Laplace(scale=1.5), 3, np.array([2.2, 2.9, 0.4])),  # Counts must cover every code
     ]
     with pm.Model() as model:
         x = pm.Categorical("x", p, shape=n)
