@@ -33,6 +33,7 @@ res.summary          # one row per unit × scalar parameter: mean, sd, HDI, ESS,
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import os
@@ -230,23 +231,27 @@ def sample_many(
     memory: dict = {}
     call_id = _call_id(build, data, step)
     progress = _Progress(len(units), len(units) - len(todo), enabled=progressbar)
+    # items -> one record per unit; the same call in this process and on every Dask worker
+    work = functools.partial(
+        run_batch,
+        build,
+        data,
+        step,
+        sample_kwargs=sample_kwargs,
+        outdir=outdir,
+        manifest=manifest,
+        call_id=call_id,
+    )
     if todo:
         if client is None and n_workers == 0:
             for item in todo:
-                (rec,) = run_batch(
-                    build, data, step, [item], sample_kwargs, outdir, manifest, call_id
-                )
+                (rec,) = work([item])
                 _collect(rec, records, memory)
                 progress.update(rec)
         else:
             _run_on_dask(
-                build,
-                data,
-                step,
+                work,
                 todo,
-                sample_kwargs,
-                outdir,
-                manifest,
                 call_id,
                 n_workers,
                 client,
@@ -430,21 +435,7 @@ def _connect(client, n_workers, timeout):
 
 
 def _run_on_dask(
-    build,
-    data,
-    step,
-    todo,
-    sample_kwargs,
-    outdir,
-    manifest,
-    call_id,
-    n_workers,
-    client,
-    timeout,
-    batch_size,
-    records,
-    memory,
-    progress,
+    work, todo, call_id, n_workers, client, timeout, batch_size, records, memory, progress
 ):
     from distributed import as_completed
 
@@ -454,19 +445,7 @@ def _run_on_dask(
         size = batch_size or max(1, min(16, math.ceil(len(todo) / (4 * n))))
         batches = [todo[i : i + size] for i in range(0, len(todo), size)]
         futures = {
-            client.submit(
-                run_batch,
-                build,
-                data,
-                step,
-                b,
-                sample_kwargs,
-                outdir,
-                manifest,
-                call_id,
-                pure=False,
-                key=f"pymc-dp-{call_id}-{j}",
-            ): b
+            client.submit(work, b, pure=False, key=f"pymc-dp-{call_id}-{j}"): b
             for j, b in enumerate(batches)
         }
         for fut in as_completed(futures, loop=client.loop):
