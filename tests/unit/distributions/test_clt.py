@@ -44,7 +44,7 @@ def test_vector_statistic_with_covariance_and_calibrated_gaussian():
     with pm.Model() as model:
         th = pm.Normal("th", shape=2)
         pdp.CLTRelease("s", th, cov, n, mechanism=mech, sensitivity=0.1, observed=y)
-    s = mech.bind(pdp.LatentValue(0.1), n=1, dim=2).s
+    s = mech.bind(pdp.LatentValue(0.1), n=1, dim=2).noise_sd
     fn = _logp_fn(model, "s")
     theta = np.array([0.1, 0.3])
     want = stats.multivariate_normal.logpdf(y, theta, cov / n + s**2 * np.eye(2))

@@ -249,7 +249,7 @@ def test_fisher_information_dispatch_and_result_type():
     fi2 = fisher_information(
         2.0, n=100, moments=normal_variance_example(1), mechanism=mech, statistic=stat
     )
-    sigma = mech.bind(stat, n=100, dim=1).s
+    sigma = mech.bind(stat, n=100, dim=1).noise_sd
     assert float(fi2) == pytest.approx(
         clt_gaussian_fisher(
             normal_variance_example(1), 2.0, n=100, mechanism=pdp.Gaussian(sigma=sigma)
