@@ -104,7 +104,10 @@ def _check_supported(statistic, mechanism):
     from pymc_dp.statistics import Mean, Sum
 
     name = type(mechanism).__name__
-    if getattr(mechanism, "local_only", False) or getattr(statistic, "local", False):
+    per_record = getattr(statistic, "local", False) and not getattr(
+        statistic, "latent_table", False
+    )
+    if getattr(mechanism, "local_only", False) or per_record:
         raise ValueError(
             f"intervals needs an aggregate release, but mechanism={name} / statistic={statistic!r} "
             "randomize one record at a time (local DP): each entry says little about its true value "

@@ -162,3 +162,16 @@ def test_release_keywords_refused():
         pdp.intervals(rel, integer=False)
     # the public total n = 3 bounds every cell
     assert np.all(pdp.intervals(rel)[:, 1] <= 3)
+
+
+def test_cells_release_matches_enumeration():
+    """A `Cells` release (the table itself is the data) is an aggregate: each released cell is its
+    true count plus noise, bounded below by 0 and unbounded above (add/remove: the total is private).
+    It used to be refused as local DP (Cells marks its cells as the node's records)."""
+    sigma = 3.18
+    table = np.array([0, 1, 3, 12, 250])
+    rel = pdp.release(table, pdp.Cells(), pdp.DiscreteGaussian(sigma=sigma), rng=3)
+    got = pdp.intervals(rel, 0.9)
+    assert got.shape == (5, 2)
+    for si, (lo, hi) in zip(np.asarray(rel), got, strict=True):
+        assert (lo, hi) == _brute(si, lambda z: -z * z / (2 * sigma**2), np.arange(0, 2000), 0.9)
