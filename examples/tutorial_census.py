@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import time
 
-from _report import parser, quiet_blas_warning
+from _report import parser, quiet_blas_warning, summary
 
 quiet_blas_warning()
 
@@ -247,9 +247,13 @@ def main(argv=None):
             mechanism=pdp.DiscreteGaussian(sigma=SIGMA_CELL),
             observed=noisy["detailed"][g].reshape(k),
         )
-        pm.Deterministic("share", c / pm.math.maximum(c.sum(), 1))
+        pm.Deterministic("share_cell", c[j] / pm.math.maximum(c.sum(), 1))
         _, chosen = assign_step_methods(pm.modelcontext(None), None, methods=pm.STEP_METHODS)
-        steps = [f"{cls.__name__} on {', '.join(v.name for v in vs)}" for cls, vs in chosen.items()]
+        names = {v.name: rv.name for rv, v in pm.modelcontext(None).rvs_to_values.items()}
+        steps = [
+            f"{cls.__name__} on {', '.join(names.get(v.name, v.name) for v in vs)}"
+            for cls, vs in chosen.items()
+        ]
         idata = pm.sample(
             draws=1000,
             tune=1000,
@@ -261,8 +265,9 @@ def main(argv=None):
         )
     secs = time.perf_counter() - t0
     post = idata.posterior
-    sh = np.asarray(post["share"])[..., j].ravel()
-    ess = az.ess(idata, var_names=["share"])["share"].values[j]
+    summary(idata, ["share_cell"], title=f"\nshare of cell {cell} in tract {g}, pm.sample():")
+    sh = np.asarray(post["share_cell"]).ravel()
+    ess = float(az.ess(idata, var_names=["share_cell"])["share_cell"])
     lat = lattice_draws(flat[g], SIGMA_CELL, 4000, rng, prior_mean[g])
     lat_sh = lat[..., j] / np.maximum(lat.sum(-1), 1)
     print(
