@@ -122,3 +122,15 @@ def test_keep_latent_refuses_a_bad_limit(limit):
     with pytest.raises(ValueError, match=re.escape(f"got limit={limit!r}")):
         with pdp.keep_latent(limit=limit):
             pass
+
+
+@pytest.mark.slow
+def test_rule_with_one_process_per_chain():
+    """cores=2: the trace lives in the main process, so the rule and keep_latent apply there."""
+    model = _model()
+    with pdp.keep_latent(limit=0):
+        dropped, warned = _sample(model, cores=2, random_seed=3)
+    assert warned and "x" not in dropped.posterior
+    kept, warned = _sample(model, cores=2, random_seed=3)
+    assert not warned and "x" in kept.posterior
+    np.testing.assert_array_equal(dropped.posterior["mu"].values, kept.posterior["mu"].values)
