@@ -42,8 +42,10 @@ from pymc_dp.samplers import (
     ConjugateTheta,
     DataAugmentation,
     Interweave,
+    LatentTraceWarning,
     PenaltyMH,
     SufficientTheta,
+    keep_latent,
 )
 from pymc_dp.samplers.assign import register as _register
 from pymc_dp.samplers.cells import TableCells
@@ -99,6 +101,8 @@ __all__ = [
     "MHAAR",
     "PenaltyMH",
     "publishable",
+    "keep_latent",
+    "LatentTraceWarning",
     # exact collapsed likelihoods for discrete records
     "Collapsed",
     "marginalize",

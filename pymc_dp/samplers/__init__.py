@@ -15,8 +15,11 @@ from pymc_dp.samplers.penalty import PenaltyMH
 from pymc_dp.samplers.pmmh import PMMH
 from pymc_dp.samplers.records import RecordBlock
 from pymc_dp.samplers.sufficient import SufficientTheta
+from pymc_dp.samplers.trace_memory import LatentTraceWarning, keep_latent
+from pymc_dp.samplers.trace_memory import install as _install_trace_rule
 
 _register(DataAugmentation, ConjugateTheta, SufficientTheta)  # DataAugmentation first
+_install_trace_rule()  # pm.sample() leaves large latent variables out of its default trace
 
 __all__ = [
     "DataAugmentation",
@@ -29,4 +32,6 @@ __all__ = [
     "PenaltyMH",
     "RecordBlock",
     "TableCells",
+    "LatentTraceWarning",
+    "keep_latent",
 ]
