@@ -241,7 +241,7 @@ def test_cells_release_matches_enumeration():
     sigma = 3.18
     table = np.array([0, 1, 3, 12, 250])
     rel = pdp.release(table, pdp.Cells(), pdp.DiscreteGaussian(sigma=sigma), rng=3)
-    got = pdp.intervals(rel, 0.9)
+    got = pdp.intervals(rel, 0.9, kind="posterior")
     assert got.shape == (5, 2)
     for si, (lo, hi) in zip(np.asarray(rel), got, strict=True):
         assert (lo, hi) == _brute(si, lambda z: -z * z / (2 * sigma**2), np.arange(0, 2000), 0.9)
