@@ -47,7 +47,7 @@ from pymc_dp.samplers import (
 )
 from pymc_dp.samplers.assign import register as _register
 from pymc_dp.samplers.cells import TableCells
-from pymc_dp.samplers.penalty_publish import publishable
+from pymc_dp.samplers.penalty.publish import publishable
 from pymc_dp.statistics import Counts, Local, Max, Mean, Median, RecordSum, Sum
 from pymc_dp.statistics.cells import Cells
 

@@ -48,7 +48,7 @@ import numpy as np
 
 from pymc_dp._checks import check_delta
 from pymc_dp.accounting.spent import epsilon_of_event, privacy_spent
-from pymc_dp.samplers.penalty import PenaltyMH
+from pymc_dp.samplers.penalty.step import PenaltyMH
 
 __all__ = ["MIXING", "PUBLIC_STATS", "mixing_diagnostics", "non_private_variables", "publishable"]
 
