@@ -52,7 +52,7 @@ from pymc.pytensorf import compile as pm_compile
 from pymc.util import get_value_vars_from_user_vars
 from pytensor.graph.replace import graph_replace
 
-from pymc_dp._compat import ancestors
+from pymc_dp.distributions.graph import depends_on, free_records, reads, released_records
 from pymc_dp.samplers.base import DPStep
 from pymc_dp.samplers.points import flatten_vars, replace_flat
 from pymc_dp.samplers.records import required_nodes
@@ -237,14 +237,10 @@ class InterweaveTarget:
         theta_set = set(self.theta_rvs)
         nodes = required_nodes(model, owner)
         if records is None:
-            recs = []
-            for node in nodes.values():
-                for d in node.data:
-                    if d in model.free_RVs and d not in recs and theta_set & set(ancestors([d])):
-                        recs.append(d)
+            recs = [d for d in free_records(model, nodes) if depends_on(d, theta_set)]
         else:
             recs = [model.values_to_rvs[v] for v in get_value_vars_from_user_vars(records, model)]
-        fed = {d for node in nodes.values() for d in node.data}
+        fed = set(released_records(nodes))
         unfed = [r for r in recs if r not in fed]
         if unfed:
             raise ValueError(
@@ -282,7 +278,7 @@ class InterweaveTarget:
         if spec is not None:
             params = op.dist_params(rv.owner)
             i_loc, i_scale, shapes = spec
-            if not any(theta_set & set(ancestors([params[s]])) for s in shapes):
+            if not any(depends_on(params[s], theta_set) for s in shapes):
                 loc, scale = replace_rvs_by_values(  # float64 whatever the model's dtypes
                     [pt.cast(params[i_loc], "float64"), pt.cast(params[i_scale], "float64")],
                     rvs_to_values=others_v,
@@ -365,14 +361,14 @@ class InterweaveTarget:
         self.kinds = {}
         zs, x_vals, z_nows, z_vals, represented, z_kinds = [], [], [], [], [], []
         recs = set(self.record_rvs)
-        order = sorted(self.record_rvs, key=lambda r: len(recs & set(ancestors(r.owner.inputs))))
+        order = sorted(self.record_rvs, key=lambda r: len(reads(r.owner.inputs, recs)))
         for rv in order:  # topological: a record's record-parents come before it
             z = pt.tensor(f"{rv.name}_z", dtype="float64", shape=rv.type.shape)
-            linked = set(represented) & set(ancestors(rv.owner.inputs))
+            linked = reads(rv.owner.inputs, represented)
             # records whose law does not read θ gain nothing from z (T_θ would not depend on θ) and
             # would hold their children fixed: keep them as they are (e.g. a regression's
             # covariates x, so that y ~ N(x·β, σ) is the one written through z)
-            free_of_theta = not (set(self.theta_rvs) & set(ancestors(rv.owner.inputs)))
+            free_of_theta = not depends_on(rv.owner.inputs, self.theta_rvs)
             rep = (
                 None if linked or free_of_theta else self._representation(rv, z, others_v, others_t)
             )
@@ -397,7 +393,7 @@ class InterweaveTarget:
                 "Use pdp.DataAugmentation with NUTS or a conjugate step for θ."
             )
         z_rvs = [model.values_to_rvs[v] for v in z_vals]
-        depends = [r for r in z_rvs if set(self.theta_rvs) & set(ancestors([r]))]
+        depends = [r for r in z_rvs if depends_on(r, self.theta_rvs)]
         if not depends:
             raise ValueError(
                 f"{self.owner}: the records {_names(z_rvs)} do not depend on "

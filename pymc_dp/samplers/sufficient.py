@@ -62,9 +62,10 @@ from pymc.util import get_value_vars_from_user_vars
 from pytensor.graph.replace import graph_replace
 from pytensor.tensor.xlogx import xlogy0
 
+from pymc_dp.distributions.graph import depends_on, direct_upstream
 from pymc_dp.samplers.assign import augmentation_competence, cached_verdict, coupled_parameters
 from pymc_dp.samplers.base import DPStep
-from pymc_dp.samplers.conjugate import _direct, conjugate_competence
+from pymc_dp.samplers.conjugate import conjugate_competence
 
 __all__ = ["SMALL_TERM", "SliceState", "SufficientTheta", "slice_kernel", "sufficient_competence"]
 
@@ -158,14 +159,14 @@ def _child_term(model, child, theta_values, theta_names):
     else:
         raise ValueError(f"{child.name!r} has distribution {type(op).__name__}, not in the table")
     for i in fixed:
-        if _depends(core[i], theta_values, model):
+        if depends_on(core[i], theta_values):
             raise ValueError(f"parameter {i} of {child.name!r} ({kind}) depends on {theta_names}")
     (value,) = replace_rvs_by_values(
         [child], rvs_to_values=model.rvs_to_values, rvs_to_transforms=model.rvs_to_transforms
     )
     flat = value.ravel() if kind == "categorical" else pt.cast(value, "float64").ravel()
     graphs = stats(flat)
-    if any(_depends(g, theta_values, model) for g in graphs):
+    if any(depends_on(g, theta_values) for g in graphs):
         raise ValueError(
             f"the value of {child.name!r} moves with {theta_names} (a θ-dependent transform)"
         )
@@ -173,13 +174,6 @@ def _child_term(model, child, theta_values, theta_names):
         core, rvs_to_values=model.rvs_to_values, rvs_to_transforms=model.rvs_to_transforms
     )
     return graphs, lambda t: ll(t, *core)
-
-
-def _depends(graph, values, model):
-    from pymc_dp._compat import ancestors
-
-    anc = set(ancestors([graph]))
-    return any(v in anc for v in values)
 
 
 def sufficient_terms(model, thetas):
@@ -192,7 +186,7 @@ def sufficient_terms(model, thetas):
         if var in thetas:
             continue
         inputs = var.owner.inputs if var in rvs else [var]
-        if not any(t in _direct(inputs, model) for t in thetas):
+        if not any(t in direct_upstream(model, inputs) for t in thetas):
             continue
         reason = "a Potential" if var not in rvs else None
         if reason is None:
