@@ -28,7 +28,7 @@ One evaluation is a compiled PyTensor graph, `O(n)`. Alternating the centred upd
 move is the ancillarity–sufficiency interweaving strategy of Yu & Meng (2011, JCGS 20(3)); each move
 leaves `p(\theta, x \mid s_{dp})` invariant, so does their composition.
 
-The θ-move is univariate slice sampling with stepping out (Neal 2003, Ann. Statist. 31(3), §4) along
+The θ-move is univariate slice sampling (`pymc_dp.samplers.slice`, Neal 2003, §4) along
 each of d directions in PyMC's value space: the coordinate axes, or — learnt during warm-up for
 d ≥ 2 — the principal axes of the θ draws (a ridge such as β₀ + β₁ pinned by a sum is then crossed
 along, not across). Directions and interval widths (mean of twice the move sizes) are adapted during
@@ -41,7 +41,6 @@ the move; their log density then enters `\log \pi`.
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import numpy as np
@@ -56,6 +55,7 @@ from pymc_dp.distributions.graph import depends_on, free_records, reads, release
 from pymc_dp.samplers.base import DPStep
 from pymc_dp.samplers.points import flatten_vars, replace_flat
 from pymc_dp.samplers.records import required_nodes
+from pymc_dp.samplers.slice import as_log_density, slice_along
 
 __all__ = [
     "Interweave",
@@ -65,7 +65,6 @@ __all__ = [
     "InterweaveTarget",
     "InterweaveTrial",
     "interweave_kernel",
-    "slice_update",
 ]
 
 #: op class name -> (index of loc, index of scale, indices of θ-free shape parameters)
@@ -112,48 +111,6 @@ class InterweaveParams(NamedTuple):
     adapt: bool = False
 
 
-def _finite(value) -> float:
-    value = float(value)
-    return -math.inf if value != value else value
-
-
-def slice_update(rng, theta, logp0, direction, log_density, width, max_steps_out):
-    """One slice-sampling update of ``theta`` along ``direction`` (stepping out, then shrinkage).
-
-    Samples ``t`` from the density ``exp(log_density(theta + t·direction))`` restricted to the line,
-    starting at ``t = 0``; leaves ``exp(log_density)`` invariant for any fixed ``direction`` and
-    ``width`` (Neal 2003, Figs. 3 and 5). Returns ``(theta', logp', n_evals)``; NaN counts as ``-inf``.
-    """
-    log_y = logp0 - rng.standard_exponential()
-    left = -width * rng.random()
-    right = left + width
-    j = int(max_steps_out * rng.random())
-    k = max_steps_out - 1 - j
-    count = [0]
-
-    def at(t):
-        count[0] += 1
-        return _finite(log_density(theta + t * direction))
-
-    while j > 0 and at(left) > log_y:
-        left -= width
-        j -= 1
-    while k > 0 and at(right) > log_y:
-        right += width
-        k -= 1
-    while True:
-        t = left + (right - left) * rng.random()
-        lp = at(t)
-        if lp > log_y:
-            return theta + t * direction, lp, count[0]
-        if t < 0.0:
-            left = t
-        else:
-            right = t
-        if right - left <= 1e-14 * max(1.0, width):  # pragma: no cover - density spike at theta
-            return theta.copy(), logp0, count[0]
-
-
 def interweave_kernel(rng, state: InterweaveState, target, params: InterweaveParams):
     """Non-centred θ-move: slice sampling of `\\pi(\\theta \\mid z)` with ``z`` held fixed.
 
@@ -178,7 +135,7 @@ def interweave_kernel(rng, state: InterweaveState, target, params: InterweavePar
     for _ in range(params.n_steps):
         for i in range(theta.size):
             before = theta.copy()
-            theta, logp, used = slice_update(
+            theta, logp, used = slice_along(
                 rng, theta, logp, basis[:, i], target, width[i], params.max_steps_out
             )
             n_evals += used
@@ -442,7 +399,7 @@ class InterweaveTarget:
 
     def logp(self, point, zs) -> float:
         """`\\log \\pi(\\theta \\mid z)` up to a θ-free constant, θ and the rest from ``point``."""
-        return _finite(self._logp(*self._args(point), *zs))
+        return as_log_density(self._logp(*self._args(point), *zs))
 
     def conditional(self, point, zs):
         """``theta_flat -> log π(θ | z)`` with ``z`` and every non-θ variable bound from ``point``."""
