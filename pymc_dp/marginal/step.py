@@ -55,6 +55,7 @@ from pymc_dp.marginal.assign import (
 from pymc_dp.marginal.collapsed import collapsed_plans, marginalize
 from pymc_dp.marginal.recover import RecordConditional, record_draw_fn
 from pymc_dp.samplers.accept import mh_accept
+from pymc_dp.samplers.adapt import robbins_monro
 from pymc_dp.samplers.base import DPStep
 
 __all__ = [
@@ -468,7 +469,9 @@ class Collapsed(DPStep):
         self._tuning_draws.append(np.array(theta))
         if not math.isnan(info.imh_accept):
             self._imh_tune.append(info.imh_accept)
-        self._log_lambda += (info.rw_accept - _RW_TARGET) / self._n_adapt**0.6
+        self._log_lambda = robbins_monro(
+            self._log_lambda, info.rw_accept, _RW_TARGET, self._n_adapt
+        )
         self._log_lambda = min(max(self._log_lambda, math.log(1e-3)), math.log(10.0))
         if self._n_adapt in _FIT_AT:
             self._fit()
