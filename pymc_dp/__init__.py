@@ -51,8 +51,12 @@ from pymc_dp.samplers.penalty.publish import publishable
 from pymc_dp.statistics import Counts, Local, Max, Mean, Median, RecordSum, Sum
 from pymc_dp.statistics.cells import Cells
 
-_register(Collapsed)  # before DataAugmentation and ConjugateTheta: pm.sample() collapses when cheap
-_register(Collapsed, TableCells)  # TableCells second: count tables released by pdp.Cells
+# Registration with PyMC, in this one place (docs/architecture.md): pm.sample() without step= asks
+# every class of pm.STEP_METHODS for its competence and keeps the first of the most competent, so
+# pymc-dp's steps go first, in this order: Collapsed (discrete records summed out when cheap),
+# TableCells (count tables released by pdp.Cells), DataAugmentation (other latent records; before
+# PyMC's IDEAL Bernoulli/Categorical Gibbs), ConjugateTheta, then SufficientTheta (θ given records).
+_register(Collapsed, TableCells, DataAugmentation, ConjugateTheta, SufficientTheta)
 
 __version__ = "0.1.0"
 
