@@ -14,7 +14,7 @@ import weakref
 
 from pymc.step_methods.compound import Competence
 
-from pymc_dp._compat import ancestors
+from pymc_dp.distributions.graph import direct_parents, released_records
 from pymc_dp.marginal.collapsed import collapsed_plans, marginalize
 from pymc_dp.marginal.plan import SECONDS_PER_TERM
 from pymc_dp.samplers.assign import cached_verdict
@@ -46,10 +46,7 @@ def iteration_seconds(plan) -> float:
 
 def record_parents(model, record) -> list:
     """The continuous free variables the record variable's distribution reads directly (θ)."""
-    direct = set(ancestors(list(record.owner.inputs), blockers=list(model.basic_RVs)))
-    return [
-        v for v in model.free_RVs if v in direct and v is not record and v.dtype.startswith("float")
-    ]
+    return direct_parents(model, [record], continuous=True)
 
 
 _COLLAPSIBLE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -79,7 +76,7 @@ def collapsed_competence(var) -> Competence:
 
 def _collapsible(model, nodes):
     """(names of the record variables Collapsed takes, names of their continuous parents)."""
-    released = list(dict.fromkeys(d for node in nodes.values() for d in node.data))
+    released = released_records(nodes)
     records = []
     for rv in released:
         if rv not in model.free_RVs:

@@ -15,8 +15,8 @@ from __future__ import annotations
 import pymc as pm
 from pymc.model import fgraph as _fg
 
-from pymc_dp._compat import ancestors
 from pymc_dp.distributions.dp_observed import DPNode, dp_nodes
+from pymc_dp.distributions.graph import depends_on, upstream
 from pymc_dp.distributions.registry import get_extra, set_extra, set_nodes
 from pymc_dp.marginal.plan import make_plan
 
@@ -71,7 +71,7 @@ def collapsed_plans(model=None, *, records=None, method="auto"):
             if v is not record and v not in [nd.rv for nd in group]
         ]
         for v in users:
-            if record in ancestors([v]):
+            if depends_on(v, [record]):
                 raise ValueError(
                     f"Record variable {record.name!r} is also used by {v.name!r}, which is not a "
                     "DPObserved release; integrating it out would drop that dependence. Use "
@@ -134,14 +134,14 @@ def marginalize(model=None, *, records=None, method="auto"):
         add.append(_potential(logp, "+".join(plan.nodes)))
         drop.add(memo[record])
         drop.update(memo[model[node]] for node in plan.nodes)
-    read = set(ancestors(list(drop)))  # what the dropped records and releases read
+    read = upstream(drop)  # what the dropped records and releases read
     for out in reversed(list(fgraph.outputs)):
         if out in drop:
             fgraph.remove_output(fgraph.outputs.index(out))
     for var in add:
         fgraph.add_output(var)
     _drop_unread_data(fgraph, read)
-    left = set(ancestors(fgraph.outputs))
+    left = upstream(fgraph.outputs)
     for out in drop:
         if out in left:  # pragma: no cover - guarded by collapsed_plans
             raise ValueError(f"{out.name!r} is still used after marginalization.")
@@ -170,7 +170,7 @@ def _drop_unread_data(fgraph, read):
     silently. Without them it fails, and the docstring says to marginalize again."""
     outputs = list(fgraph.outputs)
     named = [o for o in outputs if isinstance(o.owner.op, _fg.ModelNamed)]
-    used = set(ancestors([o for o in outputs if o not in named]))
+    used = upstream([o for o in outputs if o not in named])
     for out in reversed(outputs):
         if out in named and out.owner.inputs[0] in read and out.owner.inputs[0] not in used:
             fgraph.remove_output(fgraph.outputs.index(out))

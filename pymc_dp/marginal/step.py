@@ -44,6 +44,7 @@ from pymc.pytensorf import compile as pm_compile
 from pymc.util import get_value_vars_from_user_vars
 from pytensor.graph.replace import graph_replace
 
+from pymc_dp.distributions.graph import released_records
 from pymc_dp.distributions.registry import dp_nodes
 from pymc_dp.marginal.assign import (
     MAX_ITERATION_SECONDS,
@@ -54,6 +55,7 @@ from pymc_dp.marginal.assign import (
 from pymc_dp.marginal.collapsed import collapsed_plans, marginalize
 from pymc_dp.marginal.recover import RecordConditional, record_draw_fn
 from pymc_dp.samplers.accept import mh_accept
+from pymc_dp.samplers.adapt import robbins_monro
 from pymc_dp.samplers.base import DPStep
 
 __all__ = [
@@ -155,7 +157,7 @@ def collapsed_kernel(rng, state: CollapsedState, logp_fn, proposals: ThetaPropos
 # --------------------------------------------------------------------------------------- step
 def _split(model, values):
     rvs = [model.values_to_rvs[v] for v in values]
-    released = {d for node in dp_nodes(model).values() for d in node.data}
+    released = set(released_records(dp_nodes(model)))
     records = [rv for rv in rvs if rv in released]
     thetas = [rv for rv in rvs if rv not in released]
     if not records:  # pragma: no cover - Collapsed.__new__ delegates such vars
@@ -208,7 +210,7 @@ class Collapsed(DPStep):
         model = pm.modelcontext(kwargs.get("model"))
         if vars is not None:
             values = get_value_vars_from_user_vars(vars, model)
-            released = {d for node in dp_nodes(model).values() for d in node.data}
+            released = set(released_records(dp_nodes(model)))
             if not any(model.values_to_rvs[v] in released for v in values):
                 return _delegate(values, model, kwargs)
         return super().__new__(cls, vars, *args, **kwargs)
@@ -467,7 +469,9 @@ class Collapsed(DPStep):
         self._tuning_draws.append(np.array(theta))
         if not math.isnan(info.imh_accept):
             self._imh_tune.append(info.imh_accept)
-        self._log_lambda += (info.rw_accept - _RW_TARGET) / self._n_adapt**0.6
+        self._log_lambda = robbins_monro(
+            self._log_lambda, info.rw_accept, _RW_TARGET, self._n_adapt
+        )
         self._log_lambda = min(max(self._log_lambda, math.log(1e-3)), math.log(10.0))
         if self._n_adapt in _FIT_AT:
             self._fit()

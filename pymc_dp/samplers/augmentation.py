@@ -62,7 +62,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from pymc_dp._compat import ancestors
+from pymc_dp.distributions.graph import direct_parents
 from pymc_dp.mechanisms.base import GAUSSIAN_KERNEL, LAPLACE_KERNEL, kernel_logpdf
 from pymc_dp.samplers.base import DPStep
 from pymc_dp.samplers.counts_sweep import CountsSweep
@@ -360,14 +360,7 @@ def weakness_ratio(group, point, rng) -> float:
 
 def _continuous_parents(model, rvs):
     """Free continuous RVs the records' distributions read directly (not through another RV)."""
-    blockers = list(model.basic_RVs)
-    inputs = [i for r in rvs for i in r.owner.inputs]
-    found = set(ancestors(inputs, blockers=blockers))
-    return [
-        v
-        for v in model.free_RVs
-        if v in found and v not in rvs and not v.dtype.startswith(("int", "uint", "bool"))
-    ]
+    return direct_parents(model, rvs, continuous=True)
 
 
 class DataAugmentation(DPStep):

@@ -34,7 +34,7 @@ from pymc.pytensorf import compile as pm_compile
 from pymc.step_methods.compound import Competence
 from pytensor.tensor.random import basic as rb
 
-from pymc_dp._compat import ancestors
+from pymc_dp.distributions.graph import depends_on
 from pymc_dp.distributions.registry import dp_nodes, model_of
 from pymc_dp.mechanisms.base import GAUSSIAN_KERNEL, LAPLACE_KERNEL, kernel_logpdf
 from pymc_dp.samplers.base import DPStep
@@ -145,7 +145,7 @@ def _refusal(model, rv):
     for var in list(model.basic_RVs) + list(model.potentials):
         if var is rv or var in own:
             continue
-        if rv in set(ancestors([var])):
+        if depends_on(var, [rv]):
             return (
                 f"{var.name!r} depends on the table {rv.name!r}; TableCells needs the Cells "
                 "releases to be the only terms that do"

@@ -48,7 +48,7 @@ from pymc.util import get_value_vars_from_user_vars
 from pytensor.graph.replace import graph_replace
 from pytensor.tensor.elemwise import DimShuffle
 
-from pymc_dp._compat import ancestors
+from pymc_dp.distributions.graph import direct_upstream
 from pymc_dp.samplers.assign import augmentation_competence, cached_verdict, coupled_parameters
 from pymc_dp.samplers.base import DPStep
 from pymc_dp.samplers.cells import table_competence
@@ -94,14 +94,9 @@ def _strip(var):
     return var
 
 
-def _direct(graphs, model):
-    """Ancestors of ``graphs`` without looking through any random variable of the model."""
-    return set(ancestors(list(graphs), blockers=list(model.basic_RVs)))
-
-
 def _free_rvs(graph, model):
     rvs = set(model.basic_RVs)
-    return {v for v in _direct([graph], model) if v in rvs}
+    return {v for v in direct_upstream(model, [graph]) if v in rvs}
 
 
 def _is_power_of(param, theta, power, model, low, high):
@@ -140,7 +135,7 @@ def conjugate_pattern(model, theta) -> ConjugatePattern:
     children, others, linear = [], [], False
     for var in list(model.basic_RVs) + list(model.potentials):
         inputs = var.owner.inputs if var in set(model.basic_RVs) else [var]
-        if var is theta or theta not in _direct(inputs, model):
+        if var is theta or theta not in direct_upstream(model, inputs):
             continue
         name = type(var.owner.op).__name__ if var.owner is not None else ""
         rule = rules.get(name) if var in set(model.basic_RVs) else None
@@ -149,9 +144,9 @@ def conjugate_pattern(model, theta) -> ConjugatePattern:
             slot, power = rule
             params = var.owner.op.dist_params(var.owner)
             rest = [p for k, p in enumerate(params) if k != slot]
-            ok = _is_power_of(params[slot], theta, power, model, 0.3, 3.0) and theta not in _direct(
-                rest, model
-            )
+            ok = _is_power_of(
+                params[slot], theta, power, model, 0.3, 3.0
+            ) and theta not in direct_upstream(model, rest)
             if ok and op_name == "DirichletRV":
                 ok = theta.ndim == 1
             elif ok and theta.ndim:  # θ broadcast along the child's leading axes only
@@ -159,7 +154,7 @@ def conjugate_pattern(model, theta) -> ConjugatePattern:
         if not ok and rule is not None and op_name == "NormalRV" and theta.ndim <= 1:
             # a Normal child whose mean is a function of θ (checked to be affine when compiled)
             params = var.owner.op.dist_params(var.owner)
-            if theta not in _direct([params[1]], model):
+            if theta not in direct_upstream(model, [params[1]]):
                 ok, linear = True, True
         if ok:
             children.append(var)
