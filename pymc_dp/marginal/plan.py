@@ -25,7 +25,6 @@ import pytensor.tensor as pt
 
 from pymc_dp.marginal import loglik as ll
 from pymc_dp.marginal.records import RecordLaw, log_pmf, record_law
-from pymc_dp.mechanisms.base import GAUSSIAN_KERNEL, LAPLACE_KERNEL
 
 __all__ = ["MAX_SECONDS", "SECONDS_PER_TERM", "TRUNCATION", "CollapsedPlan", "make_plan"]
 
@@ -147,12 +146,9 @@ def _local_eta(law, nodes, releases, support):
 
 def _radius(mech, name):
     """|z| beyond which the noise density is below TRUNCATION · its maximum."""
-    code = getattr(mech, "kernel_code", None)
-    log_r = -math.log(TRUNCATION)
-    if code == LAPLACE_KERNEL:
-        return log_r / mech.kernel_params()[0]
-    if code == GAUSSIAN_KERNEL:
-        return math.sqrt(log_r / mech.kernel_params()[0])
+    radius = mech.tail_radius(-math.log(TRUNCATION))
+    if radius is not None:
+        return radius
     raise ValueError(
         f"DPObserved {name!r}: the records have an infinite support and the statistic declares no "
         f"upper bound, so the support must be truncated by the noise tails, which {mech!r} does not "

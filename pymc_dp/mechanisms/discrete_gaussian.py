@@ -258,6 +258,14 @@ class DiscreteGaussian(Mechanism):
         s = self.noise_sd
         return 0.5 / (s * s), -log_normaliser(s)[0]
 
+    def tail_radius(self, log_ratio):
+        """``σ √(2 log_ratio)``: the pmf ratio is ``e^{-w²/2σ²}``."""
+        return math.sqrt(log_ratio / self.kernel_params()[0])
+
+    @property
+    def gaussian_sd(self) -> float:
+        return self.noise_sd
+
     def sample(self, statistic, rng=None):
         """Return the integer ``statistic`` plus discrete Gaussian noise (int64).
 

@@ -63,7 +63,7 @@ import numba
 import numpy as np
 
 from pymc_dp._compat import ancestors
-from pymc_dp.mechanisms.base import GAUSSIAN_KERNEL, LAPLACE_KERNEL, kernel_logpdf
+from pymc_dp.mechanisms.base import check_kernel_codes, kernel_logpdf
 from pymc_dp.samplers.base import DPStep
 from pymc_dp.samplers.counts_sweep import CountsSweep
 from pymc_dp.samplers.records import RecordBlock, record_groups
@@ -89,6 +89,7 @@ class MechanismTable(NamedTuple):
     a: np.ndarray  # float64 (D,)
     b: np.ndarray  # float64 (D,)
     c: np.ndarray  # float64 (D,): statistic = c * total (additive); unused for local
+    sd: np.ndarray  # float64 (D,): the mechanism's noise_sd (inf: no scale, e.g. categorical)
 
 
 class AugmentationState(NamedTuple):
@@ -290,19 +291,21 @@ def augmentation_kernel(
 
 
 def _table(nodes, local):
-    codes, a, b, c = [], [], [], []
+    codes, a, b, c, sd = [], [], [], [], []
     for node in nodes:
-        pa, pb = node.mechanism.kernel_params()
+        code, pa, pb = node.mechanism.compiled_kernel()
         k = node.dim
-        codes += [node.mechanism.kernel_code] * k
+        codes += [code] * k
         a += [pa] * k
         b += [pb] * k
         c += [1.0 if local else node.statistic.factor(node.n)] * k
+        sd += [node.mechanism.noise_sd] * k
     return MechanismTable(
-        np.asarray(codes, dtype=np.int64),
+        check_kernel_codes(codes),
         np.asarray(a, dtype=np.float64),
         np.asarray(b, dtype=np.float64),
         np.asarray(c, dtype=np.float64),
+        np.asarray(sd, dtype=np.float64),
     )
 
 
@@ -322,12 +325,8 @@ WEAK_DRAWS = 32
 
 
 def _noise_sd(table: MechanismTable) -> np.ndarray:
-    """Noise sd per coordinate from the kernel parameters (Laplace a = 1/b; Gaussian a = 1/(2σ²))."""
-    sd = np.full(table.codes.shape, np.inf)  # categorical (randomized response): no scale, "weak"
-    lap, gau = table.codes == LAPLACE_KERNEL, table.codes == GAUSSIAN_KERNEL
-    sd[lap] = math.sqrt(2.0) / table.a[lap]
-    sd[gau] = np.sqrt(0.5 / table.a[gau])
-    return sd
+    """Noise sd per coordinate, as each mechanism states it (``inf``: no scale, "weak")."""
+    return table.sd
 
 
 def weakness_ratio(group, point, rng) -> float:
