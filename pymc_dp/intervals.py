@@ -214,7 +214,6 @@ def _integer_intervals(s, mechanism, lo, hi, prior, qs):
 
 def _continuous_flat(s, mechanism, lo, hi, qs):
     """Quantiles of the noise law reflected about ``s`` and truncated to ``[lo, hi]``."""
-    from scipy import stats
 
     dist = mechanism.noise_distribution(loc=s)
     # work on the side of the tail with more precision: survival for values right of s

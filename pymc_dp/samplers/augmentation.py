@@ -62,6 +62,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from pymc_dp._checks import child_rng
 from pymc_dp._compat import ancestors
 from pymc_dp.mechanisms.base import check_kernel_codes, kernel_logpdf
 from pymc_dp.samplers.base import DPStep
@@ -332,9 +333,11 @@ def _noise_sd(table: MechanismTable) -> np.ndarray:
 def weakness_ratio(group, point, rng) -> float:
     """Largest noise sd / sd(statistic | θ at ``point``) over the released coordinates of a group.
 
-    sd(S) from `WEAK_DRAWS` joint draws of the records from their conditional prior
-    (additive coordinates: ``c·Σ_i t_i``; local ones: per-record sd, root-mean-square over records).
-    ``inf`` when a statistic does not vary under the prior.
+    sd(S) from `WEAK_DRAWS` joint draws of the records from their conditional prior, drawn with
+    ``rng`` (the step's generator): additive coordinates ``|c|·√(Σ_i Var t_i)`` (the records are
+    conditionally independent, so the per-record variances add; their sum is precise for many
+    records), local ones the per-record sd, root-mean-square over records. The noise sd is each
+    mechanism's ``noise_sd``. ``inf`` when a statistic does not vary under the prior.
     """
     block = group.block
     block.reseed(rng)
@@ -343,11 +346,12 @@ def weakness_ratio(group, point, rng) -> float:
     for _ in range(WEAK_DRAWS):
         work.update(zip(block.value_names, block.propose(point)))
         t, l = block.contributions(work)  # noqa: E741
-        adds.append(t.sum(axis=0))
+        adds.append(t)
         locs.append(l)
     ratios = []
     if group.add_table.codes.size:
-        sd_s = np.abs(group.add_table.c) * np.std(np.asarray(adds), axis=0, ddof=1)
+        var_t = np.var(np.asarray(adds), axis=0, ddof=1).sum(axis=0)  # Σ_i Var(t_i)
+        sd_s = np.abs(group.add_table.c) * np.sqrt(var_t)
         ratios.append(_noise_sd(group.add_table) / sd_s)
     if group.loc_table.codes.size:
         sd_l = np.sqrt(np.mean(np.var(np.asarray(locs), axis=0, ddof=1), axis=0))
@@ -482,11 +486,11 @@ class DataAugmentation(DPStep):
             )
         if initial_point is None:
             initial_point = model.initial_point(random_seed=0)
-        self._movers = self._interweavers(model, interweave, initial_point)
+        self._movers = self._interweavers(model, interweave, initial_point, child_rng(rng))
         self.interweaving = any(d["enabled"] for d in self.interweave_decisions)
         self._init_step(rng)
 
-    def _interweavers(self, model, mode, point):
+    def _interweavers(self, model, mode, point, probe_rng):
         from pymc_dp.samplers.interweave import Interweave, InterweaveTrial
 
         movers, self.interweave_decisions = [], []
@@ -510,7 +514,7 @@ class DataAugmentation(DPStep):
                 if not parents:
                     decision["reason"] = "the records have no free continuous parent"
                     continue
-                ratio = weakness_ratio(group, point, np.random.default_rng(20110))
+                ratio = weakness_ratio(group, point, probe_rng)
                 decision["ratio"] = ratio
                 weak = ratio > WEAK_RATIO
                 decision["reason"] = (
