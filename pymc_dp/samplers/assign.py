@@ -66,6 +66,8 @@ def augmentation_competence(var) -> Competence:
         )  # a count table released by pdp.Cells: pdp.TableCells takes it
     if any(releases_latent_statistic([node]) for _, node in fed):
         return Competence.INCOMPATIBLE  # a CLT latent statistic (one continuous "record"): NUTS
+    if any(node.mechanism.kernel_code is None for _, node in fed):
+        return Competence.INCOMPATIBLE  # a density without a compiled kernel: Collapsed or PyMC's
     bad = [
         (name, node)
         for name, node in fed
