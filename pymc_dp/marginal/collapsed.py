@@ -124,7 +124,7 @@ def marginalize(model=None, *, records=None, method="auto", cost=None):
     closed form; counts O(N² K) (O(N·band·K) when the noise radius cuts the cells). Plans whose
     gradient would take longer than ``cost.max_seconds`` (default
     `pymc_dp.marginal.plan.MAX_SECONDS`, 30 ms, with the time per term measured once by
-    ``benchmarks/_cost_probe.py``) are refused: data augmentation is faster there; see ``docs/collapsed.md``.
+    ``benchmarks/bench_collapsed_cost.py``) are refused: data augmentation is faster there; see ``docs/collapsed.md``.
     """
     model = pm.modelcontext(model)
     plans = collapsed_plans(model, records=records, method=method, cost=cost)

@@ -19,11 +19,11 @@ Cost model
 A plan is refused when its gradient is estimated above a time limit (data augmentation is faster
 there). The estimate is **configuration, not a run-time measurement**: a `CostModel` (seconds per
 term of each route, and the limit) whose defaults, `SECONDS_PER_TERM` and `MAX_SECONDS`, were
-measured once with ``benchmarks/_cost_probe.py`` (PyMC 5.28, C backend, 2 shared cores). Timing
+measured once with ``benchmarks/bench_collapsed_cost.py`` (PyMC 5.28, C backend, 2 shared cores). Timing
 the kernel at plan time would make whether a model is collapsed depend on the machine's load,
 so the same model and seed could be sampled differently from one run to the next. Pass
 ``cost=pdp.marginal.CostModel(...)`` to ``marginalize`` / ``collapsed_plans`` / ``Collapsed``
-to state other numbers (e.g. measured with ``benchmarks/_cost_probe.py`` on your machine).
+to state other numbers (e.g. measured with ``benchmarks/bench_collapsed_cost.py`` on your machine).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ __all__ = [
 
 #: relative size of the truncated part of the noise density (see module docstring)
 TRUNCATION = 1e-12
-#: measured time per term of each route's gradient (benchmarks/_cost_probe.py, PyMC 5.28 C backend,
+#: measured time per term of each route's gradient (benchmarks/bench_collapsed_cost.py, PyMC 5.28 C backend,
 #: 2 shared cores): local logsumexp, log-space convolution, counts recursion, closed-form sums
 SECONDS_PER_TERM = {"local": 35e-9, "convolution": 2.5e-9, "counts": 45e-9, "closed": 50e-9}
 #: largest time per gradient accepted. NUTS on the collapsed model spends ~15 gradients per
@@ -279,7 +279,7 @@ def make_plan(model, record, nodes, *, method="auto", cost=None) -> CollapsedPla
 
     ``cost`` (a `CostModel`, default `CostModel()`) decides which plans are too slow.
     """
-    cost = _cost_model(cost)
+    costs = _cost_model(cost)
     law = record_law(record)
     names = tuple(nd.rv.name for nd in nodes)
     for nd in nodes:
@@ -301,7 +301,7 @@ def make_plan(model, record, nodes, *, method="auto", cost=None) -> CollapsedPla
     case = kinds.pop()
     releases = [np.asarray(_release(model, nd), dtype="float64") for nd in nodes]
     if case == "counts":
-        return _counts_plan(law, nodes[0], releases[0], names, cost)
+        return _counts_plan(law, nodes[0], releases[0], names, costs)
     support, tail, trunc = _support(law, nodes, releases, case)
     if case == "local":
         eta = _local_eta(law, nodes, releases, support)
@@ -319,12 +319,12 @@ def make_plan(model, record, nodes, *, method="auto", cost=None) -> CollapsedPla
             rows=inverse.reshape(-1),
         )
         return _check_cost(
-            plan, f"{rows.shape[0]} distinct release rows × {len(support)} support points", cost
+            plan, f"{rows.shape[0]} distinct release rows × {len(support)} support points", costs
         )
-    return _additive_plan(law, nodes, releases, names, support, tail, method, cost)
+    return _additive_plan(law, nodes, releases, names, support, tail, method, costs)
 
 
-def _additive_plan(law, nodes, releases, names, support, tail, method, cost):
+def _additive_plan(law, nodes, releases, names, support, tail, method, costs):
     n = law.n
     c = nodes[0].statistic.factor(n)
     if any(nd.statistic.factor(n) != c for nd in nodes):
@@ -359,7 +359,7 @@ def _additive_plan(law, nodes, releases, names, support, tail, method, cost):
             closed=closed,
             offset=offset,
         )
-        return _check_cost(plan, f"{length} values of the sum", cost)
+        return _check_cost(plan, f"{length} values of the sum", costs)
     ts = [_contributions(nd, support) for nd in nodes]
     if any(not np.array_equal(t, ts[0]) for t in ts):
         raise ValueError(
@@ -418,11 +418,11 @@ def _additive_plan(law, nodes, releases, names, support, tail, method, cost):
         plan,
         f"{length} values of the sum, about {squarings} log-space convolutions "
         f"of up to {length}² terms",
-        cost,
+        costs,
     )
 
 
-def _counts_plan(law, node, release, names, cost):
+def _counts_plan(law, node, release, names, costs):
     k = node.statistic.n_categories
     if not (law.kind == "categorical" and law.n_categories == k) and not (
         law.kind == "bernoulli" and k == 2
@@ -456,16 +456,16 @@ def _counts_plan(law, node, release, names, cost):
         truncation=trunc,
         bands=bands,
     )
-    return _check_cost(plan, f"(N+1)·Σ_k |band_k| with N = {n}, K = {k}", cost)
+    return _check_cost(plan, f"(N+1)·Σ_k |band_k| with N = {n}, K = {k}", costs)
 
 
-def _check_cost(plan, what, cost):
-    seconds = cost.seconds(plan)
-    if seconds > cost.max_seconds:
+def _check_cost(plan, what, costs):
+    seconds = costs.seconds(plan)
+    if seconds > costs.max_seconds:
         raise ValueError(
             f"The collapsed likelihood of {plan.law.name!r} ({plan.case}) needs {plan.cost:.3g} terms "
             f"per gradient ({what}), about {seconds * 1e3:.0f} ms, above the "
-            f"{cost.max_seconds * 1e3:.0f} ms where data augmentation is faster (cost model: "
+            f"{costs.max_seconds * 1e3:.0f} ms where data augmentation is faster (cost model: "
             "pymc_dp.marginal.CostModel). Use pdp.DataAugmentation for these records, or pass "
             "cost=pdp.marginal.CostModel(max_seconds=...) to accept slower gradients."
         )

@@ -151,9 +151,7 @@ def test_dpobserved_posterior_matches_enumeration():
         p = pm.Beta("p", 2.0, 2.0)
         x = pm.Binomial("x", n=3, p=p, shape=n)
         mech = pdp.Staircase(epsilon=1.0, r=2)
-        pdp.DPObserved(
-            "s", x, statistic=pdp.Sum(lower=0, upper=3), mechanism=mech, observed=s_dp
-        )
+        pdp.DPObserved("s", x, statistic=pdp.Sum(lower=0, upper=3), mechanism=mech, observed=s_dp)
         pm.Deterministic("S", x.sum())
     bound = pdp.Staircase(epsilon=1.0, r=2, sensitivity=3)
     S = np.arange(3 * n + 1)
