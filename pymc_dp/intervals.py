@@ -114,9 +114,10 @@ def _check_supported(statistic, mechanism):
     )
     if not additive:
         raise ValueError(
-            f"intervals supports Laplace, Gaussian, DiscreteLaplace and DiscreteGaussian noise, got "
-            f"mechanism={name}: its noise depends on the confidential data (SmoothLaplace) or is not "
-            "additive. Model the records with pdp.DPObserved and sample the posterior instead."
+            f"intervals supports additive noise whose tails the mechanism states (e.g. Laplace, "
+            f"Gaussian, DiscreteLaplace, DiscreteGaussian), got mechanism={name}: its noise depends "
+            "on the confidential data (SmoothLaplace) or is not additive. Model the records with "
+            "pdp.DPObserved and sample the posterior instead."
         )
     if not (_is_count_like(statistic) or isinstance(statistic, (Sum, Mean))):
         raise ValueError(

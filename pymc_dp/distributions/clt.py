@@ -152,11 +152,9 @@ def CLTRelease(name, mu, var, n, *, mechanism, observed, sensitivity, latent_nam
     model = pm.modelcontext(model)
     mu, var = _check_moments(mu, var, n, "CLTRelease")
     statistic = LatentValue(sensitivity)
-    mech = None
-    if isinstance(mechanism, Mechanism) and mechanism.norm and not mechanism.integer:
+    if isinstance(mechanism, Mechanism) and mechanism.gaussian and not mechanism.integer:
         d = 1 if mu.ndim == 0 else int(mu.type.shape[0] or mu.shape[0].eval())
-        mech = bind_mechanism(statistic, mechanism, 1, d)  # a global-sensitivity float release
-    if mech is not None and mech.gaussian_sd is not None:  # continuous Gaussian noise
+        mech = bind_mechanism(statistic, mechanism, 1, d)  # continuous Gaussian noise
         if isinstance(observed, pt.TensorVariable):  # e.g. pm.Data: a release set later
             obs = observed
             value = observed.get_value() if hasattr(observed, "get_value") else None

@@ -13,8 +13,8 @@ accountant ask it and never switch on its type or kernel code:
                                 maximum and ``P(|Z| > w) ≤ e^-log_ratio`` (None: no known form)
 ``noise_distribution(loc)``     the continuous noise law as a frozen ``scipy.stats`` distribution
                                 (None: none in closed form)
-``gaussian_sd``                 σ when the density is the Gaussian kernel (Gaussian formulas of
-                                ``fisher`` / ``CLTRelease`` apply), else None
+``gaussian``, ``gaussian_sd``   the density is the Gaussian kernel (class flag, known before
+                                calibration) and its σ (else None): ``fisher`` / ``CLTRelease``
 ``dp_event()``                  the guarantee as a ``dp_accounting`` event
 ``epsilon_delta``               ``(ε, δ)`` stated directly when there is no event (else None)
 ``epsilon_spent`` / ``rho_spent``  pure ε / zCDP ρ of the guarantee, or None
@@ -95,6 +95,8 @@ class Mechanism:
     integer = False
     #: the mechanism randomizes one record at a time (needs a ``Local`` statistic)
     local_only = False
+    #: the density is the Gaussian kernel ``N(0, σ²)`` up to its normaliser (known before calibration)
+    gaussian = False
     #: compiled kernel (module docstring), or None when the density has no compiled kernel
     kernel_code = None
     _scale_name = "scale"
@@ -229,9 +231,9 @@ class Mechanism:
 
     @property
     def gaussian_sd(self) -> float | None:
-        """σ when the density is the Gaussian kernel ``N(0, σ²)`` up to its normaliser (the
-        Gaussian formulas of ``fisher`` apply), else None."""
-        return None
+        """σ when the density is the Gaussian kernel ``N(0, σ²)`` up to its normaliser (`gaussian`;
+        the Gaussian formulas of ``fisher`` apply), else None."""
+        return self.noise_sd if self.gaussian else None
 
     # -- sampling ------------------------------------------------------------------------------
     def sample(self, statistic, rng=None):

@@ -162,6 +162,7 @@ class DiscreteGaussian(Mechanism):
     sensitivity: float | None = dataclasses.field(default=None, kw_only=True)
 
     norm = 2
+    gaussian = True
     integer = True
     kernel_code = GAUSSIAN_KERNEL
     _scale_name = "sigma"
@@ -261,10 +262,6 @@ class DiscreteGaussian(Mechanism):
     def tail_radius(self, log_ratio):
         """``σ √(2 log_ratio)``: the pmf ratio is ``e^{-w²/2σ²}``."""
         return math.sqrt(log_ratio / self.kernel_params()[0])
-
-    @property
-    def gaussian_sd(self) -> float:
-        return self.noise_sd
 
     def sample(self, statistic, rng=None):
         """Return the integer ``statistic`` plus discrete Gaussian noise (int64).

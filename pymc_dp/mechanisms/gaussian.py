@@ -102,6 +102,7 @@ class Gaussian(Mechanism):
     calibration: str = "analytic"
 
     norm = 2
+    gaussian = True
     kernel_code = GAUSSIAN_KERNEL
     _scale_name = "sigma"
 
@@ -195,10 +196,6 @@ class Gaussian(Mechanism):
         from scipy import stats
 
         return stats.norm(loc=loc, scale=self.noise_sd)
-
-    @property
-    def gaussian_sd(self) -> float:
-        return self.noise_sd
 
     @property
     def rho_spent(self) -> float:
