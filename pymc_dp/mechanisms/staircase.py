@@ -263,8 +263,13 @@ class Staircase(Mechanism):
         centre = pm.Bernoulli.dist(p=p_centre, size=size)
         step = pm.Geometric.dist(p=-math.expm1(-1.0 / t), size=size)  # 1, 2, ...
         sign = 2 * pm.Bernoulli.dist(p=0.5, size=size) - 1
-        in_centre = pm.DiscreteUniform.dist(0, 2 * r - 2, size=size) - (r - 1)
-        in_step = pm.DiscreteUniform.dist(0, d - 1, size=size)
+
+        def below(k):  # uniform on 0..k-1 as the floor of a uniform: native on every backend
+            u = pm.Uniform.dist(0.0, 1.0, size=size)
+            return pt.minimum(pt.cast(pt.floor(u * k), "int64"), k - 1)
+
+        in_centre = below(2 * r - 1) - (r - 1)
+        in_step = below(d)
         noise = pt.switch(centre, in_centre, sign * (r + (step - 1) * d + in_step))
         s = pt.as_tensor_variable(statistic)
         if s.dtype.startswith("float"):
