@@ -32,6 +32,7 @@ from pymc_dp.mechanisms import (
     Laplace,
     RandomizedResponse,
     SmoothLaplace,
+    Staircase,
     from_opendp,
 )
 from pymc_dp.release import Release, release
@@ -82,6 +83,7 @@ __all__ = [
     "DiscreteGaussian",
     "RandomizedResponse",
     "SmoothLaplace",
+    "Staircase",
     "from_opendp",
     # statistics
     "Sum",

@@ -120,7 +120,6 @@ def _resolve(release, mechanism, statistic, n):
 
 
 def _check_supported(statistic, mechanism):
-    from pymc_dp.mechanisms.base import GAUSSIAN_KERNEL, LAPLACE_KERNEL
     from pymc_dp.statistics import Mean, Sum
 
     name = type(mechanism).__name__
@@ -133,14 +132,15 @@ def _check_supported(statistic, mechanism):
             "randomize one record at a time (local DP): each entry says little about its true value "
             "alone. Model the records with pdp.DPObserved and sample the posterior instead."
         )
-    if name == "SmoothLaplace" or getattr(mechanism, "kernel_code", None) not in (
-        LAPLACE_KERNEL,
-        GAUSSIAN_KERNEL,
-    ):
+    additive = mechanism.tail_radius(1.0) is not None and (
+        mechanism.integer or mechanism.noise_distribution() is not None
+    )
+    if not additive:
         raise ValueError(
-            f"intervals supports Laplace, Gaussian, DiscreteLaplace and DiscreteGaussian noise, got "
-            f"mechanism={name}: its noise depends on the confidential data (SmoothLaplace) or is not "
-            "additive. Model the records with pdp.DPObserved and sample the posterior instead."
+            f"intervals supports additive noise whose tails the mechanism states (e.g. Laplace, "
+            f"Gaussian, DiscreteLaplace, DiscreteGaussian), got mechanism={name}: its noise depends "
+            "on the confidential data (SmoothLaplace) or is not additive. Model the records with "
+            "pdp.DPObserved and sample the posterior instead."
         )
     if not (_is_count_like(statistic) or isinstance(statistic, (Sum, Mean))):
         raise ValueError(
@@ -191,11 +191,7 @@ def _log_prior(prior, grid):
 
 def _half_width(mechanism) -> float:
     """Window half-width leaving less than _TAIL of the noise mass outside."""
-    a, _ = mechanism.kernel_params()
-    if mechanism.kernel_code == 0:  # Laplace: P(|Z| > w) = exp(-w / b)
-        return (1.0 / a) * math.log(1.0 / _TAIL)
-    sigma = math.sqrt(0.5 / a)  # P(|Z| > w) < exp(-w² / 2σ²)
-    return sigma * math.sqrt(2.0 * math.log(1.0 / _TAIL))
+    return mechanism.tail_radius(math.log(1.0 / _TAIL))
 
 
 def _integer_intervals(s, mechanism, lo, hi, prior, qs):
@@ -242,13 +238,8 @@ def _integer_intervals(s, mechanism, lo, hi, prior, qs):
 
 def _continuous_flat(s, mechanism, lo, hi, qs):
     """Quantiles of the noise law reflected about ``s`` and truncated to ``[lo, hi]``."""
-    from scipy import stats
 
-    a, _ = mechanism.kernel_params()
-    if mechanism.kernel_code == 0:
-        dist = stats.laplace(loc=s, scale=1.0 / a)
-    else:
-        dist = stats.norm(loc=s, scale=math.sqrt(0.5 / a))
+    dist = mechanism.noise_distribution(loc=s)
     # work on the side of the tail with more precision: survival for values right of s
     flo, fhi = dist.cdf(lo), dist.cdf(hi)
     slo, shi = dist.sf(lo), dist.sf(hi)

@@ -6,15 +6,23 @@ releases summed out exactly (local releases, additive statistics, counts);
 """
 
 from pymc_dp.marginal.collapsed import collapsed_plans, marginal_plans, marginalize
-from pymc_dp.marginal.plan import MAX_SECONDS, TRUNCATION, CollapsedPlan
+from pymc_dp.marginal.plan import (
+    MAX_SECONDS,
+    SECONDS_PER_TERM,
+    TRUNCATION,
+    CollapsedPlan,
+    CostModel,
+)
 from pymc_dp.marginal.recover import recover_records
 from pymc_dp.marginal.step import Collapsed
 
 __all__ = [
     "Collapsed",
     "MAX_SECONDS",
+    "SECONDS_PER_TERM",
     "TRUNCATION",
     "CollapsedPlan",
+    "CostModel",
     "collapsed_plans",
     "marginal_plans",
     "marginalize",

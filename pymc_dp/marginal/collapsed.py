@@ -52,10 +52,11 @@ def _groups(model, records):
     return groups
 
 
-def collapsed_plans(model=None, *, records=None, method="auto"):
+def collapsed_plans(model=None, *, records=None, method="auto", cost=None):
     """The `CollapsedPlan` of each record variable (name → plan).
 
-    Raises the reason when a record variable cannot be collapsed exactly and cheaply.
+    Raises the reason when a record variable cannot be collapsed exactly and cheaply (``cost``:
+    a `pymc_dp.marginal.CostModel`, default its documented defaults).
     """
     model = pm.modelcontext(model)
     plans = {}
@@ -78,7 +79,7 @@ def collapsed_plans(model=None, *, records=None, method="auto"):
                     "pdp.DataAugmentation."
                 )
         try:
-            plans[record.name] = make_plan(model, record, group, method=method)
+            plans[record.name] = make_plan(model, record, group, method=method, cost=cost)
         except (TypeError, ValueError) as err:
             others = [rv.name for rv in groups if rv is not record]
             if records is not None or not others:
@@ -90,7 +91,7 @@ def collapsed_plans(model=None, *, records=None, method="auto"):
     return plans
 
 
-def marginalize(model=None, *, records=None, method="auto"):
+def marginalize(model=None, *, records=None, method="auto", cost=None):
     r"""Return a copy of ``model`` with discrete records integrated out of their releases.
 
     Parameters
@@ -102,6 +103,9 @@ def marginalize(model=None, *, records=None, method="auto"):
     method : {"auto", "convolution"}
         ``"convolution"`` forces the general n-fold convolution for additive statistics of finite
         records even where a closed form (Binomial) exists.
+    cost : pymc_dp.marginal.CostModel, optional
+        Seconds per gradient term of each route and the time limit per gradient beyond which a
+        plan is refused (configuration; default the documented `CostModel()`).
 
     Returns
     -------
@@ -118,11 +122,12 @@ def marginalize(model=None, *, records=None, method="auto"):
     Cost per gradient: local releases O(u·w) (u distinct release rows, w support points);
     additive statistics O(L² log n) by convolution (L lattice values of the sum) or O(L) in
     closed form; counts O(N² K) (O(N·band·K) when the noise radius cuts the cells). Plans whose
-    gradient would take longer than `pymc_dp.marginal.plan.MAX_SECONDS` (30 ms, measured
-    time per term) are refused: data augmentation is faster there; see ``docs/collapsed.md``.
+    gradient would take longer than ``cost.max_seconds`` (default
+    `pymc_dp.marginal.plan.MAX_SECONDS`, 30 ms, with the time per term measured once by
+    ``benchmarks/bench_collapsed_cost.py``) are refused: data augmentation is faster there; see ``docs/collapsed.md``.
     """
     model = pm.modelcontext(model)
-    plans = collapsed_plans(model, records=records, method=method)
+    plans = collapsed_plans(model, records=records, method=method, cost=cost)
     all_nodes = dp_nodes(model)
     fgraph, memo = _fg.fgraph_from_model(model)
     drop, add = set(), []

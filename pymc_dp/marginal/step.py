@@ -190,6 +190,9 @@ class Collapsed(DPStep):
         parents.
     df : float
         Degrees of freedom of the Student-t independence proposal (default 6).
+    cost : pymc_dp.marginal.CostModel, optional
+        The cost model deciding which collapsed plans are too slow (configuration; default the
+        documented `CostModel()`).
     model : pm.Model, optional
 
     Stats
@@ -220,6 +223,7 @@ class Collapsed(DPStep):
         vars=None,
         *,
         df: float = 6.0,
+        cost=None,
         model=None,
         rng=None,
         blocked=True,
@@ -233,18 +237,18 @@ class Collapsed(DPStep):
             )
         self.df = float(df)
         if vars is None:
-            plans = collapsed_plans(model)
+            plans = collapsed_plans(model, cost=cost)
             records = [model[name] for name in plans]
             thetas = list(dict.fromkeys(p for r in records for p in record_parents(model, r)))
             values = [model.rvs_to_values[v] for v in records + thetas]
         else:
             values = get_value_vars_from_user_vars(vars, model)
             records, thetas = _split(model, values)
-            plans = collapsed_plans(model, records=[r.name for r in records])
+            plans = collapsed_plans(model, records=[r.name for r in records], cost=cost)
         self.vars = list(values)
         self.plans = plans
         self.record_names = [r.name for r in records]
-        marginal = marginalize(model, records=self.record_names)
+        marginal = marginalize(model, records=self.record_names, cost=cost)
         self.theta_values = [model.rvs_to_values[t].name for t in thetas]
         point = model.initial_point(random_seed=0) if initial_point is None else initial_point
         self._shapes = [np.shape(point[n]) for n in self.theta_values]

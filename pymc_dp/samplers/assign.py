@@ -82,6 +82,8 @@ def augmentation_competence(var) -> Competence:
             stacklevel=2,
         )
         return Competence.INCOMPATIBLE
+    if any(node.mechanism.kernel_code is None for _, node in fed):
+        return Competence.INCOMPATIBLE  # a density without a compiled kernel: Collapsed or PyMC's
     reason = _group_refusal(model, var, nodes)
     if reason is not None:  # e.g. another term depends on the records, records not iid on axis 0
         warnings.warn(

@@ -62,8 +62,9 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from pymc_dp._checks import child_rng
 from pymc_dp.distributions.graph import direct_parents
-from pymc_dp.mechanisms.base import GAUSSIAN_KERNEL, LAPLACE_KERNEL, kernel_logpdf
+from pymc_dp.mechanisms.base import check_kernel_codes, kernel_logpdf
 from pymc_dp.samplers.base import DPStep
 from pymc_dp.samplers.counts_sweep import CountsSweep
 from pymc_dp.samplers.records import RecordBlock, record_groups
@@ -89,6 +90,7 @@ class MechanismTable(NamedTuple):
     a: np.ndarray  # float64 (D,)
     b: np.ndarray  # float64 (D,)
     c: np.ndarray  # float64 (D,): statistic = c * total (additive); unused for local
+    sd: np.ndarray  # float64 (D,): the mechanism's noise_sd (inf: no scale, e.g. categorical)
 
 
 class AugmentationState(NamedTuple):
@@ -290,19 +292,21 @@ def augmentation_kernel(
 
 
 def _table(nodes, local):
-    codes, a, b, c = [], [], [], []
+    codes, a, b, c, sd = [], [], [], [], []
     for node in nodes:
-        pa, pb = node.mechanism.kernel_params()
+        code, pa, pb = node.mechanism.compiled_kernel()
         k = node.dim
-        codes += [node.mechanism.kernel_code] * k
+        codes += [code] * k
         a += [pa] * k
         b += [pb] * k
         c += [1.0 if local else node.statistic.factor(node.n)] * k
+        sd += [node.mechanism.noise_sd] * k
     return MechanismTable(
-        np.asarray(codes, dtype=np.int64),
+        check_kernel_codes(codes),
         np.asarray(a, dtype=np.float64),
         np.asarray(b, dtype=np.float64),
         np.asarray(c, dtype=np.float64),
+        np.asarray(sd, dtype=np.float64),
     )
 
 
@@ -322,20 +326,18 @@ WEAK_DRAWS = 32
 
 
 def _noise_sd(table: MechanismTable) -> np.ndarray:
-    """Noise sd per coordinate from the kernel parameters (Laplace a = 1/b; Gaussian a = 1/(2σ²))."""
-    sd = np.full(table.codes.shape, np.inf)  # categorical (randomized response): no scale, "weak"
-    lap, gau = table.codes == LAPLACE_KERNEL, table.codes == GAUSSIAN_KERNEL
-    sd[lap] = math.sqrt(2.0) / table.a[lap]
-    sd[gau] = np.sqrt(0.5 / table.a[gau])
-    return sd
+    """Noise sd per coordinate, as each mechanism states it (``inf``: no scale, "weak")."""
+    return table.sd
 
 
 def weakness_ratio(group, point, rng) -> float:
     """Largest noise sd / sd(statistic | θ at ``point``) over the released coordinates of a group.
 
-    sd(S) from `WEAK_DRAWS` joint draws of the records from their conditional prior
-    (additive coordinates: ``c·Σ_i t_i``; local ones: per-record sd, root-mean-square over records).
-    ``inf`` when a statistic does not vary under the prior.
+    sd(S) from `WEAK_DRAWS` joint draws of the records from their conditional prior, drawn with
+    ``rng`` (the step's generator): additive coordinates ``|c|·√(Σ_i Var t_i)`` (the records are
+    conditionally independent, so the per-record variances add; their sum is precise for many
+    records), local ones the per-record sd, root-mean-square over records. The noise sd is each
+    mechanism's ``noise_sd``. ``inf`` when a statistic does not vary under the prior.
     """
     block = group.block
     block.reseed(rng)
@@ -344,11 +346,12 @@ def weakness_ratio(group, point, rng) -> float:
     for _ in range(WEAK_DRAWS):
         work.update(zip(block.value_names, block.propose(point)))
         t, l = block.contributions(work)  # noqa: E741
-        adds.append(t.sum(axis=0))
+        adds.append(t)
         locs.append(l)
     ratios = []
     if group.add_table.codes.size:
-        sd_s = np.abs(group.add_table.c) * np.std(np.asarray(adds), axis=0, ddof=1)
+        var_t = np.var(np.asarray(adds), axis=0, ddof=1).sum(axis=0)  # Σ_i Var(t_i)
+        sd_s = np.abs(group.add_table.c) * np.sqrt(var_t)
         ratios.append(_noise_sd(group.add_table) / sd_s)
     if group.loc_table.codes.size:
         sd_l = np.sqrt(np.mean(np.var(np.asarray(locs), axis=0, ddof=1), axis=0))
@@ -476,11 +479,11 @@ class DataAugmentation(DPStep):
             )
         if initial_point is None:
             initial_point = model.initial_point(random_seed=0)
-        self._movers = self._interweavers(model, interweave, initial_point)
+        self._movers = self._interweavers(model, interweave, initial_point, child_rng(rng))
         self.interweaving = any(d["enabled"] for d in self.interweave_decisions)
         self._init_step(rng)
 
-    def _interweavers(self, model, mode, point):
+    def _interweavers(self, model, mode, point, probe_rng):
         from pymc_dp.samplers.interweave import Interweave, InterweaveTrial
 
         movers, self.interweave_decisions = [], []
@@ -504,7 +507,7 @@ class DataAugmentation(DPStep):
                 if not parents:
                     decision["reason"] = "the records have no free continuous parent"
                     continue
-                ratio = weakness_ratio(group, point, np.random.default_rng(20110))
+                ratio = weakness_ratio(group, point, probe_rng)
                 decision["ratio"] = ratio
                 weak = ratio > WEAK_RATIO
                 decision["reason"] = (

@@ -48,6 +48,7 @@ from pymc.util import get_value_vars_from_user_vars
 from pytensor.graph.replace import graph_replace
 from pytensor.tensor.elemwise import DimShuffle
 
+from pymc_dp._checks import child_rng
 from pymc_dp.distributions.graph import direct_upstream
 from pymc_dp.samplers.assign import augmentation_competence, cached_verdict, coupled_parameters
 from pymc_dp.samplers.base import DPStep
@@ -99,8 +100,9 @@ def _free_rvs(graph, model):
     return {v for v in direct_upstream(model, [graph]) if v in rvs}
 
 
-def _is_power_of(param, theta, power, model, low, high):
-    """``param`` is ``theta ** power`` (structurally for power 1, numerically otherwise)."""
+def _is_power_of(param, theta, power, model, low, high, rng=None):
+    """``param`` is ``theta ** power`` (structurally for power 1, numerically otherwise: at five
+    points drawn with ``rng``, see `pymc_dp._checks.child_rng`)."""
     core = _strip(param)
     if power == 1.0:
         return core is theta
@@ -111,7 +113,7 @@ def _is_power_of(param, theta, power, model, low, high):
         [probe], graph_replace(core, {theta: probe}, strict=False), on_unused_input="ignore"
     )
     shape = tuple(1 if s is None else s for s in theta.type.shape)
-    rng = np.random.default_rng(20111)
+    rng = child_rng(rng)
     for _ in range(5):
         t = rng.uniform(low, high, size=shape).astype(theta.dtype)
         got = np.asarray(fn(t), dtype=float)
@@ -122,8 +124,11 @@ def _is_power_of(param, theta, power, model, low, high):
     return True
 
 
-def conjugate_pattern(model, theta) -> ConjugatePattern:
-    """Detect the conjugate family of ``theta`` (an RV) in ``model``; raise ``ValueError`` otherwise."""
+def conjugate_pattern(model, theta, rng=None) -> ConjugatePattern:
+    """Detect the conjugate family of ``theta`` (an RV) in ``model``; raise ``ValueError`` otherwise.
+
+    ``rng`` (the step's generator; fresh entropy if None) draws the points of the numeric checks.
+    """
     op_name = type(theta.owner.op).__name__
     rules = RULES.get(op_name)
     if rules is None:
@@ -145,7 +150,7 @@ def conjugate_pattern(model, theta) -> ConjugatePattern:
             params = var.owner.op.dist_params(var.owner)
             rest = [p for k, p in enumerate(params) if k != slot]
             ok = _is_power_of(
-                params[slot], theta, power, model, 0.3, 3.0
+                params[slot], theta, power, model, 0.3, 3.0, rng
             ) and theta not in direct_upstream(model, rest)
             if ok and op_name == "DirichletRV":
                 ok = theta.ndim == 1
@@ -264,7 +269,7 @@ class _LinearNormal:
     mean is affine in θ there (a ValueError otherwise: the update would not be exact).
     """
 
-    def __init__(self, model, pattern, value):
+    def __init__(self, model, pattern, value, rng=None):
         theta = pattern.theta
         self.name, self.value_name = theta.name, value.name
         probe = pt.tensor("theta_probe", dtype="float64", shape=value.type.shape)
@@ -298,7 +303,7 @@ class _LinearNormal:
         self.input_names = [v.name for v in model.value_vars]
         point = model.initial_point(random_seed=0)
         self.shape = np.shape(point[value.name])
-        probe_value = np.random.default_rng(20111).normal(size=self.shape)
+        probe_value = child_rng(rng).normal(size=self.shape)
         self(*[point[n] for n in self.input_names], check_at=probe_value)
 
     def __call__(self, *args, check_at=None):
@@ -426,7 +431,8 @@ class ConjugateTheta(DPStep):
             )
         values = get_value_vars_from_user_vars(vars, model)
         self.vars = list(values)
-        self.patterns = [conjugate_pattern(model, model.values_to_rvs[v]) for v in values]
+        probe = child_rng(rng)  # the numeric checks' points: from the step's generator
+        self.patterns = [conjugate_pattern(model, model.values_to_rvs[v], probe) for v in values]
         self.input_names = [v.name for v in model.value_vars]
         self._updates = []
         for value, pattern in zip(values, self.patterns):
@@ -437,7 +443,7 @@ class ConjugateTheta(DPStep):
                         "transform. Declare the Normal prior without transform=."
                     )
                 self._updates.append(
-                    (value.name, pattern.family, _LinearNormal(model, pattern, value), None)
+                    (value.name, pattern.family, _LinearNormal(model, pattern, value, probe), None)
                 )
                 continue
             params = _posterior_params(model, pattern)
