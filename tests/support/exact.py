@@ -6,6 +6,7 @@ Each function returns the exact posterior mean and sd of a scalar parameter, for
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -168,6 +169,7 @@ def dirichlet_counts_posterior(s, n, alpha, log_noise, index):
 # ------------------------------------------------------------------------------------------------
 # exactness (slow tier)
 # ------------------------------------------------------------------------------------------------
+@functools.cache  # scalar arguments; several tests and chains ask for the same posterior
 def exact_records_sum(y=3.0, n=6, prior_sd=2.0, b=1.0):
     """θ ~ N(0, prior_sd), Σx ~ N(nθ, n), s_dp ~ Laplace(Σx, b): posterior mean/sd by quadrature."""
     s = np.linspace(-60, 60, 6001)
@@ -182,6 +184,7 @@ def exact_records_sum(y=3.0, n=6, prior_sd=2.0, b=1.0):
     return mean, math.sqrt(np.trapezoid((th - mean) ** 2 * post, th))
 
 
+@functools.cache  # scalar arguments; several tests and chains ask for the same posterior
 def exact_records_total(y=3.0, n=6, prior_sd=2.0, b=1.0):
     """Same model: posterior mean/sd of the records' total Σx (marginally N(0, n²·prior_sd² + n))."""
     s = np.linspace(-60, 60, 24001)
@@ -191,6 +194,7 @@ def exact_records_total(y=3.0, n=6, prior_sd=2.0, b=1.0):
     return mean, math.sqrt(np.trapezoid((s - mean) ** 2 * post, s))
 
 
+@functools.cache  # scalar arguments; several tests and chains ask for the same posterior
 def exact_clt_laplace(y, n, b):
     th = np.linspace(1e-4, 12, 2401)
     u = np.linspace(-5, 10, 3001)
