@@ -272,16 +272,14 @@ def _continuous_grid(s, mechanism, lo, hi, prior, qs):
 def _noise_quantile(mechanism, prob) -> float:
     """Smallest ``q`` with P(noise > q) <= (1 - prob) / 2 (the noise is symmetric about 0); an
     integer for integer noise, so that ``[t - q, t + q]`` holds at least ``prob`` of it."""
-    from scipy import stats
-
     tail = (1.0 - prob) / 2.0
-    a, _ = mechanism.kernel_params()
     if not getattr(mechanism, "integer", False):
-        law = (
-            stats.laplace(scale=1.0 / a)
-            if mechanism.kernel_code == 0
-            else stats.norm(scale=math.sqrt(0.5 / a))
-        )
+        law = mechanism.noise_distribution(0.0)  # the mechanism states its law (issue 21.1)
+        if law is None:
+            raise ValueError(
+                f"intervals(kind='both' or 'confidence') needs the noise law of mechanism="
+                f"{type(mechanism).__name__}, which states none. Use kind='posterior'."
+            )
         return float(law.isf(tail))
     w = int(math.ceil(_half_width(mechanism))) + 2
     k = np.arange(-w, w + 1, dtype=float)

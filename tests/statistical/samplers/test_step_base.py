@@ -3,6 +3,7 @@
 import math
 
 import numpy as np
+import pymc as pm
 import pytest
 from scipy import stats
 
@@ -54,7 +55,11 @@ def test_mhaar_with_nuts_on_a_parent_exact():
     model, y = local_gaussian_model()
     exact = _exact_local_gaussian(y)
     idata = sample(
-        model, lambda: [pdp.MHAAR([model["mu"]], n_particles=10)], draws=4000, tune=1000, seed=31
+        model,
+        lambda: [pdp.MHAAR([model["mu"]], n_particles=10), pm.NUTS([model["sigma"]])],
+        draws=4000,
+        tune=1000,
+        seed=31,
     )
     for name in ("mu", "sigma"):
         assert_mc_close(idata.posterior[name], *exact[name], label=f"MHAAR + NUTS {name}")

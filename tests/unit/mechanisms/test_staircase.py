@@ -189,7 +189,9 @@ def test_intervals_and_marginalize_use_its_facts():
     mech = pdp.Staircase(epsilon=1.0, r=2)
     x = np.array([2, 0, 3, 1, 3])
     rel = pdp.release(x, pdp.Sum(lower=0, upper=3), mech, rng=8)
-    lo, hi = pdp.intervals(rel, prob=0.9)
+    lo, hi = pdp.intervals(rel, prob=0.9, kind="posterior")
+    lo_b, hi_b = pdp.intervals(rel, prob=0.9)  # default: also a Neyman interval (integer noise)
+    assert lo_b <= lo and hi <= hi_b
     grid = np.arange(0, 16)
     post = np.exp(rel.mechanism.logpdf(float(rel), grid))
     cdf = np.cumsum(post / post.sum())
