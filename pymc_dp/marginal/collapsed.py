@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import pymc as pm
 from pymc.model import fgraph as _fg
+from pytensor.compile.sharedvalue import SharedVariable
 
 from pymc_dp._compat import ancestors
 from pymc_dp.distributions.dp_observed import DPNode, dp_nodes
@@ -139,6 +140,9 @@ def marginalize(model=None, *, records=None, method="auto"):
         if out in drop:
             fgraph.remove_output(fgraph.outputs.index(out))
     for var in add:
+        for inp in ancestors([var]):  # a plan's shared noise table (CollapsedPlan.eta_graph)
+            if isinstance(inp, SharedVariable) and inp.owner is None and inp not in fgraph.inputs:
+                fgraph.add_input(inp)
         fgraph.add_output(var)
     _drop_unread_data(fgraph, read)
     left = set(ancestors(fgraph.outputs))

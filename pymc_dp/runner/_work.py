@@ -43,6 +43,9 @@ REUSABLE_STEPS = frozenset(
 #: worker-process cache: call id -> dict(model=..., steps=..., shapes=..., reusable=...)
 _CACHE: dict = {}
 
+#: worker-process cache of `pymc_dp.runner.many.worker_cache`: key -> object
+_MAP_CACHE: dict = {}
+
 #: posterior variables with more elements than this per draw (latent records) are not summarised
 SUMMARY_MAX_SIZE = 20
 

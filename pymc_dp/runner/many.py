@@ -49,7 +49,7 @@ import numpy as np
 from pymc_dp.runner._store import Store, load_idata, unit_key
 from pymc_dp.runner._work import run_batch
 
-__all__ = ["ManyResult", "map_units", "sample_many", "unit_seed"]
+__all__ = ["ManyResult", "map_units", "sample_many", "unit_seed", "worker_cache"]
 
 _RESERVED = ("random_seed", "model", "step")
 
@@ -563,6 +563,21 @@ def map_units(
         return out
     finally:
         progress.close()
+
+
+def worker_cache(key, make):
+    """``make()`` once per process for each ``key``, then the same object for every later unit.
+
+    For `map_units` functions that need something costly to build and safe to reuse, such as a
+    compiled model and its step methods: each Dask worker (or this process) builds it for the first
+    unit that asks and keeps it. ``key`` must be hashable and name everything ``make`` depends on;
+    the objects are kept until the process ends.
+    """
+    from pymc_dp.runner._work import _MAP_CACHE
+
+    if key not in _MAP_CACHE:
+        _MAP_CACHE[key] = make()
+    return _MAP_CACHE[key]
 
 
 def _map_batch(fn, items):
