@@ -6,7 +6,8 @@ Everything here runs in the worker process (a Dask worker, or this process with 
 a worker sees and kept in `_CACHE` (one entry per `sample_many` call); later units of that call swap
 their data in with ``pm.set_data`` and reuse the compiled model, and reuse the built steps when every
 step follows ``pm.Data`` changes (`REUSABLE_STEPS`, each checked by a test that a reused step draws
-exactly what a freshly built one draws). A unit whose data have other shapes than the cached model
+exactly what a freshly built one draws; `pymc_dp.Collapsed` follows a new release when its plan
+changes only in its noise table, and is built again otherwise). A unit whose data have other shapes than the cached model
 is built again, and its record says so.
 """
 
@@ -37,6 +38,7 @@ REUSABLE_STEPS = frozenset(
         "CategoricalGibbsMetropolis",
         "DataAugmentation",
         "ConjugateTheta",
+        "Collapsed",
     }
 )
 
@@ -98,7 +100,16 @@ def _prepare(build, data_fn, step_fn, unit, call_id):
             model = cached["model"]
             pm.set_data(values, model=model)
             if cached["reusable"]:
-                return model, cached["steps"], "reused model and steps", False
+                if all(_follows(s) for s in cached["steps"]):
+                    return model, cached["steps"], "reused model and steps", False
+                cached["steps"] = assign_steps(model, step_fn)
+                return (
+                    model,
+                    cached["steps"],
+                    "reused model, steps built again: the new release needs another collapsed "
+                    "plan (support or release rows), not only another noise table",
+                    False,
+                )
             return model, assign_steps(model, step_fn), "reused model", False
         changed = sorted(
             n
@@ -123,6 +134,13 @@ def _prepare(build, data_fn, step_fn, unit, call_id):
     _CACHE.clear()  # one compiled model per worker: the newest call's
     _CACHE[call_id] = {"model": model, "steps": steps, "shapes": shapes, "reusable": reusable}
     return model, steps, note, True
+
+
+def _follows(step) -> bool:
+    """Whether ``step`` (and every step inside a CompoundStep) is valid for the data just set:
+    steps that plan for the release (`pymc_dp.Collapsed`) follow it, or say they cannot."""
+    methods = getattr(step, "methods", [step])
+    return all(m.follow_releases() for m in methods if hasattr(m, "follow_releases"))
 
 
 def _check_model(model, unit):

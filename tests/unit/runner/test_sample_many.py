@@ -60,6 +60,19 @@ def test_data_mode_reuses_model_and_steps_and_draws_what_a_fresh_build_draws():
         np.testing.assert_array_equal(mu_draws(reused, u), mu_draws(fresh, u))
 
 
+def test_data_mode_reuses_collapsed_and_draws_what_a_fresh_build_draws():
+    """pdp.Collapsed plans for its release: with data= it follows each unit's release (only the
+    noise table changes) instead of being built and compiled again."""
+    units = [0, 1, 2]
+    fresh = pdp.sample_many(R.build_bernoulli, units, n_workers=0, **KW)
+    reused = pdp.sample_many(R.build_bernoulli, units, data=R.data_bernoulli, n_workers=0, **KW)
+    assert reused.units["route"].tolist() == ["Collapsed[p, x]"] * 3
+    assert reused.units["note"].tolist() == ["built"] + ["reused model and steps"] * 2
+    for u in units:
+        a, b = (np.asarray(r[u].posterior["p"]).ravel() for r in (reused, fresh))
+        np.testing.assert_array_equal(a, b)
+
+
 def test_data_mode_builds_again_when_shapes_differ():
     res = pdp.sample_many(R.build_sized, [0, 2, 1], data=R.data_sized, n_workers=0, **KW)
     # unit 1's container w has 2 entries where the model built for unit 0 has 1
