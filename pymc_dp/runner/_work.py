@@ -101,6 +101,10 @@ def _prepare(build, data_fn, step_fn, unit, call_id):
             pm.set_data(values, model=model)
             if cached["reusable"]:
                 if all(_follows(s) for s in cached["steps"]):
+                    from pymc_dp.samplers.convergence import forget_chains
+
+                    for s in cached["steps"]:  # the guard must not pool other units' chains
+                        forget_chains(s)
                     return model, cached["steps"], "reused model and steps", False
                 cached["steps"] = assign_steps(model, step_fn)
                 return (
