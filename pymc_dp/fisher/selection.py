@@ -229,9 +229,7 @@ def select_statistic(
     units = [(c.name, g) for c in items for g in range(len(points))]
     fn = functools.partial(_fisher_at, {c.name: c for c in items}, points, n_params, n)
     in_process = client is None and not workers
-    results = map_units(
-        fn, units, seed=seed, n_workers=0 if in_process else workers, client=client
-    )
+    results = map_units(fn, units, seed=seed, n_workers=0 if in_process else workers, client=client)
     by_unit = dict(zip(units, results, strict=True))
     for c in items:
         ests = [by_unit[(c.name, g)] for g in range(len(points))]

@@ -550,12 +550,15 @@ def map_units(
                 out[i] = res
                 progress.update({})
             return out
-        runs = _on_dask(work, todo, _call_id(fn, None, None), n_workers, client, timeout, batch_size)
+        runs = _on_dask(
+            work, todo, _call_id(fn, None, None), n_workers, client, timeout, batch_size
+        )
         with contextlib.closing(runs):
             for batch, results in runs:
                 if isinstance(results, BaseException):
-                    results.add_note(f"map_units: raised by a task holding units "
-                                     f"{[u for _, u, _ in batch]!r}.")
+                    results.add_note(
+                        f"map_units: raised by a task holding units {[u for _, u, _ in batch]!r}."
+                    )
                     raise results
                 for i, res in results:
                     out[i] = res

@@ -72,7 +72,10 @@ def build_bernoulli(unit) -> pm.Model:
         p = pm.Beta("p", 2, 2)
         x = pm.Bernoulli("x", p, shape=10)
         pdp.DPObserved(
-            "s_dp", x, statistic=pdp.Sum(lower=0, upper=1), mechanism=pdp.Laplace(scale=1.0),
+            "s_dp",
+            x,
+            statistic=pdp.Sum(lower=0, upper=1),
+            mechanism=pdp.Laplace(scale=1.0),
             observed=s,
         )
     return model
