@@ -5,7 +5,12 @@ releases summed out exactly (local releases, additive statistics, counts);
 ``recover_records(idata, model)`` draws the records back from their exact conditional.
 """
 
-from pymc_dp.marginal.collapsed import collapsed_plans, marginal_plans, marginalize
+from pymc_dp.marginal.collapsed import (
+    collapsed_plans,
+    follow_releases,
+    marginal_plans,
+    marginalize,
+)
 from pymc_dp.marginal.plan import MAX_SECONDS, TRUNCATION, CollapsedPlan
 from pymc_dp.marginal.recover import recover_records
 from pymc_dp.marginal.step import Collapsed
@@ -16,6 +21,7 @@ __all__ = [
     "TRUNCATION",
     "CollapsedPlan",
     "collapsed_plans",
+    "follow_releases",
     "marginal_plans",
     "marginalize",
     "recover_records",

@@ -92,3 +92,30 @@ def test_refuses_a_release_whose_plan_changes_more_than_its_noise_table():
         ValueError, match=re.escape("changed after pdp.Collapsed was built (pm.set_data)")
     ):
         step.step(point)
+
+
+def test_a_marginalized_model_follows_the_release_of_its_original():
+    """``follow_releases(marginalize(model))`` after pm.set_data on ``model``: the compiled log
+    density is that of a model marginalized for the new release (nothing compiled again); a
+    release that needs another plan is refused (False) and changes nothing."""
+    from pymc_dp.marginal import follow_releases
+
+    model, simulate, _ = bernoulli_sum()
+    rng = np.random.default_rng(11)
+    pm.set_data({"obs": simulate(rng)[2]}, model=model)
+    new = pdp.marginalize(model)
+    logp = new.compile_logp()
+    s1 = simulate(rng)[2] + 2.0
+    pm.set_data({"obs": s1}, model=model)
+    assert follow_releases(new)
+    fresh = pdp.marginalize(model).compile_logp()
+    for t in (-2.0, 0.0, 0.7, 3.0):
+        assert logp({"p_logodds__": t}) == fresh({"p_logodds__": t})
+
+    local, _, _ = bernoulli_local()
+    pm.set_data({"obs": np.array([0, 1] * 6, dtype="int64")}, model=local)
+    new = pdp.marginalize(local)
+    before = new.compile_logp()({"p_logodds__": 0.3})
+    pm.set_data({"obs": np.zeros(12, dtype="int64")}, model=local)
+    assert not follow_releases(new)
+    assert new.compile_logp()({"p_logodds__": 0.3}) == before
