@@ -442,12 +442,14 @@ def _on_dask(work, todo, call_id, n_workers, client, timeout, batch_size):
     from distributed import as_completed
 
     client, cluster = _connect(client, n_workers, timeout)
+    futures: dict = {}
     try:
         n = max(1, len(client.scheduler_info(n_workers=-1).get("workers", {})) or (n_workers or 1))
         size = batch_size or max(1, min(16, math.ceil(len(todo) / (4 * n))))
         batches = [todo[i : i + size] for i in range(0, len(todo), size)]
+        run = uuid.uuid4().hex[:8]  # task keys of this call only: never another call's result
         futures = {
-            client.submit(work, b, pure=False, key=f"pymc-dp-{call_id}-{j}"): b
+            client.submit(work, b, pure=False, key=f"pymc-dp-{call_id}-{run}-{j}"): b
             for j, b in enumerate(batches)
         }
         for fut in as_completed(futures, loop=client.loop):
@@ -457,6 +459,10 @@ def _on_dask(work, todo, call_id, n_workers, client, timeout, batch_size):
                 out = exc
             yield futures[fut], out
     finally:
+        left = [f for f in futures if not f.done()]
+        if left and cluster is None:  # stopped early (an error): free the cluster we were lent
+            with contextlib.suppress(Exception):
+                client.cancel(left)
         if cluster is not None:
             client.close()
             cluster.close()

@@ -39,3 +39,10 @@ def selection_values(sel) -> dict:
         **{f"F[{k}]": np.asarray(v) for k, v in sel.fisher.items()},
         **{f"se[{k}]": np.asarray(v) for k, v in sel.stderr.items()},
     }
+
+
+def fails_on_two(unit, rng):
+    """A grid cell that raises for unit 2 (a bad cell must stop the grid with its own error)."""
+    if unit == 2:
+        raise ValueError("unit 2 has no data")
+    return unit

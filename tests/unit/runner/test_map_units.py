@@ -65,6 +65,8 @@ def test_the_same_results_on_a_two_worker_cluster():
     with local_cluster(2) as cluster, Client(cluster) as client:
         there = select_statistic(G.candidates(), rng=np.random.default_rng(3), client=client, **kw)
         assert map_units(G.noisy_mean, UNITS, seed=7, client=client, batch_size=1) == cells
+        with pytest.raises(ValueError, match="unit 2 has no data"):
+            map_units(G.fails_on_two, [1, 2, 3], client=client, batch_size=1)
         workers = client.run(lambda: __import__("os").getpid())
     assert len(set(workers.values())) == 2
     for k, v in G.selection_values(here).items():
