@@ -193,6 +193,13 @@ def select_statistic(
             f"{sum(given)}. Use a grid for a pointwise comparison, a prior for a prior-averaged "
             "score, or posterior draws from a first release."
         )
+    if workers is not None and (
+        not isinstance(workers, int) or isinstance(workers, bool) or workers < 0
+    ):
+        raise ValueError(
+            f"workers must be an int >= 0 (0 or None: in this process), got workers={workers!r}. "
+            "Use e.g. workers=4 for a local Dask cluster of 4 processes, or client= for yours."
+        )
     rng = check_rng(rng)
     n_params = items[0].n_params
     if theta is not None:

@@ -50,6 +50,8 @@ def test_select_statistic_draws_per_candidate_and_point():
     assert other.fisher["a=1"][0] == a.fisher["a=1"][0]
     assert other.fisher["a=1"][1] != a.fisher["a=1"][1]
     assert a.best == "a=1"
+    with pytest.raises(ValueError, match="workers must be an int >= 0"):
+        select_statistic(G.candidates(), workers=-2, **kw)
 
 
 @pytest.mark.slow
