@@ -246,8 +246,16 @@ def _run_unit(build, data_fn, step_fn, unit, key, seed, sample_kwargs, store, ca
             **sample_kwargs,
         }
         t1 = time.perf_counter()
-        with model, _quiet_pymc():
-            idata = pm.sample(step=steps, random_seed=int(seed), **kwargs)
+        with model, _quiet_pymc(), _sigint_seen() as seen:
+            try:
+                idata = pm.sample(step=steps, random_seed=int(seed), **kwargs)
+            except Exception:
+                if seen:  # Ctrl-C during warm-up: PyMC then fails on the short trace
+                    raise KeyboardInterrupt(_INTERRUPTED) from None
+                raise
+            if seen:
+                raise KeyboardInterrupt(_INTERRUPTED)
+        _check_not_interrupted(idata, kwargs)
         t2 = time.perf_counter()
         record.update(
             status="ok",
@@ -270,6 +278,56 @@ def _run_unit(build, data_fn, step_fn, unit, key, seed, sample_kwargs, store, ca
         store.write(key, record, idata)
         return record
     return {**record, "idata": idata}
+
+
+_INTERRUPTED = (
+    "pm.sample was interrupted; the unit is not saved (run the same call again to resume)."
+)
+
+
+@contextlib.contextmanager
+def _sigint_seen():
+    """Yields a list that is non-empty once SIGINT (Ctrl-C) arrived. PyMC's sequential sampler
+    catches the KeyboardInterrupt and returns (or fails on) a short trace; the unit must stop, not be
+    saved as finished or as failed. Only in the main thread (elsewhere no handler can be set)."""
+    import signal
+    import threading
+
+    seen: list = []
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or previous == signal.SIG_IGN:
+        yield seen
+        return
+
+    def handler(signum, frame):
+        seen.append(signum)
+        if callable(previous):
+            previous(signum, frame)
+        else:
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield seen
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _check_not_interrupted(idata, kwargs) -> None:
+    """PyMC's sequential sampler catches Ctrl-C and returns the draws made so far; a unit cut short
+    must not be saved as finished. Fewer draws than asked: stop here, as the user asked."""
+    import inspect
+
+    import pymc as pm
+
+    want = kwargs.get("draws", inspect.signature(pm.sample).parameters["draws"].default)
+    post = idata["posterior"] if not hasattr(idata, "posterior") else idata.posterior
+    got = int(post.sizes["draw"])
+    if got < int(want):
+        raise KeyboardInterrupt(
+            f"pm.sample was interrupted after {got} of {want} draws; the unit is not saved "
+            "(run the same call again to resume)."
+        )
 
 
 @contextlib.contextmanager

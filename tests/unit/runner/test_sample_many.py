@@ -105,6 +105,22 @@ def test_outdir_resume_skips_finished_units_and_refuses_another_call(tmp_path):
     assert redo.units["status"].tolist() == ["ok"]
 
 
+@pytest.mark.parametrize("at", [30, 70], ids=["warm-up", "draws"])
+def test_ctrl_c_stops_the_run_and_saves_no_unit(tmp_path, at):
+    """PyMC's sequential sampler catches Ctrl-C and returns a short trace (or fails on it during
+    warm-up): the run must stop there, without recording the unit as finished or failed."""
+
+    def ctrl_c(trace, draw):
+        if draw.draw_idx == at:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(KeyboardInterrupt, match="interrupted"):
+        pdp.sample_many(
+            R.build, [0, 1], outdir=tmp_path / "out", n_workers=0, callback=ctrl_c, **KW
+        )
+    assert not list((tmp_path / "out" / "units").glob("*"))
+
+
 def test_a_failing_unit_is_recorded_and_the_others_finish(tmp_path):
     res = pdp.sample_many(R.build_failing_on_3, [2, 3, 4], outdir=tmp_path, n_workers=0, **KW)
     assert res.units["status"].tolist() == ["ok", "error", "ok"]
