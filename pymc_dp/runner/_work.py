@@ -205,7 +205,7 @@ def _hdi(x: np.ndarray, prob: float) -> tuple[float, float]:
     return float(x[i]), float(x[i + k - 1])
 
 
-def run_batch(build, data_fn, step_fn, items, sample_kwargs, outdir, manifest, call_id):
+def run_batch(build, data_fn, step_fn, items, sample_kwargs, outdir, manifest, call_id, run=None):
     """Run the units of ``items`` (``(unit, key, seed)``) one after another; one record per unit.
 
     A unit that raises is recorded with its error and the batch goes on. With ``outdir`` each
@@ -214,16 +214,18 @@ def run_batch(build, data_fn, step_fn, items, sample_kwargs, outdir, manifest, c
     """
     store = Store(outdir, manifest, overwrite=False) if outdir is not None else None
     return [
-        _run_unit(build, data_fn, step_fn, unit, key, seed, sample_kwargs, store, call_id)
+        _run_unit(build, data_fn, step_fn, unit, key, seed, sample_kwargs, store, call_id, run)
         for unit, key, seed in items
     ]
 
 
-def _run_unit(build, data_fn, step_fn, unit, key, seed, sample_kwargs, store, call_id):
+def _run_unit(build, data_fn, step_fn, unit, key, seed, sample_kwargs, store, call_id, run=None):
     if store is not None:
         done = store.finished(key)
         if done is not None:
-            return {**done, "status": "skipped"}
+            # finished by this run (a batch retried after its worker died): as it finished
+            same_run = run is not None and done.get("run") == run
+            return {**done, "status": done.get("status") if same_run else "skipped"}
     t0 = time.perf_counter()
     record = {
         "unit": repr(unit),
@@ -231,6 +233,7 @@ def _run_unit(build, data_fn, step_fn, unit, key, seed, sample_kwargs, store, ca
         "seed": int(seed),
         "worker": _worker_name(),
         "pid": os.getpid(),
+        "run": run,
     }
     idata = None
     try:

@@ -242,6 +242,7 @@ def sample_many(
         outdir=outdir,
         manifest=manifest,
         call_id=call_id,
+        run=uuid.uuid4().hex,  # tells a unit finished by this run from one of an earlier run
     )
     if todo:
         if client is None and n_workers == 0:
