@@ -1,6 +1,7 @@
 """Time per gradient of each collapsed-likelihood route against its cost in terms.
 
-Sets ``pymc_dp.marginal.plan.SECONDS_PER_TERM`` (and so the refusal limit). Prints one table row per
+Measures the defaults of ``pymc_dp.marginal.CostModel`` (``SECONDS_PER_TERM``, and so the refusal
+limit); pass the numbers measured on another machine as ``cost=pdp.marginal.CostModel(...)``. Prints one table row per
 size: route, n, terms, ms per gradient, ns per term. Run: ``.venv/bin/python
 benchmarks/bench_collapsed_cost.py``.
 """
@@ -11,13 +12,13 @@ import numpy as np
 import pymc as pm
 
 import pymc_dp as pdp
-from pymc_dp.marginal import plan as P
+from pymc_dp.marginal import CostModel
 
-P.MAX_SECONDS = 1e9
+NO_LIMIT = CostModel(max_seconds=1e9)
 
 
 def grad_time(model):
-    new = pdp.marginalize(model)
+    new = pdp.marginalize(model, cost=NO_LIMIT)
     plan = next(iter(new._pymc_dp_collapsed["plans"].values()))
     f = new.compile_dlogp()
     pt_ = new.initial_point()

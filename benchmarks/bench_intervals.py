@@ -31,9 +31,11 @@ def coverage(mech, rng):
     for c in TRUTHS:
         s = mech.sample(np.full(R, c, dtype=np.int64), rng)
         ours = pdp.intervals(s, 0.95, mechanism=mech, statistic=STAT)
+        post = pdp.intervals(s, 0.95, mechanism=mech, statistic=STAT, kind="posterior")
+        conf = pdp.intervals(s, 0.95, mechanism=mech, statistic=STAT, kind="confidence")
         naive = np.stack([np.maximum(s - 1.96 * sd, 0.0), np.maximum(s + 1.96 * sd, 0.0)], axis=-1)
         row = [c]
-        for iv in (ours, naive):
+        for iv in (ours, post, conf, naive):
             hit = (iv[:, 0] <= c) & (c <= iv[:, 1])
             row += [
                 hit.mean(),
@@ -57,7 +59,10 @@ def main():
         "# Intervals: coverage of nominal 95 % intervals (`benchmarks/bench_intervals.py`)",
         "",
         f"{R:,} simulated releases per true count (exact seeded samplers of the mechanisms); "
-        "ours = `pdp.intervals` (equal-tailed posterior interval, flat prior on {0, 1, ...}); "
+        'ours = `pdp.intervals` (default `kind="both"`: the smallest interval that is both the '
+        "equal-tailed posterior interval under a flat prior on {0, 1, ...} and Neyman's central "
+        'confidence interval); posterior / confidence = `kind="posterior"` / '
+        '`kind="confidence"` alone; '
         "naive = noisy value ± 1.96 σ clipped at 0 (σ = the noise sd). ± = Monte Carlo standard error.",
         "",
     ]
@@ -67,13 +72,17 @@ def main():
         lines += [
             f"## {name}",
             "",
-            "| true count | coverage (ours) | mean width (ours) | coverage (naive) | mean width (naive) |",
-            "|---:|---:|---:|---:|---:|",
+            "| true count | coverage (ours) | mean width (ours) | coverage (posterior) | "
+            "mean width (posterior) | coverage (confidence) | mean width (confidence) | "
+            "coverage (naive) | mean width (naive) |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
-        for c, cov, se, w, ncov, nse, nw in rows:
-            lines.append(
-                f"| {c:,} | {cov:.4f} ± {se:.4f} | {w:.2f} | {ncov:.4f} ± {nse:.4f} | {nw:.2f} |"
-            )
+        for c, *cells in rows:
+            parts = [
+                f"{cov:.4f} ± {se:.4f} | {w:.2f}"
+                for cov, se, w in zip(cells[::3], cells[1::3], cells[2::3])
+            ]
+            lines.append(f"| {c:,} | " + " | ".join(parts) + " |")
         lines += [
             "",
             f"Time for 10^6 intervals (true counts uniform on 0..10^6): {secs:.2f} s "

@@ -12,13 +12,19 @@ Routes: ``pm.sample()`` with no ``step=`` (pymc-dp's assignment) and PyMC's own 
 model (pymc-dp's classes removed from ``pm.STEP_METHODS``: NUTS on the joint model of θ and continuous
 records with the release density as a term; Metropolis / Gibbs on discrete records).
 
+``--joint`` adds NUTS on the joint model written in plain PyMC (the builders' ``potential=True``:
+records latent, the mechanism's log density as a ``pm.Potential``, PyMC's own assignment) for the
+models with continuous records (NUTS does not run on discrete records).
+
 Printed per model and route: the assignment, the route chosen at warm-up (``dp_route`` stat: the
 chains that kept DataAugmentation's measured θ-move),
 θ bulk ESS/draw (the smallest over θ's coordinates), the largest R-hat over θ, θ ESS/s over PyMC's
-``sampling_time``. 2 chains, ``cores=1``.
+``sampling_time`` (wall clock, tuning included) and θ ESS per CPU second of the sampling process
+(steps are built before ``pm.sample``, so compilation is not counted; less sensitive to the load
+of a shared machine). 2 chains, ``cores=1``.
 
 Run from the repository root: ``PYTHONPATH=. python benchmarks/bench_user_models.py [--draws 1000]
-[--pymc-draws 500] [--only normal_scale,regression_user] [--skip-pymc]``.
+[--pymc-draws 500] [--only normal_scale,regression_user] [--skip-pymc] [--joint]``.
 """
 
 from __future__ import annotations
@@ -39,6 +45,9 @@ from pymc.sampling.mcmc import assign_step_methods
 sys.path.insert(0, ".")
 import pymc_dp as pdp
 from tests.support.user_models import BUILDERS
+
+#: models whose records are discrete (no NUTS on the joint model)
+DISCRETE_RECORDS = ("rr_two_answers", "table_dgauss")
 
 OURS = (pdp.Collapsed, pdp.DataAugmentation, pdp.ConjugateTheta, pdp.SufficientTheta)
 
@@ -66,14 +75,14 @@ def diagnostics(idata, names):
     return min(ess), max(rhat)
 
 
-def run(build, ours, draws, tune, seed):
-    model, names = build()
+def run(build, ours, draws, tune, seed, joint=False):
+    model, names = build(potential=True) if joint else build()
     ctx = contextlib.nullcontext() if ours else pymc_default()
     with ctx, model, warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        _, sel = assign_step_methods(model, None, methods=pm.STEP_METHODS)
+        step, sel = assign_step_methods(model, None, methods=pm.STEP_METHODS)
         steps = " + ".join(f"{c.__name__}[{','.join(v.name for v in vs)}]" for c, vs in sel.items())
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         idata = pm.sample(
             draws=draws,
             tune=tune,
@@ -82,8 +91,9 @@ def run(build, ours, draws, tune, seed):
             random_seed=seed,
             progressbar=False,
             compute_convergence_checks=False,
+            step=step,
         )
-        wall = time.perf_counter() - t0
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     routes = []
     if "dp_route" in idata.sample_stats:  # groups whose θ-move was kept after warm-up, per chain
         r = np.asarray(idata.sample_stats["dp_route"])
@@ -96,6 +106,7 @@ def run(build, ours, draws, tune, seed):
         "per_draw": ess / (2 * draws),
         "rhat": rhat,
         "rate": ess / t,
+        "cpu_rate": ess / cpu,
         "t": t,
     }
 
@@ -104,12 +115,18 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--draws", type=int, default=1000, help="draws (and tuning steps) per chain")
     ap.add_argument("--only", default=None, help="comma-separated model names")
-    ap.add_argument("--skip-pymc", action="store_true", help="pymc-dp's assignment only")
+    ap.add_argument("--skip-pymc", action="store_true", help="no PyMC default route")
+    ap.add_argument("--skip-ours", action="store_true", help="no pymc-dp route")
     ap.add_argument(
         "--pymc-draws",
         type=int,
         default=500,
         help="draws (and tuning steps) per chain of PyMC's own assignment (slow)",
+    )
+    ap.add_argument(
+        "--joint",
+        action="store_true",
+        help="also NUTS on the joint model in plain PyMC (records + pm.Potential), --draws draws",
     )
     ap.add_argument("--seed", type=int, default=3)
     args = ap.parse_args()
@@ -119,26 +136,38 @@ def main():
     )
     print(f"2 chains × ({args.draws} tune + {args.draws} draws), cores=1, seed {args.seed}")
     print(
-        "| model | route | assignment (warm-up choice) | θ ESS/draw (min) | R-hat (max) | θ ESS/s | s |"
+        "| model | route | assignment (warm-up choice) | θ ESS/draw (min) | R-hat (max) | θ ESS/s "
+        "| θ ESS/CPU-s | s |"
     )
-    print("|---|---|---|---:|---:|---:|---:|")
+    print("|---|---|---|---:|---:|---:|---:|---:|")
+    routes = [] if args.skip_ours else [("ours", True, False)]
+    if not args.skip_pymc:
+        routes.append(("pymc", False, False))
+    if args.joint:
+        routes.append(("joint", True, True))
+    labels = {
+        "ours": "pm.sample() (pymc-dp)",
+        "pymc": "PyMC default (DPObserved model)",
+        "joint": "NUTS on the joint model (pm.Potential)",
+    }
     for name in names:
-        for ours in (True, False) if not args.skip_pymc else (True,):
+        for kind, ours, joint in routes:
+            if joint and name in DISCRETE_RECORDS:
+                continue  # NUTS does not run on discrete records
             try:
-                draws = args.draws if ours else args.pymc_draws
-                r = run(BUILDERS[name], ours, draws, draws, args.seed)
+                draws = args.pymc_draws if kind == "pymc" else args.draws
+                r = run(BUILDERS[name], ours, draws, draws, args.seed, joint=joint)
             except Exception as err:  # noqa: BLE001 - report and go on
                 print(
-                    f"| {name} | {'pm.sample()' if ours else 'PyMC default'} | failed: "
-                    f"{type(err).__name__}: {str(err)[:120]} | | | | |",
+                    f"| {name} | {labels[kind]} | failed: "
+                    f"{type(err).__name__}: {str(err)[:120]} | | | | | |",
                     flush=True,
                 )
                 continue
-            label = "pm.sample() (pymc-dp)" if ours else "PyMC default (joint NUTS)"
             route = f" ({r['route']})" if r["route"] else ""
             print(
-                f"| {name} | {label} | {r['steps']}{route} | {r['per_draw']:.3f} | {r['rhat']:.3f} | "
-                f"{r['rate']:.1f} | {r['t']:.0f} |",
+                f"| {name} | {labels[kind]} | {r['steps']}{route} | {r['per_draw']:.3f} | "
+                f"{r['rhat']:.3f} | {r['rate']:.1f} | {r['cpu_rate']:.1f} | {r['t']:.0f} |",
                 flush=True,
             )
 

@@ -32,6 +32,7 @@ from pymc_dp.mechanisms import (
     Laplace,
     RandomizedResponse,
     SmoothLaplace,
+    Staircase,
     from_opendp,
 )
 from pymc_dp.release import Release, release
@@ -42,17 +43,27 @@ from pymc_dp.samplers import (
     ConjugateTheta,
     DataAugmentation,
     Interweave,
+    LatentTraceWarning,
     PenaltyMH,
     SufficientTheta,
+    keep_latent,
 )
 from pymc_dp.samplers.assign import register as _register
+from pymc_dp.samplers.trace_memory import install as _install_trace_rule
 from pymc_dp.samplers.cells import TableCells
-from pymc_dp.samplers.penalty_publish import publishable
+from pymc_dp.samplers.penalty.publish import publishable
 from pymc_dp.statistics import Counts, Local, Max, Mean, Median, RecordSum, Sum
 from pymc_dp.statistics.cells import Cells
 
-_register(Collapsed)  # before DataAugmentation and ConjugateTheta: pm.sample() collapses when cheap
-_register(Collapsed, TableCells)  # TableCells second: count tables released by pdp.Cells
+# Registration with PyMC, in this one place (docs/architecture.md): pm.sample() without step= asks
+# every class of pm.STEP_METHODS for its competence and keeps the first of the most competent, so
+# pymc-dp's steps go first, in this order: Collapsed (discrete records summed out when cheap),
+# TableCells (count tables released by pdp.Cells), DataAugmentation (other latent records; before
+# PyMC's IDEAL Bernoulli/Categorical Gibbs), ConjugateTheta, then SufficientTheta (θ given records).
+# The same place wraps PyMC's trace set-up: pm.sample() without var_names leaves latent records and
+# cells above 10^7 numbers out of its default trace (samplers/trace_memory.py, pdp.keep_latent).
+_register(Collapsed, TableCells, DataAugmentation, ConjugateTheta, SufficientTheta)
+_install_trace_rule()
 
 __version__ = "0.1.0"
 
@@ -72,6 +83,7 @@ __all__ = [
     "DiscreteGaussian",
     "RandomizedResponse",
     "SmoothLaplace",
+    "Staircase",
     "from_opendp",
     # statistics
     "Sum",
@@ -99,6 +111,8 @@ __all__ = [
     "MHAAR",
     "PenaltyMH",
     "publishable",
+    "keep_latent",
+    "LatentTraceWarning",
     # exact collapsed likelihoods for discrete records
     "Collapsed",
     "marginalize",

@@ -14,6 +14,7 @@ __all__ = [
     "check_bounds",
     "check_count",
     "check_rng",
+    "child_rng",
     "check_partition",
 ]
 
@@ -112,6 +113,20 @@ def check_rng(rng, *, name: str = "rng") -> np.random.Generator:
         f"{name} must be a numpy.random.Generator or an int seed, got {name}={rng!r}. "
         f"Pass {name}=np.random.default_rng(seed)."
     )
+
+
+def child_rng(rng) -> np.random.Generator:
+    """A generator for a library decision (a probe, a numeric check) made with ``rng``'s
+    randomness: a child spawned from ``rng`` (its own stream of draws is left untouched), a new
+    generator seeded by an int or ``SeedSequence``, or fresh OS entropy for ``None``. No
+    decision uses a seed of its own."""
+    if isinstance(rng, np.random.Generator):
+        return rng.spawn(1)[0]
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
+        rng = np.random.SeedSequence(int(rng))
+    if isinstance(rng, np.random.SeedSequence):
+        return np.random.default_rng(rng.spawn(1)[0])
+    return check_rng(rng)
 
 
 def check_partition(partition):

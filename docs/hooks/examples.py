@@ -41,6 +41,7 @@ CACHE = EXAMPLES_DIR / "output" / "docs-cache"
 EXAMPLES = {
     "tutorial_contingency": [],
     "tutorial_workflow": [],
+    "tutorial_census": [],
     "quickstart": ["--no-progressbar"],
     "naive_bayes": [],
     "linear_regression": [],

@@ -54,6 +54,8 @@ class Part:
     partition: tuple | None = None
     release_id: str | None = None
     label: str = ""
+    epsilon: float | None = None  # pure ε of the event, when it is pure ε-DP
+    rho: float | None = None  # zCDP ρ of the event, when it is ρ-zCDP
 
     def signature(self):
         return repr(self.event) if self.approx is None else repr(self.approx)
@@ -123,21 +125,31 @@ def cell_choices(parts):
 
 
 def mechanism_part(mech, what, *, partition=None, release_id=None):
-    """The part of one mechanism applied once (a release or a node)."""
+    """The part of one mechanism applied once (a release or a node), from the facts the
+    mechanism states: its ``epsilon_delta`` when it has no ``dp_accounting`` event, else its
+    ``dp_event()`` with its pure ``epsilon_spent`` and zCDP ``rho_spent`` (None when not so)."""
     import dp_accounting
 
-    ev = mech.dp_event()
-    if isinstance(ev, dp_accounting.UnsupportedDpEvent):
-        eps, dlt = getattr(mech, "epsilon", None), getattr(mech, "delta", None)
-        if eps is None or dlt is None:
-            raise ValueError(
-                f"{what} uses {mech!r}, whose privacy has no dp_accounting event and no "
-                "(epsilon, delta); it cannot be composed. Compose it by hand."
-            )
+    approx = mech.epsilon_delta
+    if approx is not None:
+        eps, dlt = approx
         return Part(
             approx=(float(eps), float(dlt)), partition=partition, release_id=release_id, label=what
         )
-    return Part(event=ev, partition=partition, release_id=release_id, label=what)
+    ev = mech.dp_event()
+    if isinstance(ev, dp_accounting.UnsupportedDpEvent):
+        raise ValueError(
+            f"{what} uses {mech!r}, whose privacy has no dp_accounting event and no "
+            "(epsilon, delta); it cannot be composed. Compose it by hand."
+        )
+    return Part(
+        event=ev,
+        partition=partition,
+        release_id=release_id,
+        label=what,
+        epsilon=mech.epsilon_spent,
+        rho=mech.rho_spent,
+    )
 
 
 def model_nodes(model):

@@ -222,6 +222,11 @@ def epsilon_of_event(event, delta, *, accountant: str = "pld") -> float:
     ``accountant="pld"`` composes privacy loss distributions (tight); ``"rdp"`` is dp_accounting's
     Rényi accountant under ``REPLACE_ONE`` (needed for subsampled events and zCDP events).
     """
+    return _epsilon(event, delta, accountant, _pure_epsilon(event))
+
+
+def _epsilon(event, delta, accountant, pure):
+    """`epsilon_of_event`, capped at ``pure`` (Σ ε of pure ε-DP parts, or None)."""
     delta = check_delta(delta)
     if accountant not in ("pld", "rdp"):
         raise ValueError(f"accountant must be 'pld' or 'rdp', got accountant={accountant!r}.")
@@ -236,7 +241,7 @@ def epsilon_of_event(event, delta, *, accountant: str = "pld") -> float:
             bad = next(e for e, _ in _leaves(ev) if not acc.supports(e))
             raise _unsupported(bad, "rdp")
         acc.compose(ev)
-        return _at_most_pure(float(acc.get_epsilon(delta)), event)
+        return _at_most(float(acc.get_epsilon(delta)), pure)
     if _has_wor(event):
         raise ValueError(
             "accountant='pld' cannot compose subsampling without replacement "
@@ -245,17 +250,31 @@ def epsilon_of_event(event, delta, *, accountant: str = "pld") -> float:
         )
     # discretise the privacy loss relative to its size: the default 1e-4 grid makes a run with
     # a large ε (thousands of weakly-noised iterations) take minutes and gigabytes
-    rough = epsilon_of_event(event, delta, accountant="rdp")
+    rough = _epsilon(event, delta, "rdp", pure)
     if not math.isfinite(rough):
         return math.inf
     p = _pld_of(event, 1, 1e-4 * max(1.0, rough))
-    return 0.0 if p is None else _at_most_pure(float(p.get_epsilon_for_delta(delta)), event)
+    return 0.0 if p is None else _at_most(float(p.get_epsilon_for_delta(delta)), pure)
 
 
-def _at_most_pure(eps, event):
+def _at_most(eps, pure):
     # the accountants' pessimistic discretisation can exceed the exact Σε of pure-DP parts
-    pure = _pure_epsilon(event)
     return eps if pure is None else min(eps, pure)
+
+
+def _event_part(event, label):
+    """A part for a bare event (a step's run, a user's event), its pure ε and ρ read from it."""
+    return Part(event=event, label=label, epsilon=_pure_epsilon(event), rho=rho_of_event(event))
+
+
+def _total(values):
+    """Σ of the parts' values (pure ε or ρ), None when some part has none."""
+    total = 0.0
+    for v in values:
+        if v is None:
+            return None
+        total += v
+    return total
 
 
 def rho_of_event(event) -> float | None:
@@ -403,7 +422,7 @@ def _collect(source, parts):
     from pymc_dp.release import Release
 
     if isinstance(source, dp_accounting.DpEvent):
-        parts.append(Part(event=source, label="a dp_accounting event"))
+        parts.append(_event_part(source, "a dp_accounting event"))
     elif isinstance(source, Release):
         if source._info is None:
             raise TypeError(
@@ -439,7 +458,7 @@ def _collect(source, parts):
         for item in source:
             _collect(item, parts)
     elif hasattr(source, "dp_event") and callable(source.dp_event):
-        parts.append(Part(event=source.dp_event(), label="a step"))
+        parts.append(_event_part(source.dp_event(), "a step"))
         if getattr(source, "total_iterations", None) == 0:
             warnings.warn(
                 "this step object ran no iteration in this process (with cores > 1 each worker "
@@ -453,14 +472,14 @@ def _collect(source, parts):
             raise ValueError(
                 "the compound step contains no PenaltyMH step; nothing touched the data privately."
             )
-        parts.extend(Part(event=e, label="a step") for e in evs)
+        parts.extend(_event_part(e, "a step") for e in evs)
     elif isinstance(source, np.ndarray | float | int):
         raise TypeError(
             "privacy_spent got a bare array/number, which carries no privacy information. Pass the "
             "Release returned by pdp.release (or the model, an InferenceData or a dp_accounting event)."
         )
     else:
-        parts.extend(Part(event=e, label="a PenaltyMH run") for e in _events_from_idata(source))
+        parts.extend(_event_part(e, "a PenaltyMH run") for e in _events_from_idata(source))
 
 
 def _needs_rdp(event) -> bool:
@@ -535,9 +554,11 @@ def _compose(parts, delta, accountant, cells):
             "(epsilon, delta) releases without a dp_accounting event (SmoothLaplace); pass a larger "
             "delta."
         )
-    eps = epsilon_of_event(event, left, accountant=accountant) if events else 0.0
+    with_event = [p for p in parts if p.event is not None]
+    pure = _total(p.epsilon for p in with_event)  # the mechanisms' own pure ε
+    eps = _epsilon(event, left, accountant, pure) if events else 0.0
     eps = (eps if math.isfinite(eps) else math.inf) + sum(e for e, _ in extra)
-    rho = None if extra else rho_of_event(event)
+    rho = None if extra else _total(p.rho for p in with_event)
     return PrivacySpent(
         eps, delta=delta, rho=rho, accountant=accountant, event=event, extra=extra, cells=cells
     )

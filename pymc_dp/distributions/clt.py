@@ -146,15 +146,15 @@ def CLTRelease(name, mu, var, n, *, mechanism, observed, sensitivity, latent_nam
         The observed release variable.
     """
     from pymc_dp.distributions.dp_observed import DPObserved
-    from pymc_dp.mechanisms.gaussian import Gaussian
+    from pymc_dp.mechanisms.base import Mechanism
     from pymc_dp.release import bind_mechanism
 
     model = pm.modelcontext(model)
     mu, var = _check_moments(mu, var, n, "CLTRelease")
     statistic = LatentValue(sensitivity)
-    if isinstance(mechanism, Gaussian):
+    if isinstance(mechanism, Mechanism) and mechanism.gaussian and not mechanism.integer:
         d = 1 if mu.ndim == 0 else int(mu.type.shape[0] or mu.shape[0].eval())
-        mech = bind_mechanism(statistic, mechanism, 1, d)
+        mech = bind_mechanism(statistic, mechanism, 1, d)  # continuous Gaussian noise
         if isinstance(observed, pt.TensorVariable):  # e.g. pm.Data: a release set later
             obs = observed
             value = observed.get_value() if hasattr(observed, "get_value") else None
@@ -167,7 +167,7 @@ def CLTRelease(name, mu, var, n, *, mechanism, observed, sensitivity, latent_nam
             raise ValueError(
                 f"observed for {name!r} has shape {tuple(obs_shape)}, but the statistic has shape {shape}."
             )
-        return _normal(name, mu, var, mech.noise_sd**2, n, shape, observed=obs)
+        return _normal(name, mu, var, mech.gaussian_sd**2, n, shape, observed=obs)
     u = CLTStatistic(latent_name or f"{name}_u", mu, var, n, model=model)
     return DPObserved(name, u, statistic=statistic, mechanism=mechanism, observed=observed)
 

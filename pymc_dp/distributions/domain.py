@@ -36,9 +36,9 @@ def _constant(var):
     if isinstance(var, pt.TensorConstant):
         return np.asarray(var.data)
     try:
-        from pytensor.graph.basic import Constant, ancestors
+        from pymc_dp.distributions.graph import is_constant
 
-        if all(isinstance(a, Constant) for a in ancestors([var]) if a.owner is None):
+        if is_constant(var):
             return np.asarray(var.eval())
     except Exception:  # noqa: BLE001 - not evaluable: not fixed
         return None

@@ -125,12 +125,12 @@ def clt_gaussian_fisher(moments, theta, *, n: int, mechanism=None, statistic=Non
     if mech is None:
         tau = 0.0
     else:
-        if getattr(mech, "kernel_code", None) != 1 or not hasattr(mech, "noise_sd"):
+        if mech.gaussian_sd is None:
             raise ValueError(
                 f"method='clt' needs a Gaussian mechanism, got mechanism={mech!r}. Use "
                 "method='normal_approx_mc' (seed 001 Algorithm 1) for Laplace or other noise."
             )
-        tau = mech.noise_sd / k
+        tau = mech.gaussian_sd / k
     F = gaussian_fisher_from_moments(mu, cov, dmu, dcov, n=n, noise_sd=tau)
     return float(F[0, 0]) if moments.n_params is None else F
 

@@ -50,7 +50,7 @@ def _resolve_method(method, mechanism, moments, population, statistic):
     if local:
         return "sequential_mc"
     if moments is not None:
-        gaussian = mechanism is None or getattr(mechanism, "kernel_code", None) == 1
+        gaussian = mechanism is None or mechanism.gaussian
         return "clt" if gaussian else "normal_approx_mc"
     if population is not None and statistic is not None:
         return "marginal_mc"

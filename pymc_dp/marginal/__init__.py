@@ -11,15 +11,23 @@ from pymc_dp.marginal.collapsed import (
     marginal_plans,
     marginalize,
 )
-from pymc_dp.marginal.plan import MAX_SECONDS, TRUNCATION, CollapsedPlan
+from pymc_dp.marginal.plan import (
+    MAX_SECONDS,
+    SECONDS_PER_TERM,
+    TRUNCATION,
+    CollapsedPlan,
+    CostModel,
+)
 from pymc_dp.marginal.recover import recover_records
 from pymc_dp.marginal.step import Collapsed
 
 __all__ = [
     "Collapsed",
     "MAX_SECONDS",
+    "SECONDS_PER_TERM",
     "TRUNCATION",
     "CollapsedPlan",
+    "CostModel",
     "collapsed_plans",
     "follow_releases",
     "marginal_plans",

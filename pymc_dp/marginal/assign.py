@@ -14,9 +14,9 @@ import weakref
 
 from pymc.step_methods.compound import Competence
 
-from pymc_dp._compat import ancestors
+from pymc_dp.distributions.graph import direct_parents, released_records
 from pymc_dp.marginal.collapsed import collapsed_plans, marginalize
-from pymc_dp.marginal.plan import SECONDS_PER_TERM
+from pymc_dp.marginal.plan import CostModel
 from pymc_dp.samplers.assign import cached_verdict
 
 __all__ = ["MAX_ITERATION_SECONDS", "collapsed_competence", "iteration_seconds", "record_parents"]
@@ -25,14 +25,14 @@ __all__ = ["MAX_ITERATION_SECONDS", "collapsed_competence", "iteration_seconds",
 MAX_ITERATION_SECONDS = 2e-3
 
 
-def iteration_seconds(plan) -> float:
+def iteration_seconds(plan, cost=None) -> float:
     r"""Estimated seconds of one Collapsed iteration for ``plan``: three evaluations of the collapsed
-    log-likelihood (bounded by the measured cost of a gradient, `SECONDS_PER_TERM`) plus one
+    log-likelihood (bounded by the cost of a gradient, ``cost.seconds(plan)`` of the configured
+    `pymc_dp.marginal.CostModel`, default its documented defaults) plus one
     backward draw of the records (local O(n·w); additive O(n·L·w_t) in numba, O(n) for the closed
     Poisson/negative-binomial sums; counts O(N²K) in NumPy)."""
-    route = plan.case if plan.case != "additive" else ("closed" if plan.closed else "convolution")
     n = plan.law.n
-    evals = 3.0 * plan.cost * SECONDS_PER_TERM[route]
+    evals = 3.0 * (CostModel() if cost is None else cost).seconds(plan)
     if plan.case == "local":
         draw = 10e-9 * n * len(plan.support)
     elif plan.case == "counts":
@@ -46,10 +46,7 @@ def iteration_seconds(plan) -> float:
 
 def record_parents(model, record) -> list:
     """The continuous free variables the record variable's distribution reads directly (θ)."""
-    direct = set(ancestors(list(record.owner.inputs), blockers=list(model.basic_RVs)))
-    return [
-        v for v in model.free_RVs if v in direct and v is not record and v.dtype.startswith("float")
-    ]
+    return direct_parents(model, [record], continuous=True)
 
 
 _COLLAPSIBLE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -79,7 +76,7 @@ def collapsed_competence(var) -> Competence:
 
 def _collapsible(model, nodes):
     """(names of the record variables Collapsed takes, names of their continuous parents)."""
-    released = list(dict.fromkeys(d for node in nodes.values() for d in node.data))
+    released = released_records(nodes)
     records = []
     for rv in released:
         if rv not in model.free_RVs:

@@ -16,8 +16,8 @@ import pymc as pm
 from pymc.model import fgraph as _fg
 from pytensor.compile.sharedvalue import SharedVariable
 
-from pymc_dp._compat import ancestors
 from pymc_dp.distributions.dp_observed import DPNode, dp_nodes
+from pymc_dp.distributions.graph import depends_on, upstream
 from pymc_dp.distributions.registry import get_extra, set_extra, set_nodes
 from pymc_dp.marginal.plan import make_plan
 
@@ -53,10 +53,11 @@ def _groups(model, records):
     return groups
 
 
-def collapsed_plans(model=None, *, records=None, method="auto"):
+def collapsed_plans(model=None, *, records=None, method="auto", cost=None):
     """The `CollapsedPlan` of each record variable (name → plan).
 
-    Raises the reason when a record variable cannot be collapsed exactly and cheaply.
+    Raises the reason when a record variable cannot be collapsed exactly and cheaply (``cost``:
+    a `pymc_dp.marginal.CostModel`, default its documented defaults).
     """
     model = pm.modelcontext(model)
     plans = {}
@@ -72,14 +73,14 @@ def collapsed_plans(model=None, *, records=None, method="auto"):
             if v is not record and v not in [nd.rv for nd in group]
         ]
         for v in users:
-            if record in ancestors([v]):
+            if depends_on(v, [record]):
                 raise ValueError(
                     f"Record variable {record.name!r} is also used by {v.name!r}, which is not a "
                     "DPObserved release; integrating it out would drop that dependence. Use "
                     "pdp.DataAugmentation."
                 )
         try:
-            plans[record.name] = make_plan(model, record, group, method=method)
+            plans[record.name] = make_plan(model, record, group, method=method, cost=cost)
         except (TypeError, ValueError) as err:
             others = [rv.name for rv in groups if rv is not record]
             if records is not None or not others:
@@ -91,7 +92,7 @@ def collapsed_plans(model=None, *, records=None, method="auto"):
     return plans
 
 
-def marginalize(model=None, *, records=None, method="auto"):
+def marginalize(model=None, *, records=None, method="auto", cost=None):
     r"""Return a copy of ``model`` with discrete records integrated out of their releases.
 
     Parameters
@@ -103,6 +104,9 @@ def marginalize(model=None, *, records=None, method="auto"):
     method : {"auto", "convolution"}
         ``"convolution"`` forces the general n-fold convolution for additive statistics of finite
         records even where a closed form (Binomial) exists.
+    cost : pymc_dp.marginal.CostModel, optional
+        Seconds per gradient term of each route and the time limit per gradient beyond which a
+        plan is refused (configuration; default the documented `CostModel()`).
 
     Returns
     -------
@@ -120,11 +124,12 @@ def marginalize(model=None, *, records=None, method="auto"):
     Cost per gradient: local releases O(u·w) (u distinct release rows, w support points);
     additive statistics O(L² log n) by convolution (L lattice values of the sum) or O(L) in
     closed form; counts O(N² K) (O(N·band·K) when the noise radius cuts the cells). Plans whose
-    gradient would take longer than `pymc_dp.marginal.plan.MAX_SECONDS` (30 ms, measured
-    time per term) are refused: data augmentation is faster there; see ``docs/collapsed.md``.
+    gradient would take longer than ``cost.max_seconds`` (default
+    `pymc_dp.marginal.plan.MAX_SECONDS`, 30 ms, with the time per term measured once by
+    ``benchmarks/bench_collapsed_cost.py``) are refused: data augmentation is faster there; see ``docs/collapsed.md``.
     """
     model = pm.modelcontext(model)
-    plans = collapsed_plans(model, records=records, method=method)
+    plans = collapsed_plans(model, records=records, method=method, cost=cost)
     all_nodes = dp_nodes(model)
     fgraph, memo = _fg.fgraph_from_model(model)
     drop, add = set(), []
@@ -136,17 +141,17 @@ def marginalize(model=None, *, records=None, method="auto"):
         add.append(_potential(logp, "+".join(plan.nodes)))
         drop.add(memo[record])
         drop.update(memo[model[node]] for node in plan.nodes)
-    read = set(ancestors(list(drop)))  # what the dropped records and releases read
+    read = upstream(drop)  # what the dropped records and releases read
     for out in reversed(list(fgraph.outputs)):
         if out in drop:
             fgraph.remove_output(fgraph.outputs.index(out))
     for var in add:
-        for inp in ancestors([var]):  # a plan's shared noise table (CollapsedPlan.eta_graph)
+        for inp in upstream([var]):  # a plan's shared noise table (CollapsedPlan.eta_graph)
             if isinstance(inp, SharedVariable) and inp.owner is None and inp not in fgraph.inputs:
                 fgraph.add_input(inp)
         fgraph.add_output(var)
     _drop_unread_data(fgraph, read)
-    left = set(ancestors(fgraph.outputs))
+    left = upstream(fgraph.outputs)
     for out in drop:
         if out in left:  # pragma: no cover - guarded by collapsed_plans
             raise ValueError(f"{out.name!r} is still used after marginalization.")
@@ -199,7 +204,7 @@ def _drop_unread_data(fgraph, read):
     silently. Without them it fails, and the docstring says to marginalize again."""
     outputs = list(fgraph.outputs)
     named = [o for o in outputs if isinstance(o.owner.op, _fg.ModelNamed)]
-    used = set(ancestors([o for o in outputs if o not in named]))
+    used = upstream([o for o in outputs if o not in named])
     for out in reversed(outputs):
         if out in named and out.owner.inputs[0] in read and out.owner.inputs[0] not in used:
             fgraph.remove_output(fgraph.outputs.index(out))

@@ -13,6 +13,17 @@ An unclamped infinite support (Poisson, Geometric) is cut where the noise densit
 omitted part of ``p(s_dp | θ)`` is at most ``1e-12`` times the largest noise density (per record for
 local releases). Clamped statistics (``upper`` declared) need no truncation: the tail
 ``P(X ≥ upper)`` is one exact cell.
+
+Cost model
+----------
+A plan is refused when its gradient is estimated above a time limit (data augmentation is faster
+there). The estimate is **configuration, not a run-time measurement**: a `CostModel` (seconds per
+term of each route, and the limit) whose defaults, `SECONDS_PER_TERM` and `MAX_SECONDS`, were
+measured once with ``benchmarks/bench_collapsed_cost.py`` (PyMC 5.28, C backend, 2 shared cores). Timing
+the kernel at plan time would make whether a model is collapsed depend on the machine's load,
+so the same model and seed could be sampled differently from one run to the next. Pass
+``cost=pdp.marginal.CostModel(...)`` to ``marginalize`` / ``collapsed_plans`` / ``Collapsed``
+to state other numbers (e.g. measured with ``benchmarks/bench_collapsed_cost.py`` on your machine).
 """
 
 from __future__ import annotations
@@ -25,13 +36,19 @@ import pytensor.tensor as pt
 
 from pymc_dp.marginal import loglik as ll
 from pymc_dp.marginal.records import RecordLaw, log_pmf, record_law
-from pymc_dp.mechanisms.base import GAUSSIAN_KERNEL, LAPLACE_KERNEL
 
-__all__ = ["MAX_SECONDS", "SECONDS_PER_TERM", "TRUNCATION", "CollapsedPlan", "make_plan"]
+__all__ = [
+    "MAX_SECONDS",
+    "SECONDS_PER_TERM",
+    "TRUNCATION",
+    "CollapsedPlan",
+    "CostModel",
+    "make_plan",
+]
 
 #: relative size of the truncated part of the noise density (see module docstring)
 TRUNCATION = 1e-12
-#: measured time per term of each route's gradient (benchmarks/_cost_probe.py, PyMC 5.28 C backend,
+#: measured time per term of each route's gradient (benchmarks/bench_collapsed_cost.py, PyMC 5.28 C backend,
 #: 2 shared cores): local logsumexp, log-space convolution, counts recursion, closed-form sums
 SECONDS_PER_TERM = {"local": 35e-9, "convolution": 2.5e-9, "counts": 45e-9, "closed": 50e-9}
 #: largest time per gradient accepted. NUTS on the collapsed model spends ~15 gradients per
@@ -39,6 +56,64 @@ SECONDS_PER_TERM = {"local": 35e-9, "convolution": 2.5e-9, "counts": 45e-9, "clo
 #: what DataAugmentation + NUTS needs on the N = 400 randomized-response table (2 ESS/s): beyond
 #: it data augmentation can be faster, and the plan is refused.
 MAX_SECONDS = 0.03
+
+
+@dataclasses.dataclass(frozen=True)
+class CostModel:
+    """Seconds per gradient term of each route and the largest accepted seconds per gradient.
+
+    Configuration (module docstring "Cost model"); the defaults are `SECONDS_PER_TERM` and
+    `MAX_SECONDS`.
+
+    Parameters
+    ----------
+    seconds_per_term : dict, optional
+        Route (``"local"``, ``"convolution"``, ``"counts"``, ``"closed"``) → seconds per term;
+        routes not given keep their default.
+    max_seconds : float, optional
+        Largest estimated time per gradient of an accepted plan.
+    """
+
+    seconds_per_term: dict = dataclasses.field(default_factory=dict)
+    max_seconds: float = MAX_SECONDS
+
+    def __post_init__(self):
+        given = dict(self.seconds_per_term or {})
+        unknown = sorted(set(given) - set(SECONDS_PER_TERM))
+        if unknown:
+            raise ValueError(
+                f"seconds_per_term has unknown routes {unknown}; the routes are "
+                f"{sorted(SECONDS_PER_TERM)}."
+            )
+        for route, sec in given.items():
+            if isinstance(sec, bool) or not isinstance(sec, int | float) or not sec > 0:
+                raise ValueError(
+                    f"seconds_per_term[{route!r}] must be a positive number, got {sec!r}."
+                )
+        m = self.max_seconds
+        if isinstance(m, bool) or not isinstance(m, int | float) or not m > 0:
+            raise ValueError(f"max_seconds must be a positive number, got max_seconds={m!r}.")
+        object.__setattr__(self, "seconds_per_term", {**SECONDS_PER_TERM, **given})
+        object.__setattr__(self, "max_seconds", float(m))
+
+    def seconds(self, plan) -> float:
+        """Estimated seconds per gradient of ``plan``."""
+        return plan.cost * self.seconds_per_term[_route(plan)]
+
+
+def _route(plan) -> str:
+    return plan.case if plan.case != "additive" else ("closed" if plan.closed else "convolution")
+
+
+def _cost_model(cost) -> CostModel:
+    if cost is None:
+        return CostModel()
+    if not isinstance(cost, CostModel):
+        raise TypeError(
+            f"cost must be a pymc_dp.marginal.CostModel or None, got cost={cost!r}. Pass e.g. "
+            "cost=pdp.marginal.CostModel(max_seconds=0.1)."
+        )
+    return cost
 
 
 @dataclasses.dataclass
@@ -198,12 +273,9 @@ def _local_eta(law, nodes, releases, support):
 
 def _radius(mech, name):
     """|z| beyond which the noise density is below TRUNCATION · its maximum."""
-    code = getattr(mech, "kernel_code", None)
-    log_r = -math.log(TRUNCATION)
-    if code == LAPLACE_KERNEL:
-        return log_r / mech.kernel_params()[0]
-    if code == GAUSSIAN_KERNEL:
-        return math.sqrt(log_r / mech.kernel_params()[0])
+    radius = mech.tail_radius(-math.log(TRUNCATION))
+    if radius is not None:
+        return radius
     raise ValueError(
         f"DPObserved {name!r}: the records have an infinite support and the statistic declares no "
         f"upper bound, so the support must be truncated by the noise tails, which {mech!r} does not "
@@ -253,8 +325,12 @@ def _support(law, nodes, releases, case):
     return np.arange(law.low, max(law.low + 1, math.ceil(top)) + 1), False, TRUNCATION
 
 
-def make_plan(model, record, nodes, *, method="auto") -> CollapsedPlan:
-    """Plan the collapsed likelihood of ``record`` from its ``DPObserved`` ``nodes`` (DPNode list)."""
+def make_plan(model, record, nodes, *, method="auto", cost=None) -> CollapsedPlan:
+    """Plan the collapsed likelihood of ``record`` from its ``DPObserved`` ``nodes`` (DPNode list).
+
+    ``cost`` (a `CostModel`, default `CostModel()`) decides which plans are too slow.
+    """
+    costs = _cost_model(cost)
     law = record_law(record)
     names = tuple(nd.rv.name for nd in nodes)
     for nd in nodes:
@@ -276,7 +352,7 @@ def make_plan(model, record, nodes, *, method="auto") -> CollapsedPlan:
     case = kinds.pop()
     releases = [np.asarray(_release(model, nd), dtype="float64") for nd in nodes]
     if case == "counts":
-        return _counts_plan(law, nodes[0], releases[0], names)
+        return _counts_plan(law, nodes[0], releases[0], names, costs)
     support, tail, trunc = _support(law, nodes, releases, case)
     if case == "local":
         eta = _local_eta(law, nodes, releases, support)
@@ -294,12 +370,12 @@ def make_plan(model, record, nodes, *, method="auto") -> CollapsedPlan:
             rows=inverse.reshape(-1),
         )
         return _check_cost(
-            plan, f"{rows.shape[0]} distinct release rows × {len(support)} support points"
+            plan, f"{rows.shape[0]} distinct release rows × {len(support)} support points", costs
         )
-    return _additive_plan(law, nodes, releases, names, support, tail, method)
+    return _additive_plan(law, nodes, releases, names, support, tail, method, costs)
 
 
-def _additive_plan(law, nodes, releases, names, support, tail, method):
+def _additive_plan(law, nodes, releases, names, support, tail, method, costs):
     n = law.n
     c = nodes[0].statistic.factor(n)
     if any(nd.statistic.factor(n) != c for nd in nodes):
@@ -334,7 +410,7 @@ def _additive_plan(law, nodes, releases, names, support, tail, method):
             closed=closed,
             offset=offset,
         )
-        return _check_cost(plan, f"{length} values of the sum")
+        return _check_cost(plan, f"{length} values of the sum", costs)
     ts = [_contributions(nd, support) for nd in nodes]
     if any(not np.array_equal(t, ts[0]) for t in ts):
         raise ValueError(
@@ -393,10 +469,11 @@ def _additive_plan(law, nodes, releases, names, support, tail, method):
         plan,
         f"{length} values of the sum, about {squarings} log-space convolutions "
         f"of up to {length}² terms",
+        costs,
     )
 
 
-def _counts_plan(law, node, release, names):
+def _counts_plan(law, node, release, names, costs):
     k = node.statistic.n_categories
     if not (law.kind == "categorical" and law.n_categories == k) and not (
         law.kind == "bernoulli" and k == 2
@@ -430,16 +507,17 @@ def _counts_plan(law, node, release, names):
         truncation=trunc,
         bands=bands,
     )
-    return _check_cost(plan, f"(N+1)·Σ_k |band_k| with N = {n}, K = {k}")
+    return _check_cost(plan, f"(N+1)·Σ_k |band_k| with N = {n}, K = {k}", costs)
 
 
-def _check_cost(plan, what):
-    route = plan.case if plan.case != "additive" else ("closed" if plan.closed else "convolution")
-    seconds = plan.cost * SECONDS_PER_TERM[route]
-    if seconds > MAX_SECONDS:
+def _check_cost(plan, what, costs):
+    seconds = costs.seconds(plan)
+    if seconds > costs.max_seconds:
         raise ValueError(
             f"The collapsed likelihood of {plan.law.name!r} ({plan.case}) needs {plan.cost:.3g} terms "
-            f"per gradient ({what}), about {seconds * 1e3:.0f} ms, above the {MAX_SECONDS * 1e3:.0f} ms "
-            "where data augmentation is faster. Use pdp.DataAugmentation for these records."
+            f"per gradient ({what}), about {seconds * 1e3:.0f} ms, above the "
+            f"{costs.max_seconds * 1e3:.0f} ms where data augmentation is faster (cost model: "
+            "pymc_dp.marginal.CostModel). Use pdp.DataAugmentation for these records, or pass "
+            "cost=pdp.marginal.CostModel(max_seconds=...) to accept slower gradients."
         )
     return plan

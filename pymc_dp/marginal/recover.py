@@ -181,11 +181,10 @@ def _graphs(plan):
 
 
 def _compile(plan, original):
-    from pymc_dp._compat import ancestors
+    from pymc_dp.distributions.graph import reads
 
     outs, has_logf = _graphs(plan)
-    anc = set(ancestors(outs))
-    inputs = [rv for rv in original.free_RVs if rv in anc]
+    inputs = reads(outs, original.free_RVs)
     fn = pytensor.function(inputs, outs, on_unused_input="ignore")
     return fn, [rv.name for rv in inputs], has_logf
 

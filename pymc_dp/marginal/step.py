@@ -44,6 +44,7 @@ from pymc.pytensorf import compile as pm_compile
 from pymc.util import get_value_vars_from_user_vars
 from pytensor.graph.replace import graph_replace
 
+from pymc_dp.distributions.graph import released_records
 from pymc_dp.distributions.registry import dp_nodes
 from pymc_dp.marginal.assign import (
     MAX_ITERATION_SECONDS,
@@ -54,6 +55,7 @@ from pymc_dp.marginal.assign import (
 from pymc_dp.marginal.collapsed import collapsed_plans, marginal_plans, marginalize
 from pymc_dp.marginal.recover import RecordConditional, record_draw_fn
 from pymc_dp.samplers.accept import mh_accept
+from pymc_dp.samplers.adapt import robbins_monro
 from pymc_dp.samplers.base import DPStep
 
 __all__ = [
@@ -155,7 +157,7 @@ def collapsed_kernel(rng, state: CollapsedState, logp_fn, proposals: ThetaPropos
 # --------------------------------------------------------------------------------------- step
 def _split(model, values):
     rvs = [model.values_to_rvs[v] for v in values]
-    released = {d for node in dp_nodes(model).values() for d in node.data}
+    released = set(released_records(dp_nodes(model)))
     records = [rv for rv in rvs if rv in released]
     thetas = [rv for rv in rvs if rv not in released]
     if not records:  # pragma: no cover - Collapsed.__new__ delegates such vars
@@ -188,6 +190,9 @@ class Collapsed(DPStep):
         parents.
     df : float
         Degrees of freedom of the Student-t independence proposal (default 6).
+    cost : pymc_dp.marginal.CostModel, optional
+        The cost model deciding which collapsed plans are too slow (configuration; default the
+        documented `CostModel()`).
     model : pm.Model, optional
 
     Stats
@@ -208,7 +213,7 @@ class Collapsed(DPStep):
         model = pm.modelcontext(kwargs.get("model"))
         if vars is not None:
             values = get_value_vars_from_user_vars(vars, model)
-            released = {d for node in dp_nodes(model).values() for d in node.data}
+            released = set(released_records(dp_nodes(model)))
             if not any(model.values_to_rvs[v] in released for v in values):
                 return _delegate(values, model, kwargs)
         return super().__new__(cls, vars, *args, **kwargs)
@@ -218,6 +223,7 @@ class Collapsed(DPStep):
         vars=None,
         *,
         df: float = 6.0,
+        cost=None,
         model=None,
         rng=None,
         blocked=True,
@@ -231,18 +237,18 @@ class Collapsed(DPStep):
             )
         self.df = float(df)
         if vars is None:
-            plans = collapsed_plans(model)
+            plans = collapsed_plans(model, cost=cost)
             records = [model[name] for name in plans]
             thetas = list(dict.fromkeys(p for r in records for p in record_parents(model, r)))
             values = [model.rvs_to_values[v] for v in records + thetas]
         else:
             values = get_value_vars_from_user_vars(vars, model)
             records, thetas = _split(model, values)
-            plans = collapsed_plans(model, records=[r.name for r in records])
+            plans = collapsed_plans(model, records=[r.name for r in records], cost=cost)
         self.vars = list(values)
         self.plans = plans
         self.record_names = [r.name for r in records]
-        marginal = marginalize(model, records=self.record_names)
+        marginal = marginalize(model, records=self.record_names, cost=cost)
         self.theta_values = [model.rvs_to_values[t].name for t in thetas]
         point = model.initial_point(random_seed=0) if initial_point is None else initial_point
         self._shapes = [np.shape(point[n]) for n in self.theta_values]
@@ -502,7 +508,9 @@ class Collapsed(DPStep):
         self._tuning_draws.append(np.array(theta))
         if not math.isnan(info.imh_accept):
             self._imh_tune.append(info.imh_accept)
-        self._log_lambda += (info.rw_accept - _RW_TARGET) / self._n_adapt**0.6
+        self._log_lambda = robbins_monro(
+            self._log_lambda, info.rw_accept, _RW_TARGET, self._n_adapt
+        )
         self._log_lambda = min(max(self._log_lambda, math.log(1e-3)), math.log(10.0))
         if self._n_adapt in _FIT_AT:
             self._fit()
@@ -518,14 +526,14 @@ def _release_containers(model, plans):
     release is read from (the release's value variable itself, or the container behind a cast)."""
     from pytensor.compile.sharedvalue import SharedVariable
 
-    from pymc_dp._compat import ancestors
+    from pymc_dp.distributions.graph import upstream
 
     nodes = dp_nodes(model)
     out = []
     for plan in plans.values():
         for name in plan.nodes:
             value = model.rvs_to_values[nodes[name].rv]
-            for var in ancestors([value]):
+            for var in upstream([value]):
                 if isinstance(var, SharedVariable):
                     out.append((name, var, np.array(var.get_value(), copy=True)))
     return out

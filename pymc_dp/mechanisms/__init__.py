@@ -10,6 +10,7 @@ from pymc_dp.mechanisms.gaussian import (
 from pymc_dp.mechanisms.laplace import Laplace
 from pymc_dp.mechanisms.randomized_response import RandomizedResponse
 from pymc_dp.mechanisms.smooth import SmoothLaplace
+from pymc_dp.mechanisms.staircase import Staircase
 
 __all__ = [
     "Mechanism",
@@ -18,6 +19,7 @@ __all__ = [
     "DiscreteLaplace",
     "RandomizedResponse",
     "SmoothLaplace",
+    "Staircase",
     "analytic_gaussian_sigma",
     "analytic_gaussian_delta",
     "kernel_logpdf",

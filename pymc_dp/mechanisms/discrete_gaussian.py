@@ -162,6 +162,7 @@ class DiscreteGaussian(Mechanism):
     sensitivity: float | None = dataclasses.field(default=None, kw_only=True)
 
     norm = 2
+    gaussian = True
     integer = True
     kernel_code = GAUSSIAN_KERNEL
     _scale_name = "sigma"
@@ -257,6 +258,10 @@ class DiscreteGaussian(Mechanism):
     def kernel_params(self):
         s = self.noise_sd
         return 0.5 / (s * s), -log_normaliser(s)[0]
+
+    def tail_radius(self, log_ratio):
+        """``σ √(2 log_ratio)``: the pmf ratio is ``e^{-w²/2σ²}``."""
+        return math.sqrt(log_ratio / self.kernel_params()[0])
 
     def sample(self, statistic, rng=None):
         """Return the integer ``statistic`` plus discrete Gaussian noise (int64).

@@ -102,6 +102,18 @@ class DiscreteLaplace(Laplace):
             s = pt.round(s)
         return pt.cast(s, "int64") + g1 - g2
 
+    def noise_distribution(self, loc=0.0):
+        return None  # integer noise: no continuous law
+
+    @property
+    def epsilon_spent(self) -> float:
+        """ε of the guarantee, ``(1/b)·Δ₁`` as its ``dp_event`` states it."""
+        if self.sensitivity is None:
+            raise ValueError(
+                "The privacy of DiscreteLaplace(scale=...) needs sensitivity=...; pass it."
+            )
+        return (1.0 / self.noise_scale) * int(self.sensitivity)
+
     def dp_event(self):
         from dp_accounting import dp_event
 

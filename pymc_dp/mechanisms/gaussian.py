@@ -102,6 +102,7 @@ class Gaussian(Mechanism):
     calibration: str = "analytic"
 
     norm = 2
+    gaussian = True
     kernel_code = GAUSSIAN_KERNEL
     _scale_name = "sigma"
 
@@ -186,6 +187,25 @@ class Gaussian(Mechanism):
     def kernel_params(self):
         s = self.noise_sd
         return 0.5 / (s * s), -0.5 * math.log(2.0 * math.pi * s * s)
+
+    def tail_radius(self, log_ratio):
+        """``σ √(2 log_ratio)``: the density ratio is ``e^{-w²/2σ²}``, a bound on ``P(|Z| > w)``."""
+        return math.sqrt(log_ratio / self.kernel_params()[0])
+
+    def noise_distribution(self, loc=0.0):
+        from scipy import stats
+
+        return stats.norm(loc=loc, scale=self.noise_sd)
+
+    @property
+    def rho_spent(self) -> float:
+        """ρ = 1 / (2 z²) of zCDP with ``z = σ / Δ₂`` the event's noise multiplier."""
+        if self.sensitivity is None:
+            raise ValueError(
+                f"{self!r} has no sensitivity, so its zCDP parameter is undefined. Pass "
+                "sensitivity=..., or bind it to a statistic (DPObserved / release do this)."
+            )
+        return 1.0 / (2.0 * (self.noise_sd / self.sensitivity) ** 2)
 
     def sample(self, statistic, rng=None):
         """Return ``statistic`` plus Gaussian noise on the lattice ``2^lattice_k ℤ``.

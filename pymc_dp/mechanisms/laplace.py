@@ -97,6 +97,20 @@ class Laplace(Mechanism):
         b = self.noise_scale
         return 1.0 / b, -math.log(2.0 * b)
 
+    @property
+    def noise_sd(self) -> float:
+        """``√2 b`` (for `DiscreteLaplace` an upper bound: its variance is ``1 / (2 sinh²(1/2b))``)."""
+        return math.sqrt(2.0) * self.noise_scale
+
+    def tail_radius(self, log_ratio):
+        """``log_ratio · b``: the density ratio and ``P(|Z| > w)`` are both ``e^{-w/b}``."""
+        return log_ratio / self.kernel_params()[0]
+
+    def noise_distribution(self, loc=0.0):
+        from scipy import stats
+
+        return stats.laplace(loc=loc, scale=self.noise_scale)
+
     def sample(self, statistic, rng=None):
         """Return ``statistic`` plus Laplace noise on the lattice ``2^lattice_k ℤ``.
 
@@ -122,12 +136,13 @@ class Laplace(Mechanism):
 
     @property
     def epsilon_spent(self) -> float:
-        """ε of the guarantee (``Δ₁ / b``)."""
-        if self.epsilon is not None:
-            return self.epsilon
+        """ε of the guarantee, ``1 / (b / Δ₁)`` as its ``dp_event`` states it (at most the
+        ``epsilon`` it was calibrated to)."""
         if self.sensitivity is None:
-            raise ValueError("The privacy of Laplace(scale=...) needs sensitivity=...; pass it.")
-        return self.sensitivity / self.scale
+            raise ValueError(
+                f"The privacy of {type(self).__name__}(scale=...) needs sensitivity=...; pass it."
+            )
+        return 1.0 / (self.noise_scale / self.sensitivity)
 
     def dp_event(self):
         from dp_accounting import dp_event

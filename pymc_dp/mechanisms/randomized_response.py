@@ -70,6 +70,18 @@ class RandomizedResponse(Mechanism):
         log_den = eps + math.log1p((k - 1) * math.exp(-eps))
         return eps - log_den, -log_den
 
+    @property
+    def noise_sd(self) -> float:
+        """``inf``: a category is kept or replaced, the noise has no scale."""
+        return math.inf
+
+    @property
+    def epsilon_spent(self) -> float:
+        """ε = log((1 - p + p/k) / (p/k)) of its ``dp_event`` (at most ``epsilon``)."""
+        k = self.n_categories
+        p = _calibrate.randomized_response_parameter(self.epsilon, k)
+        return math.log((1.0 - p + p / k) / (p / k))
+
     def sample(self, statistic, rng=None):
         """Randomize each record's category.
 

@@ -57,6 +57,7 @@ class SmoothLaplace(Mechanism):
     delta: float
 
     norm = None  # no global-sensitivity calibration: the scale is data dependent
+    kernel_code = None  # no fixed kernel: the scale depends on every record
 
     def __post_init__(self):
         object.__setattr__(self, "epsilon", check_epsilon(reject_bool(self.epsilon, "epsilon")))
@@ -161,3 +162,8 @@ class SmoothLaplace(Mechanism):
         from dp_accounting import dp_event
 
         return dp_event.UnsupportedDpEvent()
+
+    @property
+    def epsilon_delta(self) -> tuple[float, float]:
+        """``(ε, δ)``: no ``dp_accounting`` event states it; composed by basic composition."""
+        return (self.epsilon, self.delta)

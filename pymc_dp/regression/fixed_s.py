@@ -30,13 +30,13 @@ from pymc_dp.regression.model import (
     NodeEig,
     draw_theta,
     node_eig,
-    robbins_monro,
     sigma2_rw_step,
     theta_conditional,
     z_loglik,
 )
 from pymc_dp.regression.result import RegressionFit
 from pymc_dp.regression.trust import check_noisy_s
+from pymc_dp.samplers.adapt import robbins_monro
 
 __all__ = ["bayes_fixed_s_fast", "mcmc_fixed_s", "fixed_s_eig", "theta_posterior_fixed"]
 
@@ -121,7 +121,7 @@ def _fixed_s_chain(rng, eig, sigma_z, prior, draws, tune, step0, substeps):
             s2, ok = sigma2_rw_step(rng, s2, log_target, np.exp(log_step))
             n_ok += ok
             if t < tune:
-                log_step = robbins_monro(log_step, ok, 0.44, t)
+                log_step = robbins_monro(log_step, ok, 0.44, t + 1)
         if t >= tune:
             out_th[t - tune], out_s2[t - tune], acc[t - tune] = theta, s2, n_ok / substeps
     return out_th, out_s2, acc, float(np.exp(log_step))

@@ -29,7 +29,6 @@ __all__ = [
     "draw_theta",
     "z_loglik",
     "sigma2_rw_step",
-    "robbins_monro",
 ]
 
 
@@ -152,9 +151,3 @@ def sigma2_rw_step(rng, sigma2, log_target, step):
     if np.isfinite(log_a) and np.log(rng.uniform()) < log_a:
         return prop, True
     return sigma2, False
-
-
-def robbins_monro(log_scale, accepted, target, t, sign=1.0):
-    """Andrieu & Thoms (2008) adaptation of a log proposal scale toward an acceptance ``target``."""
-    gamma = (t + 1.0) ** -0.6
-    return log_scale + sign * gamma * (np.asarray(accepted, dtype=float) - target)

@@ -29,12 +29,12 @@ from pymc_dp.regression.linalg import invwishart_rvs, nearest_psd, wishart_rvs
 from pymc_dp.regression.model import (
     draw_theta,
     node_eig,
-    robbins_monro,
     sigma2_rw_step,
     theta_conditional,
     z_loglik,
 )
 from pymc_dp.regression.result import RegressionFit
+from pymc_dp.samplers.adapt import robbins_monro
 
 __all__ = ["mcmc_normal_x", "s_log_target", "wishart_log_q_ratio"]
 
@@ -127,9 +127,9 @@ def _normal_x_chain(rng, stats, prior, draws, tune, s_target, s2_target):
         s2, ok2 = sigma2_rw_step(rng, s2, log_target, np.exp(log_step))
         if t < tune:
             log_alpha = np.maximum(
-                robbins_monro(log_alpha, ok, s_target, t, sign=-1.0), min_log_alpha
+                robbins_monro(log_alpha, ok, s_target, t + 1, sign=-1.0), min_log_alpha
             )
-            log_step = robbins_monro(log_step, ok2, s2_target, t)
+            log_step = robbins_monro(log_step, ok2, s2_target, t + 1)
         else:
             k = t - tune
             out["theta"][k], out["sigma2_y"][k], out["Sigma_x"][k] = theta, s2, Sigma

@@ -1,11 +1,10 @@
 """Step methods for ``pm.sample``: the analyst's samplers and the data holder's penalty MH.
 
-Importing this package registers `DataAugmentation` with PyMC's step assignment, so
-``pm.sample()`` gives latent records that feed ``DPObserved`` nodes to it by itself
-(`pymc_dp.samplers.assign`).
+Their competences (`pymc_dp.samplers.assign`) let ``pm.sample()`` pick them by itself; they are put
+first in PyMC's step methods in one place, ``pymc_dp/__init__.py`` (see docs/architecture.md,
+"Registration with PyMC").
 """
 
-from pymc_dp.samplers.assign import register as _register
 from pymc_dp.samplers.augmentation import DataAugmentation
 from pymc_dp.samplers.cells import TableCells
 from pymc_dp.samplers.conjugate import ConjugateTheta
@@ -15,8 +14,7 @@ from pymc_dp.samplers.penalty import PenaltyMH
 from pymc_dp.samplers.pmmh import PMMH
 from pymc_dp.samplers.records import RecordBlock
 from pymc_dp.samplers.sufficient import SufficientTheta
-
-_register(DataAugmentation, ConjugateTheta, SufficientTheta)  # DataAugmentation first
+from pymc_dp.samplers.trace_memory import LatentTraceWarning, keep_latent
 
 __all__ = [
     "DataAugmentation",
@@ -29,4 +27,6 @@ __all__ = [
     "PenaltyMH",
     "RecordBlock",
     "TableCells",
+    "LatentTraceWarning",
+    "keep_latent",
 ]

@@ -1,21 +1,22 @@
-r"""The Metropolis–Hastings accept step, written once for every kernel.
+r"""The Metropolis–Hastings accept step of the samplers' NumPy kernels.
 
-Every sampler of the package differs only in its log acceptance ratio `\log\alpha` — exact
-(data augmentation), estimated (pseudo-marginal), averaged (MHAAR) or penalised (penalty MH); the
-decision is the same: accept iff `\log u < \log\alpha`, `u \sim U(0, 1)`, and a NaN
+The MH samplers differ in their log acceptance ratio `\log\alpha` — exact (data augmentation),
+estimated (pseudo-marginal), averaged (MHAAR), collapsed (`Collapsed`) or penalised (penalty MH);
+the decision is the same: accept iff `\log u < \log\alpha`, `u \sim U(0, 1)`, and a NaN
 ratio rejects (PyMC ``metrop_select``; BlackJAX ``mcmc/proposal.py``).
 
-`accept_prob` and `mh_accept` are the NumPy versions; `nb_accept_prob` is the
-numba one the compiled record sweeps inline.
+The compiled record sweeps (`augmentation`, `counts_sweep`, `cells`) make the same decision
+inline in numba as ``log α + E ≥ 0`` with ``E = -log u`` standard exponential (augmentation draws
+all ``E`` in one call, the others only when ``log α < 0``); a NaN ratio fails the comparison and
+rejects. The regression stack and `pymc_dp.fisher`'s inner random-walk Metropolis write their own
+vectorised comparison ``log u < log α`` (docs/architecture.md).
 """
 
 from __future__ import annotations
 
 import math
 
-import numba
-
-__all__ = ["safe_log_alpha", "accept_prob", "mh_accept", "nb_accept_prob"]
+__all__ = ["safe_log_alpha", "accept_prob", "mh_accept"]
 
 
 def safe_log_alpha(log_alpha) -> float:
@@ -35,13 +36,3 @@ def mh_accept(rng, log_alpha) -> tuple[bool, float]:
     value = safe_log_alpha(log_alpha)
     prob = 1.0 if value >= 0.0 else math.exp(value)
     return bool(rng.random() < prob), prob
-
-
-@numba.njit(cache=True, inline="always")
-def nb_accept_prob(log_alpha):
-    """Compiled `accept_prob`: ``min(1, exp(log_alpha))``, NaN → 0."""
-    if log_alpha != log_alpha:
-        return 0.0
-    if log_alpha >= 0.0:
-        return 1.0
-    return math.exp(log_alpha)

@@ -43,8 +43,8 @@ import weakref
 
 from pymc.step_methods.compound import Competence
 
-from pymc_dp._compat import ancestors
 from pymc_dp.distributions.clt import releases_latent_statistic
+from pymc_dp.distributions.graph import direct_upstream, nodes_reading, released_records
 from pymc_dp.distributions.registry import dp_nodes, model_of
 from pymc_dp.samplers.records import RecordBlock, record_groups
 
@@ -57,7 +57,7 @@ def augmentation_competence(var) -> Competence:
     if model is None or var not in model.free_RVs:
         return Competence.INCOMPATIBLE
     nodes = dp_nodes(model)
-    fed = [(name, node) for name, node in nodes.items() if var in node.data]
+    fed = list(nodes_reading(nodes, var).items())
     if not fed:
         return Competence.INCOMPATIBLE
     if any(getattr(node.statistic, "latent_table", False) for _, node in fed):
@@ -82,6 +82,8 @@ def augmentation_competence(var) -> Competence:
             stacklevel=2,
         )
         return Competence.INCOMPATIBLE
+    if any(node.mechanism.kernel_code is None for _, node in fed):
+        return Competence.INCOMPATIBLE  # a density without a compiled kernel: Collapsed or PyMC's
     reason = _group_refusal(model, var, nodes)
     if reason is not None:  # e.g. another term depends on the records, records not iid on axis 0
         warnings.warn(
@@ -106,8 +108,7 @@ def coupled_parameters(model, var) -> list:
     A child is any basic RV whose distribution reads ``var`` directly (not through another RV).
     ``[]``: ``var`` is the only free parameter in each of its children's parameters.
     """
-    blockers = list(model.basic_RVs)
-    records = {d for node in dp_nodes(model).values() for d in node.data}
+    records = set(released_records(dp_nodes(model)))
     free = [
         v
         for v in model.free_RVs
@@ -120,7 +121,7 @@ def coupled_parameters(model, var) -> list:
         op = child.owner.op
         params = op.dist_params(child.owner) if hasattr(op, "dist_params") else child.owner.inputs
         for param in params:
-            above = set(ancestors([param], blockers=blockers))
+            above = direct_upstream(model, [param])
             if var in above:
                 found += [v for v in free if v in above and v not in found]
     return found

@@ -34,9 +34,9 @@ from pymc.pytensorf import compile as pm_compile
 from pymc.step_methods.compound import Competence
 from pytensor.tensor.random import basic as rb
 
-from pymc_dp._compat import ancestors
+from pymc_dp.distributions.graph import depends_on
 from pymc_dp.distributions.registry import dp_nodes, model_of
-from pymc_dp.mechanisms.base import GAUSSIAN_KERNEL, LAPLACE_KERNEL, kernel_logpdf
+from pymc_dp.mechanisms.base import check_kernel_codes, kernel_logpdf
 from pymc_dp.samplers.base import DPStep
 
 __all__ = ["TableCells", "poisson_cells_sweep", "multinomial_cells_sweep", "table_competence"]
@@ -145,7 +145,7 @@ def _refusal(model, rv):
     for var in list(model.basic_RVs) + list(model.potentials):
         if var is rv or var in own:
             continue
-        if rv in set(ancestors([var])):
+        if depends_on(var, [rv]):
             return (
                 f"{var.name!r} depends on the table {rv.name!r}; TableCells needs the Cells "
                 "releases to be the only terms that do"
@@ -154,14 +154,8 @@ def _refusal(model, rv):
 
 
 def _width(mech) -> int:
-    a, _ = mech.kernel_params()
-    if mech.kernel_code == GAUSSIAN_KERNEL:
-        sd = math.sqrt(0.5 / a)
-    elif mech.kernel_code == LAPLACE_KERNEL:
-        sd = math.sqrt(2.0) / a
-    else:
-        sd = 1.0
-    return max(1, int(round(sd)))
+    sd = mech.noise_sd
+    return max(1, int(round(sd))) if math.isfinite(sd) else 1
 
 
 class TableCells(DPStep):
@@ -230,10 +224,10 @@ class TableCells(DPStep):
         self.reps = int(reps)
         self.start_at_release = bool(start_at_release)
         nodes = _cells_nodes(model, rv)
-        self.codes = np.array([nd.mechanism.kernel_code for nd in nodes], dtype=np.int64)
-        params = [nd.mechanism.kernel_params() for nd in nodes]
-        self.a = np.array([p[0] for p in params], dtype=np.float64)
-        self.b = np.array([p[1] for p in params], dtype=np.float64)
+        kernels = [nd.mechanism.compiled_kernel() for nd in nodes]
+        self.codes = check_kernel_codes([k[0] for k in kernels])
+        self.a = np.array([k[1] for k in kernels], dtype=np.float64)
+        self.b = np.array([k[2] for k in kernels], dtype=np.float64)
         self.width = int(width) if width is not None else min(_width(nd.mechanism) for nd in nodes)
         if self.width < 1:
             raise ValueError(f"width must be an integer >= 1, got width={width!r}.")

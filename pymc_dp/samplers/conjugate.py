@@ -48,7 +48,8 @@ from pymc.util import get_value_vars_from_user_vars
 from pytensor.graph.replace import graph_replace
 from pytensor.tensor.elemwise import DimShuffle
 
-from pymc_dp._compat import ancestors
+from pymc_dp._checks import child_rng
+from pymc_dp.distributions.graph import direct_upstream
 from pymc_dp.samplers.assign import augmentation_competence, cached_verdict, coupled_parameters
 from pymc_dp.samplers.base import DPStep
 from pymc_dp.samplers.cells import table_competence
@@ -94,18 +95,14 @@ def _strip(var):
     return var
 
 
-def _direct(graphs, model):
-    """Ancestors of ``graphs`` without looking through any random variable of the model."""
-    return set(ancestors(list(graphs), blockers=list(model.basic_RVs)))
-
-
 def _free_rvs(graph, model):
     rvs = set(model.basic_RVs)
-    return {v for v in _direct([graph], model) if v in rvs}
+    return {v for v in direct_upstream(model, [graph]) if v in rvs}
 
 
-def _is_power_of(param, theta, power, model, low, high):
-    """``param`` is ``theta ** power`` (structurally for power 1, numerically otherwise)."""
+def _is_power_of(param, theta, power, model, low, high, rng=None):
+    """``param`` is ``theta ** power`` (structurally for power 1, numerically otherwise: at five
+    points drawn with ``rng``, see `pymc_dp._checks.child_rng`)."""
     core = _strip(param)
     if power == 1.0:
         return core is theta
@@ -116,7 +113,7 @@ def _is_power_of(param, theta, power, model, low, high):
         [probe], graph_replace(core, {theta: probe}, strict=False), on_unused_input="ignore"
     )
     shape = tuple(1 if s is None else s for s in theta.type.shape)
-    rng = np.random.default_rng(20111)
+    rng = child_rng(rng)
     for _ in range(5):
         t = rng.uniform(low, high, size=shape).astype(theta.dtype)
         got = np.asarray(fn(t), dtype=float)
@@ -127,8 +124,11 @@ def _is_power_of(param, theta, power, model, low, high):
     return True
 
 
-def conjugate_pattern(model, theta) -> ConjugatePattern:
-    """Detect the conjugate family of ``theta`` (an RV) in ``model``; raise ``ValueError`` otherwise."""
+def conjugate_pattern(model, theta, rng=None) -> ConjugatePattern:
+    """Detect the conjugate family of ``theta`` (an RV) in ``model``; raise ``ValueError`` otherwise.
+
+    ``rng`` (the step's generator; fresh entropy if None) draws the points of the numeric checks.
+    """
     op_name = type(theta.owner.op).__name__
     rules = RULES.get(op_name)
     if rules is None:
@@ -140,7 +140,7 @@ def conjugate_pattern(model, theta) -> ConjugatePattern:
     children, others, linear = [], [], False
     for var in list(model.basic_RVs) + list(model.potentials):
         inputs = var.owner.inputs if var in set(model.basic_RVs) else [var]
-        if var is theta or theta not in _direct(inputs, model):
+        if var is theta or theta not in direct_upstream(model, inputs):
             continue
         name = type(var.owner.op).__name__ if var.owner is not None else ""
         rule = rules.get(name) if var in set(model.basic_RVs) else None
@@ -149,9 +149,9 @@ def conjugate_pattern(model, theta) -> ConjugatePattern:
             slot, power = rule
             params = var.owner.op.dist_params(var.owner)
             rest = [p for k, p in enumerate(params) if k != slot]
-            ok = _is_power_of(params[slot], theta, power, model, 0.3, 3.0) and theta not in _direct(
-                rest, model
-            )
+            ok = _is_power_of(
+                params[slot], theta, power, model, 0.3, 3.0, rng
+            ) and theta not in direct_upstream(model, rest)
             if ok and op_name == "DirichletRV":
                 ok = theta.ndim == 1
             elif ok and theta.ndim:  # θ broadcast along the child's leading axes only
@@ -159,7 +159,7 @@ def conjugate_pattern(model, theta) -> ConjugatePattern:
         if not ok and rule is not None and op_name == "NormalRV" and theta.ndim <= 1:
             # a Normal child whose mean is a function of θ (checked to be affine when compiled)
             params = var.owner.op.dist_params(var.owner)
-            if theta not in _direct([params[1]], model):
+            if theta not in direct_upstream(model, [params[1]]):
                 ok, linear = True, True
         if ok:
             children.append(var)
@@ -269,7 +269,7 @@ class _LinearNormal:
     mean is affine in θ there (a ValueError otherwise: the update would not be exact).
     """
 
-    def __init__(self, model, pattern, value):
+    def __init__(self, model, pattern, value, rng=None):
         theta = pattern.theta
         self.name, self.value_name = theta.name, value.name
         probe = pt.tensor("theta_probe", dtype="float64", shape=value.type.shape)
@@ -303,7 +303,7 @@ class _LinearNormal:
         self.input_names = [v.name for v in model.value_vars]
         point = model.initial_point(random_seed=0)
         self.shape = np.shape(point[value.name])
-        probe_value = np.random.default_rng(20111).normal(size=self.shape)
+        probe_value = child_rng(rng).normal(size=self.shape)
         self(*[point[n] for n in self.input_names], check_at=probe_value)
 
     def __call__(self, *args, check_at=None):
@@ -431,7 +431,8 @@ class ConjugateTheta(DPStep):
             )
         values = get_value_vars_from_user_vars(vars, model)
         self.vars = list(values)
-        self.patterns = [conjugate_pattern(model, model.values_to_rvs[v]) for v in values]
+        probe = child_rng(rng)  # the numeric checks' points: from the step's generator
+        self.patterns = [conjugate_pattern(model, model.values_to_rvs[v], probe) for v in values]
         self.input_names = [v.name for v in model.value_vars]
         self._updates = []
         for value, pattern in zip(values, self.patterns):
@@ -442,7 +443,7 @@ class ConjugateTheta(DPStep):
                         "transform. Declare the Normal prior without transform=."
                     )
                 self._updates.append(
-                    (value.name, pattern.family, _LinearNormal(model, pattern, value), None)
+                    (value.name, pattern.family, _LinearNormal(model, pattern, value, probe), None)
                 )
                 continue
             params = _posterior_params(model, pattern)

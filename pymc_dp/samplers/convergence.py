@@ -105,12 +105,13 @@ def advice(step_name: str, var: str) -> str:
 def theta_value_names(model) -> dict:
     """``{value-variable name: RV name}`` of the free variables that are not records of a release
     (empty for a model without ``DPObserved`` nodes)."""
+    from pymc_dp.distributions.graph import released_records
     from pymc_dp.distributions.registry import dp_nodes
 
     nodes = dp_nodes(model)
     if not nodes:
         return {}
-    records = {d for node in nodes.values() for d in node.data}
+    records = set(released_records(nodes))
     return {model.rvs_to_values[rv].name: rv.name for rv in model.free_RVs if rv not in records}
 
 

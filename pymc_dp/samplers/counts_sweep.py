@@ -26,7 +26,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from pymc_dp.mechanisms.base import kernel_logpdf
+from pymc_dp.mechanisms.base import check_kernel_codes, kernel_logpdf
 from pymc_dp.samplers.fast_draws import CATEGORICAL, categorical_table, guided_draw
 from pymc_dp.statistics.additive import Counts
 
@@ -195,10 +195,10 @@ class CountsSweep:
         nodes = block.additive_nodes
         self.block = block
         self.kcat = np.array([node.statistic.n_categories for node in nodes], dtype=np.int64)
-        self.codes = np.array([node.mechanism.kernel_code for node in nodes], dtype=np.int64)
-        params = [node.mechanism.kernel_params() for node in nodes]
-        self.a = np.array([p[0] for p in params], dtype=np.float64)
-        self.b = np.array([p[1] for p in params], dtype=np.float64)
+        kernels = [node.mechanism.compiled_kernel() for node in nodes]
+        self.codes = check_kernel_codes([k[0] for k in kernels])
+        self.a = np.array([k[1] for k in kernels], dtype=np.float64)
+        self.b = np.array([k[2] for k in kernels], dtype=np.float64)
         fast = block._fast
         self.shared_categorical = fast is not None and fast.families[0][0] == CATEGORICAL
 

@@ -45,7 +45,7 @@ from pymc.logprob.utils import replace_rvs_by_values
 from pymc.pytensorf import compile as pm_compile
 from pytensor.tensor.random import basic as rb
 
-from pymc_dp._compat import ancestors
+from pymc_dp.distributions.graph import depends_on
 
 __all__ = [
     "FastRecordDraw",
@@ -236,7 +236,7 @@ def fast_family(rv, transform, record_rvs):
         return f"{rv.name!r} is discrete and log-transformed"
     params = rv.owner.op.dist_params(rv.owner)
     others = set(record_rvs) - {rv}
-    if others and any(a in others for a in ancestors(list(params))):
+    if others and depends_on(params, others):
         return f"the parameters of {rv.name!r} depend on other records"
     return fam
 

@@ -28,7 +28,7 @@ One evaluation is a compiled PyTensor graph, `O(n)`. Alternating the centred upd
 move is the ancillarity–sufficiency interweaving strategy of Yu & Meng (2011, JCGS 20(3)); each move
 leaves `p(\theta, x \mid s_{dp})` invariant, so does their composition.
 
-The θ-move is univariate slice sampling with stepping out (Neal 2003, Ann. Statist. 31(3), §4) along
+The θ-move is univariate slice sampling (`pymc_dp.samplers.slice`, Neal 2003, §4) along
 each of d directions in PyMC's value space: the coordinate axes, or — learnt during warm-up for
 d ≥ 2 — the principal axes of the θ draws (a ridge such as β₀ + β₁ pinned by a sum is then crossed
 along, not across). Directions and interval widths (mean of twice the move sizes) are adapted during
@@ -41,7 +41,6 @@ the move; their log density then enters `\log \pi`.
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import numpy as np
@@ -52,10 +51,11 @@ from pymc.pytensorf import compile as pm_compile
 from pymc.util import get_value_vars_from_user_vars
 from pytensor.graph.replace import graph_replace
 
-from pymc_dp._compat import ancestors
+from pymc_dp.distributions.graph import depends_on, free_records, reads, released_records
 from pymc_dp.samplers.base import DPStep
 from pymc_dp.samplers.points import flatten_vars, replace_flat
 from pymc_dp.samplers.records import required_nodes
+from pymc_dp.samplers.slice import as_log_density, slice_along
 
 __all__ = [
     "Interweave",
@@ -65,7 +65,6 @@ __all__ = [
     "InterweaveTarget",
     "InterweaveTrial",
     "interweave_kernel",
-    "slice_update",
 ]
 
 #: op class name -> (index of loc, index of scale, indices of θ-free shape parameters)
@@ -112,48 +111,6 @@ class InterweaveParams(NamedTuple):
     adapt: bool = False
 
 
-def _finite(value) -> float:
-    value = float(value)
-    return -math.inf if value != value else value
-
-
-def slice_update(rng, theta, logp0, direction, log_density, width, max_steps_out):
-    """One slice-sampling update of ``theta`` along ``direction`` (stepping out, then shrinkage).
-
-    Samples ``t`` from the density ``exp(log_density(theta + t·direction))`` restricted to the line,
-    starting at ``t = 0``; leaves ``exp(log_density)`` invariant for any fixed ``direction`` and
-    ``width`` (Neal 2003, Figs. 3 and 5). Returns ``(theta', logp', n_evals)``; NaN counts as ``-inf``.
-    """
-    log_y = logp0 - rng.standard_exponential()
-    left = -width * rng.random()
-    right = left + width
-    j = int(max_steps_out * rng.random())
-    k = max_steps_out - 1 - j
-    count = [0]
-
-    def at(t):
-        count[0] += 1
-        return _finite(log_density(theta + t * direction))
-
-    while j > 0 and at(left) > log_y:
-        left -= width
-        j -= 1
-    while k > 0 and at(right) > log_y:
-        right += width
-        k -= 1
-    while True:
-        t = left + (right - left) * rng.random()
-        lp = at(t)
-        if lp > log_y:
-            return theta + t * direction, lp, count[0]
-        if t < 0.0:
-            left = t
-        else:
-            right = t
-        if right - left <= 1e-14 * max(1.0, width):  # pragma: no cover - density spike at theta
-            return theta.copy(), logp0, count[0]
-
-
 def interweave_kernel(rng, state: InterweaveState, target, params: InterweaveParams):
     """Non-centred θ-move: slice sampling of `\\pi(\\theta \\mid z)` with ``z`` held fixed.
 
@@ -178,7 +135,7 @@ def interweave_kernel(rng, state: InterweaveState, target, params: InterweavePar
     for _ in range(params.n_steps):
         for i in range(theta.size):
             before = theta.copy()
-            theta, logp, used = slice_update(
+            theta, logp, used = slice_along(
                 rng, theta, logp, basis[:, i], target, width[i], params.max_steps_out
             )
             n_evals += used
@@ -237,14 +194,10 @@ class InterweaveTarget:
         theta_set = set(self.theta_rvs)
         nodes = required_nodes(model, owner)
         if records is None:
-            recs = []
-            for node in nodes.values():
-                for d in node.data:
-                    if d in model.free_RVs and d not in recs and theta_set & set(ancestors([d])):
-                        recs.append(d)
+            recs = [d for d in free_records(model, nodes) if depends_on(d, theta_set)]
         else:
             recs = [model.values_to_rvs[v] for v in get_value_vars_from_user_vars(records, model)]
-        fed = {d for node in nodes.values() for d in node.data}
+        fed = set(released_records(nodes))
         unfed = [r for r in recs if r not in fed]
         if unfed:
             raise ValueError(
@@ -282,7 +235,7 @@ class InterweaveTarget:
         if spec is not None:
             params = op.dist_params(rv.owner)
             i_loc, i_scale, shapes = spec
-            if not any(theta_set & set(ancestors([params[s]])) for s in shapes):
+            if not any(depends_on(params[s], theta_set) for s in shapes):
                 loc, scale = replace_rvs_by_values(  # float64 whatever the model's dtypes
                     [pt.cast(params[i_loc], "float64"), pt.cast(params[i_scale], "float64")],
                     rvs_to_values=others_v,
@@ -365,14 +318,14 @@ class InterweaveTarget:
         self.kinds = {}
         zs, x_vals, z_nows, z_vals, represented, z_kinds = [], [], [], [], [], []
         recs = set(self.record_rvs)
-        order = sorted(self.record_rvs, key=lambda r: len(recs & set(ancestors(r.owner.inputs))))
+        order = sorted(self.record_rvs, key=lambda r: len(reads(r.owner.inputs, recs)))
         for rv in order:  # topological: a record's record-parents come before it
             z = pt.tensor(f"{rv.name}_z", dtype="float64", shape=rv.type.shape)
-            linked = set(represented) & set(ancestors(rv.owner.inputs))
+            linked = reads(rv.owner.inputs, represented)
             # records whose law does not read θ gain nothing from z (T_θ would not depend on θ) and
             # would hold their children fixed: keep them as they are (e.g. a regression's
             # covariates x, so that y ~ N(x·β, σ) is the one written through z)
-            free_of_theta = not (set(self.theta_rvs) & set(ancestors(rv.owner.inputs)))
+            free_of_theta = not depends_on(rv.owner.inputs, self.theta_rvs)
             rep = (
                 None if linked or free_of_theta else self._representation(rv, z, others_v, others_t)
             )
@@ -397,7 +350,7 @@ class InterweaveTarget:
                 "Use pdp.DataAugmentation with NUTS or a conjugate step for θ."
             )
         z_rvs = [model.values_to_rvs[v] for v in z_vals]
-        depends = [r for r in z_rvs if set(self.theta_rvs) & set(ancestors([r]))]
+        depends = [r for r in z_rvs if depends_on(r, self.theta_rvs)]
         if not depends:
             raise ValueError(
                 f"{self.owner}: the records {_names(z_rvs)} do not depend on "
@@ -446,7 +399,7 @@ class InterweaveTarget:
 
     def logp(self, point, zs) -> float:
         """`\\log \\pi(\\theta \\mid z)` up to a θ-free constant, θ and the rest from ``point``."""
-        return _finite(self._logp(*self._args(point), *zs))
+        return as_log_density(self._logp(*self._args(point), *zs))
 
     def conditional(self, point, zs):
         """``theta_flat -> log π(θ | z)`` with ``z`` and every non-θ variable bound from ``point``."""

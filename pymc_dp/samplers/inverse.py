@@ -29,7 +29,7 @@ from pymc.logprob.utils import replace_rvs_by_values
 from pymc.pytensorf import compile as pm_compile
 from pytensor.graph.replace import vectorize_graph
 
-from pymc_dp._compat import ancestors
+from pymc_dp.distributions.graph import depends_on
 
 __all__ = ["RecordInverse", "DiscreteInverse", "SupportInverse", "finite_support"]
 
@@ -136,7 +136,7 @@ class SupportInverse:
 
 def _constant(var, model):
     """``var``'s value if it depends on no random variable of the model, else None."""
-    if any(a in set(model.basic_RVs) for a in ancestors([var])):
+    if depends_on(var, model.basic_RVs):
         return None
     try:
         return np.asarray(var.eval())
@@ -207,7 +207,7 @@ class RecordInverse:
             if rv not in records and t is not None
         }
         recs = self.record_rvs
-        linked = [o for o in recs for r in recs if o is not r and r in set(ancestors([o]))]
+        linked = [o for o in recs for r in recs if o is not r and depends_on(o, [r])]
         if linked:
             raise ValueError(
                 f"{owner} z-space (seed 001 Algorithms 7-8) maps θ-free uniforms through each "

@@ -26,7 +26,7 @@ from pymc.pytensorf import reseed_rngs
 from pymc.util import get_value_vars_from_user_vars
 from pytensor.graph.replace import vectorize_graph
 
-from pymc_dp._compat import ancestors
+from pymc_dp.distributions.graph import depends_on, reads, released_records, upstream
 from pymc_dp.samplers.inverse import RecordInverse, finite_support
 from pymc_dp.samplers.particles import (
     estimate_log_lik,
@@ -112,7 +112,7 @@ class LatentTarget:
             latent_rvs = []
             for node in nodes.values():
                 free = [d for d in node.data if d in model.free_RVs]
-                if free and theta_set & set(ancestors(free)):
+                if free and depends_on(free, theta_set):
                     latent_rvs += [d for d in free if d not in latent_rvs]
             if not latent_rvs:
                 raise ValueError(
@@ -125,7 +125,7 @@ class LatentTarget:
             latent_rvs = [
                 model.values_to_rvs[v] for v in get_value_vars_from_user_vars(latent, model)
             ]
-            fed = {d for node in nodes.values() for d in node.data}
+            fed = set(released_records(nodes))
             unfed = [r for r in latent_rvs if r not in fed]
             if unfed:
                 raise ValueError(
@@ -148,10 +148,11 @@ class LatentTarget:
         self.theta_values = theta_values
         self.input_names = self.block.input_names
         records = set(latent_rvs)
-        anc = set(ancestors(latent_rvs))
         #: every free parent of the latent's distribution (θ and whatever other samplers move)
         self.parent_names = [
-            model.rvs_to_values[r].name for r in model.free_RVs if r in anc and r not in records
+            model.rvs_to_values[r].name
+            for r in reads(latent_rvs, model.free_RVs)
+            if r not in records
         ]
         self._find_groups(latent_rvs)
         self._compile()
@@ -180,7 +181,7 @@ class LatentTarget:
         self.group_index = [where[r] for r in self.block.record_rvs]
         linked = []
         for g, rvs in enumerate(groups):
-            anc = set(ancestors(list(rvs)))
+            anc = upstream(rvs)
             linked += [
                 (r, rvs[0]) for h, other in enumerate(groups) if h != g for r in other if r in anc
             ]
@@ -220,8 +221,7 @@ class LatentTarget:
         model = self.model
         records = set(latent_rvs)
         fed = [nd.rv for nd in nodes.values() if set(nd.data) & records]
-        anc = set(ancestors(list(latent_rvs) + fed))
-        parents = [v for v in model.free_RVs if v not in records and v in anc]
+        parents = [v for v in reads(list(latent_rvs) + fed, model.free_RVs) if v not in records]
         missing = [p for p in parents if p not in set(self.theta_rvs)]
         if missing:
             raise ValueError(
@@ -308,7 +308,7 @@ class LatentTarget:
 
         model = self.model
         recs = self.block.record_rvs
-        if any(r in set(ancestors([o])) for r in recs for o in recs if o is not r):
+        if any(depends_on(o, [r]) for r in recs for o in recs if o is not r):
             self._batch_draw = None  # records drawn jointly from each other: one draw per particle
             return
         try:

@@ -1,7 +1,7 @@
 """The θ proposal of PMMH and MHAAR: a Gaussian random walk in PyMC's value space, tuned in warm-up.
 
 Pure functions of a `RandomWalkState` (per-coordinate log scale, adaptation counter): the
-Robbins–Monro update moves the log scale towards a target acceptance probability during warm-up
+Robbins–Monro update (`pymc_dp.samplers.adapt`) moves the log scale towards a target acceptance probability during warm-up
 only, within [e^-5, e^3] times the initial scale.
 """
 
@@ -12,6 +12,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pymc_dp._checks import check_count
+from pymc_dp.samplers.adapt import robbins_monro
 from pymc_dp.samplers.base import DPStep
 
 __all__ = [
@@ -67,10 +68,9 @@ def clip_scale(rw: RandomWalkState, init_scale):
 
 
 def random_walk_adapt(rw_state: RandomWalkState, accept_prob: float, target: float):
-    """Robbins–Monro step on the log scale towards the target acceptance (warm-up only)."""
+    """`robbins_monro` step on the log scale towards the target acceptance (warm-up only)."""
     t = rw_state.n_adapt + 1
-    step = (accept_prob - target) / t**0.6
-    return RandomWalkState(rw_state.log_scale + step, t)
+    return RandomWalkState(robbins_monro(rw_state.log_scale, accept_prob, target, t), t)
 
 
 class RandomWalkThetaStep(DPStep):

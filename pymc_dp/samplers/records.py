@@ -24,8 +24,8 @@ from pytensor.compile.sharedvalue import SharedVariable
 from pytensor.graph.replace import graph_replace
 from pytensor.tensor.random.type import RandomGeneratorType
 
-from pymc_dp._compat import ancestors
 from pymc_dp.distributions.dp_observed import dp_nodes
+from pymc_dp.distributions.graph import depends_on, free_records, upstream
 from pymc_dp.samplers.fast_draws import FastRecordDraw
 
 __all__ = ["RecordBlock", "compile_record_draw", "record_groups", "required_nodes"]
@@ -52,9 +52,7 @@ def _nodes_and_records(model, vars, owner):
     nodes = required_nodes(model, owner)
     if vars is not None:
         return nodes, [model.values_to_rvs[v] for v in get_value_vars_from_user_vars(vars, model)]
-    rvs = []
-    for node in nodes.values():
-        rvs += [d for d in node.data if d in model.free_RVs and d not in rvs]
+    rvs = free_records(model, nodes)
     if not rvs:
         raise ValueError(
             f"{owner} updates latent records, but every DPObserved node of the model "
@@ -109,7 +107,7 @@ def compile_record_draw(model, record_rvs, graphs):
         outs.append(tr.forward(g, *g.owner.inputs) if tr is not None else g)
     old_rngs = [
         v
-        for v in ancestors(outs)
+        for v in upstream(outs)
         if isinstance(v, SharedVariable) and isinstance(v.type, RandomGeneratorType)
     ]
     rngs = [pytensor.shared(np.random.default_rng()) for _ in old_rngs]
@@ -201,8 +199,7 @@ class RecordBlock:
         others = [v for v in model.basic_RVs if v not in own]
         others += list(model.potentials)
         for var in others:
-            anc = set(ancestors([var]))
-            hit = [r for r in self.record_rvs if r in anc]
+            hit = [r for r in self.record_rvs if depends_on(var, [r])]
             if hit:
                 raise ValueError(
                     f"{owner} proposes records from their conditional prior, which is exact only "

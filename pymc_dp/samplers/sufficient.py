@@ -36,7 +36,7 @@ Other dependents of θ are included with their own PyMC logp when they hold at m
 `SMALL_TERM` elements (e.g. a hyperparameter's child parameter); anything else (a
 ``Potential``, a large non-iid child) makes the step refuse at construction, naming it.
 
-**Kernel**: univariate slice sampling (Neal 2003, *Ann. Statist.* 31, §4: stepping out, shrinkage)
+**Kernel**: univariate slice sampling (`pymc_dp.samplers.slice`; Neal 2003, *Ann. Statist.* 31, §4)
 on each coordinate of θ's unconstrained value in turn. It is exact for any interval width (the width
 is adapted during tuning only: the running mean of the final brackets, as PyMC's ``Slice``), needs no
 gradient, never rejects, and adapts to the scale of the conditional within one iteration — a few
@@ -50,7 +50,6 @@ from __future__ import annotations
 import math
 import warnings
 import weakref
-from typing import NamedTuple
 
 import numpy as np
 import pymc as pm
@@ -62,11 +61,13 @@ from pymc.util import get_value_vars_from_user_vars
 from pytensor.graph.replace import graph_replace
 from pytensor.tensor.xlogx import xlogy0
 
+from pymc_dp.distributions.graph import depends_on, direct_upstream
 from pymc_dp.samplers.assign import augmentation_competence, cached_verdict, coupled_parameters
 from pymc_dp.samplers.base import DPStep
-from pymc_dp.samplers.conjugate import _direct, conjugate_competence
+from pymc_dp.samplers.conjugate import conjugate_competence
+from pymc_dp.samplers.slice import SliceState, slice_sweep
 
-__all__ = ["SMALL_TERM", "SliceState", "SufficientTheta", "slice_kernel", "sufficient_competence"]
+__all__ = ["SMALL_TERM", "SufficientTheta", "sufficient_competence"]
 
 #: dependents of θ outside the table enter with their own logp when they hold at most this many values
 SMALL_TERM = 16
@@ -158,14 +159,14 @@ def _child_term(model, child, theta_values, theta_names):
     else:
         raise ValueError(f"{child.name!r} has distribution {type(op).__name__}, not in the table")
     for i in fixed:
-        if _depends(core[i], theta_values, model):
+        if depends_on(core[i], theta_values):
             raise ValueError(f"parameter {i} of {child.name!r} ({kind}) depends on {theta_names}")
     (value,) = replace_rvs_by_values(
         [child], rvs_to_values=model.rvs_to_values, rvs_to_transforms=model.rvs_to_transforms
     )
     flat = value.ravel() if kind == "categorical" else pt.cast(value, "float64").ravel()
     graphs = stats(flat)
-    if any(_depends(g, theta_values, model) for g in graphs):
+    if any(depends_on(g, theta_values) for g in graphs):
         raise ValueError(
             f"the value of {child.name!r} moves with {theta_names} (a θ-dependent transform)"
         )
@@ -173,13 +174,6 @@ def _child_term(model, child, theta_values, theta_names):
         core, rvs_to_values=model.rvs_to_values, rvs_to_transforms=model.rvs_to_transforms
     )
     return graphs, lambda t: ll(t, *core)
-
-
-def _depends(graph, values, model):
-    from pymc_dp._compat import ancestors
-
-    anc = set(ancestors([graph]))
-    return any(v in anc for v in values)
 
 
 def sufficient_terms(model, thetas):
@@ -192,7 +186,7 @@ def sufficient_terms(model, thetas):
         if var in thetas:
             continue
         inputs = var.owner.inputs if var in rvs else [var]
-        if not any(t in _direct(inputs, model) for t in thetas):
+        if not any(t in direct_upstream(model, inputs) for t in thetas):
             continue
         reason = "a Potential" if var not in rvs else None
         if reason is None:
@@ -215,72 +209,6 @@ def sufficient_terms(model, thetas):
             f"Update {names} with NUTS instead."
         )
     return children, small
-
-
-class SliceState(NamedTuple):
-    """Unconstrained coordinates of θ, their log density, and the per-coordinate widths."""
-
-    q: np.ndarray
-    logp: float
-    width: np.ndarray
-
-
-class SliceInfo(NamedTuple):
-    evals: int
-    brackets: np.ndarray  # final bracket width per coordinate (width adaptation)
-
-
-def slice_kernel(
-    rng, state: SliceState, logp_fn, max_steps: int = 64
-) -> tuple[SliceState, SliceInfo]:
-    """One sweep of univariate slice sampling (Neal 2003, Fig. 3 and 5) over every coordinate."""
-    q, lp, width = state.q.copy(), float(state.logp), state.width
-    evals, brackets = 0, np.empty_like(width)
-
-    def f(x):
-        v = float(logp_fn(x))
-        return -np.inf if math.isnan(v) else v  # NaN: outside the support
-
-    for i in range(q.size):
-        x0, w = q[i], width[i]
-        level = lp - rng.exponential()
-        left = x0 - w * rng.random()
-        right = left + w
-        j = int(max_steps * rng.random())
-        k = max_steps - 1 - j
-        trial = q.copy()
-        while j > 0:
-            trial[i] = left
-            evals += 1
-            if f(trial) <= level:
-                break
-            left -= w
-            j -= 1
-        while k > 0:
-            trial[i] = right
-            evals += 1
-            if f(trial) <= level:
-                break
-            right += w
-            k -= 1
-        while True:
-            trial[i] = left + rng.random() * (right - left)
-            evals += 1
-            new = f(trial)
-            if new > level:
-                break
-            if trial[i] < x0:
-                left = trial[i]
-            else:
-                right = trial[i]
-            if right - left < 1e-12 * (1.0 + abs(x0)):
-                raise FloatingPointError(
-                    f"slice sampling shrank to a point at coordinate {i} (log density {lp} at the "
-                    "current value): the conditional of θ is degenerate there."
-                )
-        brackets[i] = right - left
-        q, lp = trial, new
-    return SliceState(q, lp, width), SliceInfo(evals, brackets)
 
 
 class SufficientTheta(DPStep):
@@ -406,7 +334,7 @@ class SufficientTheta(DPStep):
         q = self.flat(point)
         fn = self.conditional_logp(point)
         state = SliceState(q, float(fn(q)), self.width)
-        state, info = slice_kernel(self.rng, state, fn, self.max_steps)
+        state, info = slice_sweep(self.rng, state, fn, self.max_steps)
         if (
             self.tune
         ):  # running mean of the final brackets (tuning only: the chain stays exact after)

@@ -1,4 +1,5 @@
-"""pdp.intervals: exact lattice posteriors vs brute-force enumeration, shapes, refusals."""
+"""pdp.intervals: exact lattice posteriors and Neyman intervals vs brute-force enumeration, shapes,
+refusals."""
 
 import re
 
@@ -25,7 +26,11 @@ def test_discrete_gaussian_counts_match_enumeration(prob):
     sigma = 3.18
     s = np.array([-40, -7, -1, 0, 1, 2, 5, 12, 60, 400])
     got = pdp.intervals(
-        s, prob, mechanism=pdp.DiscreteGaussian(sigma=sigma), statistic=pdp.Counts(n_categories=10)
+        s,
+        prob,
+        mechanism=pdp.DiscreteGaussian(sigma=sigma),
+        statistic=pdp.Counts(n_categories=10),
+        kind="posterior",
     )
     for si, (lo, hi) in zip(s, got, strict=True):
         assert (lo, hi) == _brute(si, lambda z: -z * z / (2 * sigma**2), np.arange(0, 2000), prob)
@@ -39,7 +44,7 @@ def test_laplace_counts_with_known_total_match_enumeration():
         mechanism=pdp.Laplace(epsilon=0.5),
         rng=3,
     )
-    got = pdp.intervals(rel, 0.9)
+    got = pdp.intervals(rel, 0.9, kind="posterior")
     assert got.shape == (4, 2)
     for si, (lo, hi) in zip(np.asarray(rel), got, strict=True):
         assert (lo, hi) == _brute(si, lambda z: -np.abs(z) / 4.0, np.arange(0, 7), 0.9)
@@ -53,7 +58,7 @@ def test_discrete_laplace_sum_of_binary_records_with_prior():
         rng=5,
     )
     prior = lambda c: -0.5 * ((c - 25.0) / 5.0) ** 2  # noqa: E731
-    got = pdp.intervals(rel, prior=prior)
+    got = pdp.intervals(rel, prior=prior, kind="posterior")
     assert got.shape == (2,)
     assert tuple(got) == _brute(float(rel), lambda z: -np.abs(z), np.arange(0, 51), 0.95, prior)
 
@@ -62,7 +67,12 @@ def test_discrete_laplace_sum_of_binary_records_with_prior():
 def test_continuous_mean_matches_quadrature(mech):
     for s in (-0.3, 0.1, 0.5, 0.97, 1.4):
         got = pdp.intervals(
-            np.array([s]), 0.9, mechanism=mech, statistic=pdp.Mean(lower=0.0, upper=1.0), n=50
+            np.array([s]),
+            0.9,
+            mechanism=mech,
+            statistic=pdp.Mean(lower=0.0, upper=1.0),
+            n=50,
+            kind="posterior",
         )[0]
         dens = lambda t: np.exp(mech.logpdf(s, t))  # noqa: E731
         total = integrate.quad(dens, 0, 1, epsabs=0, epsrel=1e-12)[0]
@@ -77,8 +87,68 @@ def test_continuous_mean_matches_quadrature(mech):
             statistic=pdp.Mean(lower=0.0, upper=1.0),
             n=50,
             prior=lambda t: 0.0 * t,
+            kind="posterior",
         )[0]
         np.testing.assert_allclose(grid, got, atol=2e-4)
+
+
+def _brute_neyman(s, log_noise, support, prob, integer_noise=True):
+    """Every support value t whose central prob noise interval holds s, by enumeration; the
+    support's nearest end when there is none."""
+    k = np.arange(-3000, 3001, dtype=float)
+    pmf = np.exp(log_noise(k))
+    pmf /= pmf.sum()
+    tail = (1 - prob) / 2
+    q = next(j for j in range(3000) if pmf[k > j].sum() <= tail)  # P(noise > q) <= tail
+    t = np.asarray(support, dtype=float)
+    inside = t[np.abs(s - t) <= q]
+    if inside.size == 0:
+        end = t[0] if s < t[0] else t[-1]
+        return end, end
+    return inside.min(), inside.max()
+
+
+@pytest.mark.parametrize(
+    ("mech", "log_noise"),
+    [
+        (pdp.DiscreteGaussian(sigma=3.18), lambda z: -z * z / (2 * 3.18**2)),
+        (pdp.DiscreteLaplace(scale=4.0), lambda z: -np.abs(z) / 4.0),
+    ],
+)
+def test_confidence_kind_is_neyman_central_interval(mech, log_noise):
+    s = np.array([-60, -13, -6, -1, 0, 2, 5, 9, 40, 3000])
+    stat = pdp.Counts(n_categories=10)
+    got = pdp.intervals(s, 0.95, mechanism=mech, statistic=stat, kind="confidence")
+    support = np.arange(0, 5000)
+    for si, (lo, hi) in zip(s, got, strict=True):
+        assert (lo, hi) == _brute_neyman(si, log_noise, support, 0.95)
+
+
+def test_both_is_hull_of_posterior_and_confidence_and_covers_a_zero_count():
+    mech, stat = pdp.Laplace(scale=4.0), pdp.Counts(n_categories=2)
+    s = np.array([-30.0, -3.2, 0.4, 6.1, 8.0, 11.5, 25.0, 1e5 + 0.3])
+    post = pdp.intervals(s, mechanism=mech, statistic=stat, kind="posterior")
+    conf = pdp.intervals(s, mechanism=mech, statistic=stat, kind="confidence")
+    both = pdp.intervals(s, mechanism=mech, statistic=stat)
+    np.testing.assert_array_equal(both[:, 0], np.minimum(post[:, 0], conf[:, 0]))
+    np.testing.assert_array_equal(both[:, 1], np.maximum(post[:, 1], conf[:, 1]))
+    # Laplace b = 4: q = 4 log 20 = 11.98; a true 0 is in the confidence interval iff s <= q
+    assert np.all((conf[:, 0] == 0) == (s <= 4 * np.log(20)))
+    assert post[4, 0] > 0 and both[4, 0] == 0  # s = 8: the posterior alone excludes the true 0
+    # far from 0 the two kinds agree to a lattice point
+    assert abs(both[-1, 0] - post[-1, 0]) <= 1 and abs(both[-1, 1] - post[-1, 1]) <= 1
+
+
+def test_confidence_kind_continuous_mean_and_refusal_of_kind():
+    mech, stat = pdp.Gaussian(sigma=0.15), pdp.Mean(lower=0.0, upper=1.0)
+    s = np.array([-0.6, -0.1, 0.5, 1.2, 1.9])
+    got = pdp.intervals(s, 0.9, mechanism=mech, statistic=stat, n=50, kind="confidence")
+    sd = mech.bind(stat, n=50, dim=1).noise_sd
+    q = 1.6448536269514722 * sd
+    want = np.stack([np.clip(s - q, 0, 1), np.clip(s + q, 0, 1)], axis=-1)
+    np.testing.assert_allclose(got, want, atol=1e-7)
+    with pytest.raises(ValueError, match=re.escape("kind must be one of 'both', 'posterior'")):
+        pdp.intervals(s, mechanism=mech, statistic=stat, n=50, kind="hpd")
 
 
 def test_shapes_and_frame():
@@ -162,3 +232,16 @@ def test_release_keywords_refused():
         pdp.intervals(rel, integer=False)
     # the public total n = 3 bounds every cell
     assert np.all(pdp.intervals(rel)[:, 1] <= 3)
+
+
+def test_cells_release_matches_enumeration():
+    """A `Cells` release (the table itself is the data) is an aggregate: each released cell is its
+    true count plus noise, bounded below by 0 and unbounded above (add/remove: the total is private).
+    It used to be refused as local DP (Cells marks its cells as the node's records)."""
+    sigma = 3.18
+    table = np.array([0, 1, 3, 12, 250])
+    rel = pdp.release(table, pdp.Cells(), pdp.DiscreteGaussian(sigma=sigma), rng=3)
+    got = pdp.intervals(rel, 0.9, kind="posterior")
+    assert got.shape == (5, 2)
+    for si, (lo, hi) in zip(np.asarray(rel), got, strict=True):
+        assert (lo, hi) == _brute(si, lambda z: -z * z / (2 * sigma**2), np.arange(0, 2000), 0.9)

@@ -5,7 +5,7 @@ import pytest
 
 import pymc_dp as pdp
 from pymc_dp.samplers.penalty import PenaltyParams, PenaltyState
-from pymc_dp.samplers.penalty_barker import (
+from pymc_dp.samplers.penalty.barker import (
     barker_kernel,
     fit_correction,
 )

@@ -8,14 +8,14 @@ import pytest
 from pymc_dp.accounting import (
     subsampled_sensitivity,
 )
-from pymc_dp.samplers.penalty_core import (
+from pymc_dp.samplers.penalty.kernel import (
     PenaltyParams,
     PenaltyState,
     penalty_init,
     penalty_kernel,
 )
-from pymc_dp.samplers.penalty_mala import MalaParams, clipped_grad_sum, mala_kernel
-from pymc_dp.samplers.penalty_subsampled import subsampled_kernel
+from pymc_dp.samplers.penalty.mala import MalaParams, clipped_grad_sum, mala_kernel
+from pymc_dp.samplers.penalty.subsampled import subsampled_kernel
 from tests.support.mc import assert_mc_close
 from tests.support.models import NormalMeans
 

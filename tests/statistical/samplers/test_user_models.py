@@ -125,6 +125,53 @@ def test_hierarchical_groups_default_nuts_block_exact():
 
 
 @pytest.mark.slow
+def test_hierarchical_groups_joint_theta_move_exact():
+    """(c) with a weak release: the default runs one θ-move writing every group's records through z
+    (NUTS on (μ0, τ, z) between). Exact by quadrature over (μ0, τ); μ_g | μ0, τ, s is Gaussian,
+    so its moments are mixtures over the same grid."""
+    n, noise, s = 10, 6.0, np.array([14.0, 2.0, 25.0])
+    groups = len(s)
+    with pm.Model() as model:
+        mu0 = pm.Normal("mu0", 0, 2)
+        tau = pm.HalfNormal("tau", 1)
+        z = pm.Normal("z", 0, 1, shape=groups)
+        pm.Deterministic("mu_g", mu0 + tau * z)
+        for g in range(groups):
+            x = pm.Normal(f"x{g}", mu0 + tau * z[g], 1.0, shape=n)
+            pdp.DPObserved(
+                f"s{g}", x, statistic=pdp.Sum(), mechanism=pdp.Gaussian(sigma=noise), observed=s[g]
+            )
+    assert assigned(model)["NUTS"] == ["mu0", "tau_log__", "z"]
+    with model:
+        (decision, *_) = pdp.DataAugmentation().interweave_decisions
+    assert decision["enabled"] and decision["records"] == ["x0", "x1", "x2"]
+    idata = sample(model, draws=1500, tune=700, seed=24, target_accept=0.95)
+    assert np.all(idata.sample_stats["dp_route"].values == 1)  # the joint move ran throughout
+
+    var_s = n + noise**2
+    m0, t = np.meshgrid(np.linspace(-7, 8, 601), np.linspace(1e-5, 5, 601), indexing="ij")
+    logw = stats.norm.logpdf(m0, 0, 2) + stats.halfnorm.logpdf(t, scale=1)
+    logw = logw + sum(stats.norm.logpdf(sg, n * m0, np.sqrt(n**2 * t**2 + var_s)) for sg in s)
+    w = np.exp(logw - logw.max())
+    w /= w.sum()
+
+    def moments(mean, second):
+        m = float(np.sum(w * mean))
+        return m, float(np.sqrt(np.sum(w * second) - m**2))
+
+    assert_mc_close(idata.posterior["mu0"].values, *moments(m0, m0**2), label="hierarchy μ0")
+    assert_mc_close(idata.posterior["tau"].values, *moments(t, t**2), label="hierarchy τ")
+    prec = 1 / t**2 + n**2 / var_s
+    for g in (0, 2):
+        mean = (m0 / t**2 + n * s[g] / var_s) / prec
+        assert_mc_close(
+            idata.posterior["mu_g"].values[..., g],
+            *moments(mean, mean**2 + 1 / prec),
+            label=f"hierarchy μ_{g}",
+        )
+
+
+@pytest.mark.slow
 def test_table_with_categorical_records_through_uniform_cells_exact():
     """(e): π ~ Dir(1), categorical records, counts + discrete Gaussian noise; DataAugmentation with
     the θ-move that writes each record through a uniform in its cell (forced on), against the exact

@@ -165,6 +165,18 @@ def _check_interweave(variant, rng, k=2):
         )
 
 
+@pytest.mark.parametrize("groups", [2, 3])
+def test_interweave_hierarchy_all_groups(groups):
+    """The θ-move DataAugmentation runs for a hierarchy (μ_g = μ0 + τ z_g, one record variable per
+    group, issue 17 (c)): every group's records written through z at once."""
+    from tests.support.user_models import hierarchical_groups
+
+    model, names = hierarchical_groups(n=6, groups=groups)
+    _check_interweave(
+        V.Variant(model, names, f"hierarchy {groups} groups"), np.random.default_rng(9)
+    )
+
+
 # ------------------------------------------------------------------------ Collapsed and recovery
 def _check_records(logq, draw, logp, point, name, label, tol):
     """q(x′)/q(x) of the records' exact conditional equals the model's joint ratio (θ, release fixed)."""

@@ -10,7 +10,7 @@ from scipy.special import expit
 
 import pymc_dp as pdp
 from pymc_dp.accounting import epsilon_of_event, iteration_event, run_event
-from pymc_dp.samplers.penalty_barker import (
+from pymc_dp.samplers.penalty.barker import (
     MAX_ERROR,
     barker_accept,
     correction_cdf,

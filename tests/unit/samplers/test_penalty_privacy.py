@@ -15,7 +15,7 @@ import pymc as pm
 import pytest
 from scipy.stats import norm
 
-from pymc_dp.samplers.penalty_core import (
+from pymc_dp.samplers.penalty.kernel import (
     Move,
     PenaltyParams,
     Proposal,
@@ -23,7 +23,7 @@ from pymc_dp.samplers.penalty_core import (
     penalty_init,
     penalty_kernel,
 )
-from pymc_dp.samplers.penalty_target import ModelTarget
+from pymc_dp.samplers.penalty.target import ModelTarget
 
 TAU, L, CALLS = 5.0, 2.0, 6000
 
@@ -86,7 +86,7 @@ def _to_interval(th):
 
 
 def test_nonfinite_ratios_are_clipped_by_the_rule():
-    from pymc_dp.samplers.penalty_core import clip_ratios
+    from pymc_dp.samplers.penalty.kernel import clip_ratios
 
     new = np.array([0.0, -np.inf, -np.inf, 1.0, np.inf, 5.0])
     old = np.array([0.0, 0.0, -np.inf, -np.inf, np.inf, 0.0])
@@ -126,7 +126,7 @@ def test_neighbouring_acceptance_within_the_gaussian_bound_with_theta_dependent_
 
 
 def test_mala_gradients_of_impossible_records_contribute_zero():
-    from pymc_dp.samplers.penalty_mala import clipped_grad_sum
+    from pymc_dp.samplers.penalty.mala import clipped_grad_sum
 
     g = np.array([[3.0, 4.0], [np.nan, np.nan], [0.3, -np.inf]])
     np.testing.assert_allclose(clipped_grad_sum(g, 1.0), [0.6, 0.8])  # old code: NaN

@@ -13,8 +13,8 @@ from pymc_dp.accounting import (
     iteration_event,
     run_event,
 )
-from pymc_dp.samplers.penalty_mala import clipped_grad_sum
-from pymc_dp.samplers.penalty_subsampled import batch_log_ratio
+from pymc_dp.samplers.penalty.mala import clipped_grad_sum
+from pymc_dp.samplers.penalty.subsampled import batch_log_ratio
 from tests.support.sampling import sample
 
 
@@ -134,11 +134,11 @@ def test_tempered_pm_sample_accounting_unchanged_and_mala_refused():
 
 
 def test_penalty_modules_depend_one_way():
-    """penalty_core imports no penalty module; the variants import only the core; no cycle."""
+    """penalty.kernel imports no penalty module; the variants import only the kernel; no cycle."""
     import ast
     from pathlib import Path
 
-    import pymc_dp.samplers as pkg
+    import pymc_dp.samplers.penalty as pkg
 
     root = Path(pkg.__file__).parent
 
@@ -148,7 +148,7 @@ def test_penalty_modules_depend_one_way():
         names |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         return {n.rsplit(".", 1)[-1] for n in names if n.startswith("pymc_dp.samplers.penalty")}
 
-    assert imports("penalty_core") == set()
-    for variant in ("penalty_barker", "penalty_mala", "penalty_subsampled"):
-        assert imports(variant) == {"penalty_core"}, variant
-    assert "penalty" not in imports("penalty_options") | imports("penalty_target")
+    assert imports("kernel") == set()
+    for variant in ("barker", "mala", "subsampled"):
+        assert imports(variant) == {"kernel"}, variant
+    assert not {"penalty", "step"} & (imports("options") | imports("target"))

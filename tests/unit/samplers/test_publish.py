@@ -10,7 +10,7 @@ import xarray as xr
 
 import pymc_dp as pdp
 from pymc_dp.accounting import epsilon_of_event, iteration_event, run_event
-from pymc_dp.samplers.penalty_publish import MIXING, PUBLIC_STATS, mixing_diagnostics
+from pymc_dp.samplers.penalty.publish import MIXING, PUBLIC_STATS, mixing_diagnostics
 from tests.support.models import compound_model, compound_steps
 from tests.support.sampling import sample
 

@@ -126,3 +126,28 @@ def test_default_sampling_measures_freezes_and_reports_the_route():
     after = np.asarray(idata.sample_stats["dp_route"])
     for chain, m in enumerate(d["measured"]):
         assert (after[chain] == int(m["enabled"])).all()  # frozen: one route for all draws
+
+
+def test_hierarchy_groups_share_one_theta_move():
+    """Groups whose records share parents get one θ-move writing all of them (issue 17 (c)),
+    decided by the weakness ratio, not by the warm-up trial."""
+    model, _ = hierarchical_groups(n=5, groups=3)
+    with model:
+        step = pdp.DataAugmentation()
+    first, *others = step.interweave_decisions
+    assert first["records"] == ["x0", "x1", "x2"]
+    assert first["parents"] == ["mu0", "tau", "z"]
+    assert first["enabled"] == (first["ratio"] > pdp.samplers.augmentation.WEAK_RATIO)
+    assert "3 groups sharing parents" in first["reason"] and "measured" not in first
+    assert step._movers[0].trial is None
+    assert [d["records"] for d in others] == [["x1"], ["x2"]]
+    assert all("moved by the θ-move of group 0" in d["reason"] for d in others)
+    assert step._movers[1:] == [None, None]
+
+
+def test_shared_parent_leaders_transitive():
+    from pymc_dp.samplers.augmentation import _shared_parent_leaders
+
+    a, b, c, d = "a", "b", "c", "d"
+    assert _shared_parent_leaders([[a], [b], [b, c], [a, c], [d]]) == [0, 0, 0, 0, 4]
+    assert _shared_parent_leaders([[], []]) == [0, 1]

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from pymc_dp.accounting.penalty_bounds import subsampled_sensitivity
-from pymc_dp.samplers.penalty_core import (
+from pymc_dp.samplers.penalty.kernel import (
     AcceptanceTest,
     PenaltyState,
     clipped_sum,

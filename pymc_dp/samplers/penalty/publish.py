@@ -48,7 +48,7 @@ import numpy as np
 
 from pymc_dp._checks import check_delta
 from pymc_dp.accounting.spent import epsilon_of_event, privacy_spent
-from pymc_dp.samplers.penalty import PenaltyMH
+from pymc_dp.samplers.penalty.step import PenaltyMH
 
 __all__ = ["MIXING", "PUBLIC_STATS", "mixing_diagnostics", "non_private_variables", "publishable"]
 
@@ -150,7 +150,7 @@ def non_private_variables(model, private_names) -> list[str]:
     observed variable's likelihood, a ``Potential``) also depends on observed values or on a
     ``pm.Data`` container.
     """
-    from pymc_dp._compat import ancestors
+    from pymc_dp.distributions.graph import upstream
 
     data = {model.rvs_to_values[rv] for rv in model.observed_RVs}
     data |= set(getattr(model, "data_vars", ()))
@@ -161,7 +161,7 @@ def non_private_variables(model, private_names) -> list[str]:
         return []
     found = set()
     for term in model.logp(sum=False):
-        anc = set(ancestors([term]))
+        anc = upstream(term)
         if anc & data:
             found.update(name for value, name in others.items() if value in anc)
     return sorted(found)

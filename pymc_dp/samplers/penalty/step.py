@@ -19,14 +19,14 @@ posterior of the *clipped* likelihood invariant — the exact posterior when no 
 mechanism with noise multiplier `z` (the ``tau=`` argument) on `\lambda/c` (sensitivity
 1 under substitution of a record): `pymc_dp.accounting` composes them (seed 002 Theorems 6–7).
 
-Layout (dependencies point one way): `penalty_core` holds the one kernel
+Layout (dependencies point one way): `kernel` holds the one kernel
 ``penalty_kernel(rng, state, target, params) -> (state, info)`` with the symmetric proposals
-("rw", "coordinate", "guided") and the penalty test; `penalty_mala` (MALA
-proposal), `penalty_subsampled` (batch test with the variance correction) and
-`penalty_barker` (Barker test) plug into it;
-`penalty_target` compiles a PyMC model's per-record log-likelihood;
-`penalty_options` checks the arguments; this module is the PyMC step;
-`penalty_publish` strips what must not be published.
+("rw", "coordinate", "guided") and the penalty test; `mala` (MALA
+proposal), `subsampled` (batch test with the variance correction) and
+`barker` (Barker test) plug into it;
+`target` compiles a PyMC model's per-record log-likelihood;
+`options` checks the arguments; this module is the PyMC step;
+`publish` strips what must not be published (all in `pymc_dp.samplers.penalty`).
 
 Privacy notes: the released draws, the accept flags and the acceptance probabilities are
 post-processing of the noisy ratios; the noise sd is a data-free function of the move;
@@ -51,9 +51,9 @@ from pymc_dp.accounting.spent import (
     iteration_event,
     run_event,
 )
-from pymc_dp.samplers import penalty_options as opt
+from pymc_dp.samplers.penalty import options as opt
 from pymc_dp.samplers.base import DPStep
-from pymc_dp.samplers.penalty_core import (
+from pymc_dp.samplers.penalty.kernel import (
     PenaltyInfo,
     PenaltyParams,
     PenaltyState,
@@ -65,7 +65,7 @@ from pymc_dp.samplers.penalty_core import (
     penalty_kernel,
     propose,
 )
-from pymc_dp.samplers.penalty_target import ModelTarget
+from pymc_dp.samplers.penalty.target import ModelTarget
 
 __all__ = [
     "BudgetExhaustedWarning",
@@ -161,7 +161,7 @@ class PenaltyMH(DPStep):
         Accountant for the budget ("rdp" is used for subsampled runs).
     acceptance : {"penalty", "barker"}
         ``"penalty"`` (default): penalty test min{1, exp(λ* − σ²/2)}. ``"barker"``: DP Barker test
-        (seed 002 §3.2, `pymc_dp.samplers.penalty_barker`): the noise is topped up to the fixed
+        (seed 002 §3.2, `pymc_dp.samplers.penalty.barker`): the noise is topped up to the fixed
         sd ``barker_sigma`` and a fitted Gaussian-mixture correction makes the test Barker's
         1/(1+e^{−λ}) up to ``barker_error``. Proposals "rw", "coordinate", "guided"; full data only.
     barker_sigma : float

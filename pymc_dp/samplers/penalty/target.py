@@ -23,14 +23,14 @@ def _drop_record_shape_checks(out, inputs):
     from pytensor.tensor.basic import Alloc
     from pytensor.tensor.shape import SpecifyShape
 
-    from pymc_dp._compat import ancestors
+    from pymc_dp.distributions.graph import upstream
 
     fg = FunctionGraph(outputs=[out], clone=False)
     ids = {id(i) for i in inputs}
     reps = {}
     for node in fg.toposort():
         x = node.inputs[0] if node.inputs else None
-        if x is None or not any(id(a) in ids for a in ancestors([x])):
+        if x is None or not any(id(a) in ids for a in upstream(x)):
             continue
         # shape checks and broadcasts to the model's record count n (the batch has b rows)
         if isinstance(node.op, SpecifyShape | Alloc) and x.ndim == node.outputs[0].ndim:
@@ -46,10 +46,10 @@ def _shared_data(graphs):
     from pytensor.compile.sharedvalue import SharedVariable
     from pytensor.tensor.random.type import RandomType
 
-    from pymc_dp._compat import ancestors
+    from pymc_dp.distributions.graph import upstream
 
     found = {}
-    for v in ancestors(list(graphs)):
+    for v in upstream(graphs):
         if isinstance(v, SharedVariable) and not isinstance(v.type, RandomType):
             found.setdefault(id(v), v)
     return list(found.values())

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pymc_dp.accounting.penalty_bounds import mala_sensitivity
-from pymc_dp.samplers.penalty_core import Move, PenaltyState, Proposal, penalty_kernel
+from pymc_dp.samplers.penalty.kernel import Move, PenaltyState, Proposal, penalty_kernel
 
 __all__ = ["MalaParams", "MalaProposal", "clipped_grad_sum", "log_q", "mala_kernel"]
 
@@ -45,7 +45,7 @@ def clipped_grad_sum(per_record_grad, bound):
 
     A row with a non-finite entry (a record outside a θ-dependent support) contributes 0, so every
     record's share stays within the bound whatever the model (the rule of
-    `pymc_dp.samplers.penalty_core.clip_ratios` for the gradients).
+    `pymc_dp.samplers.penalty.kernel.clip_ratios` for the gradients).
     """
     per_record_grad = np.asarray(per_record_grad, dtype=np.float64)
     bad = ~np.all(np.isfinite(per_record_grad), axis=1)

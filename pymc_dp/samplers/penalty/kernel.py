@@ -3,18 +3,18 @@ r"""The DP penalty kernel, written once: a pluggable proposal and a pluggable ac
 Every member of the penalty family (seed 002, Räisä 2020, §3–4) runs the same iteration:
 
 1. **propose** `\theta'` (a `Proposal`: random walk, one coordinate, guided walk, or
-   the privatised Langevin proposal of `pymc_dp.samplers.penalty_mala`);
+   the privatised Langevin proposal of `pymc_dp.samplers.penalty.mala`);
 2. **bound** the sensitivity `c` of the released log ratio under substitution of one record
    (the acceptance test's share plus the proposal's share, `0` for symmetric proposals) and
    set the noise sd `\sigma = z\,c` from the noise multiplier `z` (PenaltyMH's ``tau``);
 3. **estimate** the log ratio from the data, each per-record ratio
    `r_i = \ln p(x_i\mid\theta') - \ln p(x_i\mid\theta)` clipped to
    `\pm L\lVert\theta'-\theta\rVert_2`: the full-data sum (the proposal's values are cached)
-   or a batch estimate with the CLT variance correction (`pymc_dp.samplers.penalty_subsampled`);
+   or a batch estimate with the CLT variance correction (`pymc_dp.samplers.penalty.subsampled`);
 4. **test**: add `\mathcal N(0,\sigma^2)` and decide — the penalty test (`PenaltyTest`,
    accept iff `\log u < \lambda^* - \sigma^2/2`, Ceperley & Dewing 1999, via
    `pymc_dp.samplers.accept`) or the corrected Barker test
-   (`pymc_dp.samplers.penalty_barker`);
+   (`pymc_dp.samplers.penalty.barker`);
 5. **advance**: move on acceptance; the guided walk flips the coordinate's direction on rejection.
 
 Tempering: with ``temperature`` `T` the target is
@@ -29,8 +29,8 @@ Shape (BlackJAX): `penalty_init` builds the `PenaltyState`;
 ``penalty_kernel(rng, state, target, params) -> (state, info)`` with ``target`` any object with
 ``loglik(theta, idx=None)`` (per-record vector), ``logprior(theta)`` and ``n`` (and
 ``loglik_grad`` for MALA). Dependencies point one way: this module imports no other penalty module;
-the Barker, MALA and subsampled modules import it, and `pymc_dp.samplers.penalty` (the PyMC
-adapter) imports them all.
+the Barker, MALA and subsampled modules import it, and `pymc_dp.samplers.penalty.step` (the
+PyMC adapter) imports them all.
 """
 
 from __future__ import annotations
@@ -201,7 +201,7 @@ def _proposal(proposal) -> Proposal:
     except (KeyError, TypeError):
         raise ValueError(
             f"proposal must be one of {tuple(PROPOSALS)} or a Proposal object, got proposal={proposal!r}. "
-            "For DP MALA pass a pymc_dp.samplers.penalty_mala.MalaProposal."
+            "For DP MALA pass a pymc_dp.samplers.penalty.mala.MalaProposal."
         ) from None
 
 

@@ -13,10 +13,10 @@ import warnings
 import numpy as np
 
 from pymc_dp._checks import check_delta, check_epsilon, check_positive
-from pymc_dp.samplers.penalty_barker import BarkerTest, check_sigma, fit_correction
-from pymc_dp.samplers.penalty_core import PROPOSALS, PenaltyTest
-from pymc_dp.samplers.penalty_mala import MalaProposal
-from pymc_dp.samplers.penalty_subsampled import SubsampledTest
+from pymc_dp.samplers.penalty.barker import BarkerTest, check_sigma, fit_correction
+from pymc_dp.samplers.penalty.kernel import PROPOSALS, PenaltyTest
+from pymc_dp.samplers.penalty.mala import MalaProposal
+from pymc_dp.samplers.penalty.subsampled import SubsampledTest
 
 __all__ = [
     "ACCEPTANCES",

@@ -3,7 +3,7 @@ r"""DP Barker acceptance test on the full data (seed 002, Räisä 2020, §3.2; H
 The Barker test (Barker 1965) accepts a proposal `\theta'` when `\lambda + V_{log} > 0`
 with `V_{log}\sim\mathrm{Logistic}(0, 1)`, i.e. with probability
 `g(\lambda) = 1/(1+e^{-\lambda})`; `g(\lambda)/g(-\lambda) = e^{\lambda}` gives detailed
-balance. The data holder releases the clipped log ratio of `pymc_dp.samplers.penalty_core` with
+balance. The data holder releases the clipped log ratio of `pymc_dp.samplers.penalty.kernel` with
 Gaussian noise, `\lambda^* = \lambda + \mathcal N(0, \sigma_i^2)`, `\sigma_i = z c` (z the noise multiplier),
 `c = 2L\lVert\theta'-\theta\rVert_2`, then (post-processing) adds a top-up
 `\mathcal N(0, \bar\sigma^2 - \sigma_i^2)`, so the total Gaussian noise has the *fixed*
@@ -54,7 +54,7 @@ import numpy as np
 from scipy.optimize import nnls
 from scipy.special import expit, ndtr
 
-from pymc_dp.samplers.penalty_core import AcceptanceTest, PenaltyState, penalty_kernel
+from pymc_dp.samplers.penalty.kernel import AcceptanceTest, PenaltyState, penalty_kernel
 
 __all__ = [
     "MAX_ERROR",

@@ -1,0 +1,190 @@
+"""What ``pm.sample()`` keeps in the trace: latent records and cells above a size are left out.
+
+A model with a ``DPObserved`` node has one free variable per latent record (or a latent count
+table, `pymc_dp.Cells`). PyMC's default trace keeps every free variable at every iteration, warm-up
+included, in memory: 10⁶ Normal records over 2 chains × 800 iterations are 1.6 × 10⁹ float64
+numbers (12.8 GB, and ArviZ's conversion copies them: 21 GB peak, issue 18). The posterior of the
+parameters θ does not need them: the steps read the records from the current point, never from
+the trace.
+
+**The rule.** When ``pm.sample()`` is called without ``var_names`` on a model with ``DPObserved``
+nodes, the latent variables of those nodes (free variables that are the data of a node, with their
+transformed value variables) are not traced when, together, they would hold more than
+`TRACE_LIMIT` numbers over the run (chains × (tune + draws) × size). A `LatentTraceWarning`
+names them, the size and how to keep them. Everything else is traced as before (θ, deterministics,
+sampler stats), and the draws of θ are the same whether the records are kept or not (same seed).
+
+**Keeping them.** ``pm.sample(var_names=[...])`` traces exactly the variables named (PyMC's own
+argument; the rule never touches an explicit ``var_names``), and ``with pdp.keep_latent(): ...``
+keeps every latent variable whatever its size (``pdp.keep_latent(limit=n)`` raises the limit to
+``n`` numbers instead).
+
+**How (PyMC internals used).** PyMC gives neither the model nor a step a say in what its default
+trace holds: ``pm.sample`` computes ``trace_vars`` (None without ``var_names``), instantiates the
+steps and then calls ``init_traces(backend=..., chains=..., expected_length=..., step=...,
+trace_vars=..., initial_point=..., model=..., tune=...)``, which it imports into
+``pymc.sampling.mcmc`` (same call and keywords on PyMC 5.28 and 6.4). `install` replaces that
+module attribute with a wrapper that fills ``trace_vars`` by this rule when it is None and the
+model has ``DPObserved`` nodes, and leaves every other call untouched (models without releases,
+an explicit ``var_names``, a user-made ``BaseTrace`` or McBackend). With ``trace_vars`` set,
+PyMC's NDArray and Zarr backends trace those variables only, exactly as for ``var_names``. If a
+later PyMC calls something else, the rule silently stops applying and the test
+``tests/unit/samplers/test_trace_memory.py`` fails on that PyMC line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import warnings
+
+import numpy as np
+
+__all__ = ["TRACE_LIMIT", "LatentTraceWarning", "install", "keep_latent", "latent_trace_plan"]
+
+#: default limit, in numbers over the run (chains × iterations × size), of latent variables traced
+TRACE_LIMIT = 10**7
+
+_LIMIT: dict = {"limit": TRACE_LIMIT}
+
+
+class LatentTraceWarning(UserWarning):
+    """``pm.sample()`` left latent records or cells out of the trace (names them and the fix)."""
+
+
+@contextlib.contextmanager
+def keep_latent(limit: int | None = None):
+    """Inside this block ``pm.sample()`` traces latent records and cells up to ``limit`` numbers.
+
+    Parameters
+    ----------
+    limit : int, optional
+        Largest number of latent values (chains × (tune + draws) × size, all latent variables
+        together) kept in the trace; None (default) keeps them whatever their size. Outside the
+        block the limit is `TRACE_LIMIT` (10⁷).
+
+    Examples
+    --------
+    ```python
+    with model, pdp.keep_latent():
+        idata = pm.sample()  # idata.posterior holds the records too
+    ```
+    """
+    if limit is not None and (
+        isinstance(limit, bool) or not isinstance(limit, int | np.integer) or limit < 0
+    ):
+        raise ValueError(
+            f"keep_latent: limit must be a non-negative integer number of values or None, got "
+            f"limit={limit!r}. Pass e.g. limit=10**8, or no limit to keep every latent variable."
+        )
+    saved = _LIMIT["limit"]
+    _LIMIT["limit"] = None if limit is None else int(limit)
+    try:
+        yield
+    finally:
+        _LIMIT["limit"] = saved
+
+
+def latent_trace_plan(model, chains: int, iterations: int, initial_point=None):
+    """The latent variables ``pm.sample()`` leaves out of the default trace, and why.
+
+    Parameters
+    ----------
+    model : pm.Model
+    chains, iterations : int
+        Chains and iterations per chain traced (tune + draws).
+    initial_point : dict, optional
+        A point of the model (sizes are read from it; default ``model.initial_point()``).
+
+    Returns
+    -------
+    dict
+        ``latent`` (names of the latent free variables), ``size`` (values per draw, together),
+        ``numbers`` (chains × iterations × size), ``limit`` (the one in force, None: no limit),
+        ``drop`` (bool) and ``trace_vars`` (what to trace: PyMC's default list without the latent
+        variables; None when nothing is dropped).
+    """
+    from pymc_dp.distributions.registry import dp_nodes
+
+    nodes = dp_nodes(model)
+    free = set(model.free_RVs)
+    latent = []
+    for node in nodes.values():
+        for d in node.data:
+            if d in free and d not in latent:
+                latent.append(d)
+    if initial_point is None:
+        initial_point = model.initial_point()
+    size = sum(int(np.size(initial_point[model.rvs_to_values[rv].name])) for rv in latent)
+    numbers = int(chains) * int(iterations) * size
+    limit = _LIMIT["limit"]
+    drop = bool(latent) and limit is not None and numbers > limit
+    trace_vars = None
+    if drop:
+        names = {rv.name for rv in latent} | {model.rvs_to_values[rv].name for rv in latent}
+        trace_vars = [v for v in model.unobserved_value_vars if v.name not in names]
+    return {
+        "latent": [rv.name for rv in latent],
+        "size": size,
+        "numbers": numbers,
+        "limit": limit,
+        "drop": drop,
+        "trace_vars": trace_vars,
+    }
+
+
+def _message(plan, chains, iterations, kept) -> str:
+    names = ", ".join(repr(n) for n in plan["latent"])
+    gb = plan["numbers"] * 8 / 1e9
+    keep = [*kept, *plan["latent"]]
+    return (
+        f"pymc_dp: pm.sample() does not keep the latent variables {names} of the DPObserved "
+        f"node(s) in the trace: {chains} chain(s) × {iterations} iterations × {plan['size']:,} "
+        f"values = {plan['numbers']:.3g} numbers (about {gb:.3g} GB as float64), above the limit "
+        f"of {plan['limit']:.3g} numbers. The draws of the other variables are unchanged. To keep "
+        f"them: `with pdp.keep_latent(): pm.sample(...)` (or pdp.keep_latent(limit=...)), or "
+        f"pm.sample(var_names={keep!r})."
+    )
+
+
+def _wrap(init_traces):
+    @functools.wraps(init_traces)
+    def wrapper(*args, **kwargs):
+        if args or kwargs.get("trace_vars") is not None or not _default_backend(kwargs):
+            return init_traces(*args, **kwargs)
+        model = kwargs.get("model")
+        from pymc_dp.distributions.registry import dp_nodes
+
+        if model is None or not dp_nodes(model):
+            return init_traces(*args, **kwargs)
+        chains, iterations = int(kwargs["chains"]), int(kwargs["expected_length"])
+        plan = latent_trace_plan(model, chains, iterations, kwargs.get("initial_point"))
+        if plan["drop"]:
+            kept = sorted(
+                {rv.name for rv in model.unobserved_RVs} - set(plan["latent"]),
+                key=[rv.name for rv in model.unobserved_RVs].index,
+            )
+            warnings.warn(
+                _message(plan, chains, iterations, kept), LatentTraceWarning, stacklevel=3
+            )
+            kwargs = {**kwargs, "trace_vars": plan["trace_vars"]}
+        return init_traces(*args, **kwargs)
+
+    wrapper._pdp_trace_rule = True
+    return wrapper
+
+
+def _default_backend(kwargs) -> bool:
+    """PyMC's in-memory NDArray (``trace=None``) or a ZarrTrace: the backends that read ``trace_vars``."""
+    backend = kwargs.get("backend")
+    if backend is None:
+        return True
+    return any(c.__name__ in {"ZarrTrace", "_ZarrTraceBase"} for c in type(backend).__mro__)
+
+
+def install() -> None:
+    """Apply the rule inside ``pm.sample()`` (wraps ``pymc.sampling.mcmc.init_traces``, once)."""
+    from pymc.sampling import mcmc
+
+    if not getattr(mcmc.init_traces, "_pdp_trace_rule", False):
+        mcmc.init_traces = _wrap(mcmc.init_traces)

@@ -1,0 +1,67 @@
+"""The one graph-query module answers on a model whose answers are known by construction."""
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+
+import pymc_dp as pdp
+from pymc_dp.distributions import graph
+
+STAT, MECH = pdp.Sum(-3, 3), pdp.Laplace(epsilon=1.0)
+
+
+def _model():
+    rng = np.random.default_rng(5)
+    r = pdp.release(rng.normal(size=6), STAT, MECH, rng=rng)
+    r2 = pdp.release(rng.normal(size=6), STAT, MECH, rng=rng)
+    r3 = pdp.release(rng.normal(size=6), STAT, MECH, rng=rng)
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0, 2)
+        tau = pm.HalfNormal("tau", 1)
+        k = pm.Poisson("k", 3)  # discrete: not a continuous parent
+        w = pm.Deterministic("w", 2 * mu)
+        x = pm.Normal("x", w + k, tau, shape=6)  # reads mu through w: w is no RV
+        y = pm.Normal("y", x, 1.0, shape=6)  # a record that reads another record
+        pdp.DPObserved("s", x, statistic=STAT, mechanism=MECH, observed=r)
+        pdp.DPObserved("s2", y, statistic=STAT, mechanism=MECH, observed=r2)
+        pdp.DPObserved("s3", x, statistic=STAT, mechanism=MECH, observed=r3)
+    return model
+
+
+def test_records_fed_to_releases_once_each_in_node_order():
+    model = _model()
+    nodes = pdp.dp_nodes(model)
+    names = [v.name for v in graph.released_records(nodes)]
+    assert names == ["x", "y"]
+    assert [v.name for v in graph.free_records(model, nodes)] == ["x", "y"]
+    assert sorted(graph.nodes_reading(nodes, model["x"])) == ["s", "s3"]
+    assert list(graph.nodes_reading(nodes, model["mu"])) == []
+
+
+def test_direct_parents_stop_at_random_variables():
+    model = _model()
+    assert [v.name for v in graph.direct_parents(model, [model["x"]])] == ["mu", "tau", "k"]
+    assert [v.name for v in graph.direct_parents(model, model["x"], continuous=True)] == [
+        "mu",
+        "tau",
+    ]
+    # y reads mu and tau only through x: its one direct parent is x
+    assert [v.name for v in graph.direct_parents(model, [model["y"]])] == ["x"]
+    up = graph.direct_upstream(model, model["y"].owner.inputs)
+    assert model["x"] in up and model["mu"] not in up
+
+
+def test_what_depends_on_theta():
+    model = _model()
+    mu, x, y, tau = model["mu"], model["x"], model["y"], model["tau"]
+    assert graph.depends_on(y, [mu])  # through x
+    assert not graph.depends_on(x, [y])
+    assert graph.reads([y], [tau, y, model["k"], mu]) == [tau, y, model["k"], mu]
+    assert graph.reads(mu, [tau, x]) == []
+    assert mu in graph.upstream([y]) and y in graph.upstream(y)
+
+
+def test_is_constant():
+    a = pt.constant(2.0) * pt.constant(3.0)
+    assert graph.is_constant(a)
+    assert not graph.is_constant(a * pt.dscalar("v"))

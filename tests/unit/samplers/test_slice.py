@@ -1,0 +1,88 @@
+"""The one slice sampler (`pymc_dp.samplers.slice`): exact on known densities, and its rule at a
+collapsed bracket (stay when the current point is in the slice, raise when it is not)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from pymc_dp.samplers.slice import SliceState, slice_1d, slice_along, slice_sweep
+from tests.support.mc import assert_mc_close
+
+
+def _chain(log_density, x0, n, seed, width=1.0):
+    rng = np.random.default_rng(seed)
+    x, lp = x0, log_density(x0)
+    out = np.empty(n)
+    for i in range(n):
+        x, lp, _, _ = slice_1d(rng, log_density, x, lp, width, 50)
+        out[i] = x
+    return out
+
+
+def test_normal_moments_within_mcse():
+    mu, sd = 1.0, 2.0
+    draws = _chain(lambda x: -0.5 * ((x - mu) / sd) ** 2, 0.0, 4000, seed=1, width=0.5)
+    assert_mc_close(draws, mu, sd, label="slice Normal(1, 2)")
+
+
+def test_gamma_moments_within_mcse():
+    a, b = 3.0, 2.0  # shape, rate: mean a/b, sd sqrt(a)/b; a boundary at 0 to shrink against
+
+    def log_density(x):
+        return (a - 1.0) * math.log(x) - b * x if x > 0 else -math.inf
+
+    draws = _chain(log_density, 1.0, 4000, seed=2, width=3.0)
+    assert_mc_close(draws, a / b, math.sqrt(a) / b, label="slice Gamma(3, 2)")
+
+
+def test_along_directions_and_sweep_on_a_correlated_normal():
+    cov = np.array([[1.0, 0.8], [0.8, 1.0]])
+    prec = np.linalg.inv(cov)
+
+    def log_density(q):
+        return -0.5 * q @ prec @ q
+
+    rng = np.random.default_rng(3)
+    basis = np.linalg.eigh(cov)[1]
+    theta, lp = np.zeros(2), 0.0
+    along = np.empty((3000, 2))
+    for k in range(len(along)):
+        for i in range(2):
+            theta, lp, _ = slice_along(rng, theta, lp, basis[:, i], log_density, 1.0, 50)
+        along[k] = theta
+    assert_mc_close(along[None], np.zeros(2), np.ones(2), label="slice along the principal axes")
+
+    state = SliceState(np.zeros(2), 0.0, np.ones(2))
+    swept = np.empty((3000, 2))
+    for k in range(len(swept)):
+        state, info = slice_sweep(rng, state, log_density)
+        assert info.evals >= 2 and np.all(info.brackets > 0)
+        swept[k] = state.q
+    assert state.logp == pytest.approx(log_density(state.q))
+    assert_mc_close(swept[None], np.zeros(2), np.ones(2), label="slice coordinate sweep")
+
+
+def test_collapsed_bracket_stays_when_the_point_is_in_the_slice():
+    """A spike narrower than float resolution: the exact draw is x0 to 1e-12, returned as is."""
+    x0 = 0.3
+
+    def spike(x):
+        return 0.0 if x == x0 else -math.inf
+
+    rng = np.random.default_rng(4)
+    draw = slice_1d(rng, spike, x0, 0.0, 1.0, 10)
+    assert draw.x == x0 and draw.logp == 0.0
+    assert draw.bracket <= 1e-12 * (1 + x0)
+    theta, lp, _ = slice_along(
+        rng, np.array([x0, 1.0]), 0.0, np.array([1.0, 0.0]), lambda q: spike(q[0]), 1.0, 10
+    )
+    assert theta.tolist() == [x0, 1.0] and lp == 0.0
+
+
+def test_collapsed_bracket_raises_when_the_point_is_not_in_the_slice():
+    """The log density given for x0 (50) is not the target's (0 everywhere): no valid update."""
+    with pytest.raises(FloatingPointError, match="not the target's"):
+        slice_1d(np.random.default_rng(5), lambda x: 0.0, 0.0, 50.0, 1.0, 10)
+    with pytest.raises(FloatingPointError, match="not the target's"):  # NaN at the current point
+        slice_1d(np.random.default_rng(5), lambda x: math.nan, 0.0, 0.0, 1.0, 10)
