@@ -24,7 +24,7 @@ check on a deliberately wrong sampler (the posterior under a shifted prior) and 
 The routes that plan for the release (``marginalize`` + NUTS, ``Collapsed``) get their own kernel
 per data set (reseeded, ``R_REBUILT`` replications); they are built and compiled once and follow
 each new release (``follow_releases``: only their noise table changes, exactly as a new build), so
-the ranks are bit for bit those of a build per data set (167 s → 7 s and 147 s → 10 s under load).
+the ranks are bit for bit those of a build per data set (41 s → 2 s and 55 s → 3 s at load ~5).
 
 Stated power (measured over seeds 2025–2036 with this protocol, CLTRelease + NUTS, ``FAST``): the
 shifted-prior control is caught (p < 0.001) in 11 of 12 seeds, and the exact route raised no false
