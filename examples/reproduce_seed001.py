@@ -16,6 +16,7 @@ Usage::
     python examples/reproduce_seed001.py            # small settings, a few minutes
     python examples/reproduce_seed001.py --full --refresh   # the seed's settings (hours)
     python examples/reproduce_seed001.py --only table3
+    python examples/reproduce_seed001.py --workers 4    # the tables' cells on 4 Dask processes
 
 Writes ``SEED001_RESULTS.md`` under ``examples/output/`` (``--outdir``, or ``--out`` for a file);
 ``--refresh`` rewrites the committed ``examples/SEED001_RESULTS.md``, keeping any commentary below
@@ -114,76 +115,127 @@ def abs_power_release(x, a, eps, rng):
 
 
 # ------------------------------------------------------------------------------------------------
-def table3(cfg, rng):
-    model = clt_model(1, 5.0)
-    releases = [abs_power_release(confidential(rng), 1, 5.0, rng) for _ in range(cfg["t3_reps"])]
-    rows = []
-    for N in cfg["particles"]:
-        res = {}
-        for name, Step in (("pmmh", pdp.PMMH), ("mhaar", pdp.MHAAR)):
-            with model:
-                step = Step([model["th"]], n_particles=N, proposal_scale=cfg["t3_scale"])
-            res[name] = np.mean(
-                [
-                    iac(
-                        drive(model, step, y, cfg["t3_iters"], 0, seed=1000 * N + r)[
-                            cfg["t3_iters"] // 4 :
-                        ]
-                    )
-                    for r, y in enumerate(releases)
-                ]
-            )
-        rows.append((N, res["pmmh"], res["mhaar"]))
-        print(f"table3 N={N}: PMMH {rows[-1][1]:.2f}  MHAAR {rows[-1][2]:.2f}", flush=True)
+def _grid(fn, units, workers):
+    """``[fn(unit) for unit in units]``, in this process (``workers`` 0) or on a local Dask cluster
+    of ``workers`` processes. Every cell is seeded by its own arguments (its release and its seed),
+    so the tables are the same whatever the number of workers."""
+    return pdp.runner.map_units(
+        lambda unit, _rng: fn(unit), units, n_workers=workers, progressbar=workers > 0
+    )
+
+
+def _t3_cell(unit):
+    """Mean IAC of one sampler with N particles over the releases (model and step built once per
+    worker)."""
+    N, name, scale, iters, releases = unit
+    Step = {"pmmh": pdp.PMMH, "mhaar": pdp.MHAAR}[name]
+
+    def make():
+        model = clt_model(1, 5.0)
+        with model:
+            return model, Step([model["th"]], n_particles=N, proposal_scale=scale)
+
+    model, step = pdp.runner.worker_cache(("seed001-t3", N, name, scale), make)
+    return float(
+        np.mean(
+            [
+                iac(drive(model, step, y, iters, 0, seed=1000 * N + r)[iters // 4 :])
+                for r, y in enumerate(releases)
+            ]
+        )
+    )
+
+
+def table3(cfg, rng, workers=0):
+    releases = tuple(
+        abs_power_release(confidential(rng), 1, 5.0, rng) for _ in range(cfg["t3_reps"])
+    )
+    units = [
+        (N, name, cfg["t3_scale"], cfg["t3_iters"], releases)
+        for N in cfg["particles"]
+        for name in ("pmmh", "mhaar")
+    ]
+    res = dict(zip([u[:2] for u in units], _grid(_t3_cell, units, workers), strict=True))
+    rows = [(N, res[(N, "pmmh")], res[(N, "mhaar")]) for N in cfg["particles"]]
+    for N, a, b in rows:
+        print(f"table3 N={N}: PMMH {a:.2f}  MHAAR {b:.2f}", flush=True)
     return rows
 
 
-def table4(cfg, rng):
-    out = {}
+def _t4_release(which):
+    """(statistic, mechanism) of Table 4's release of the median or the max of |x|."""
+    mech = pdp.SmoothLaplace(epsilon=5.0, delta=1.0 / N_RECORDS**2)
+    return {"median": pdp.Median, "max": pdp.Max}[which](0.0, A, fn=abs), mech
+
+
+def _t4_model(which, n_particles):
     n = N_RECORDS
-    mech = pdp.SmoothLaplace(epsilon=5.0, delta=1.0 / n**2)
-    for which, Stat in (("median", pdp.Median), ("max", pdp.Max)):
-        stat = Stat(0.0, A, fn=abs)
-        with pm.Model() as model:
-            th = pm.Uniform("th", 0.0, 20.0)
-            y = pm.Data("y", 0.0)
-            x = pm.Normal("x", 0.0, pm.math.sqrt(th), shape=n)
-            pdp.DPObserved("s", x, statistic=stat, mechanism=mech, observed=y)
-            step = pdp.MHAAR([th], n_particles=cfg["t4_N"], proposal_scale=0.3)
-        errs = []
+    stat, mech = _t4_release(which)
+    with pm.Model() as model:
+        th = pm.Uniform("th", 0.0, 20.0)
+        pm.Data("y", 0.0)
+        x = pm.Normal("x", 0.0, pm.math.sqrt(th), shape=n)
+        pdp.DPObserved("s", x, statistic=stat, mechanism=mech, observed=model["y"])
+        step = pdp.MHAAR([th], n_particles=n_particles, proposal_scale=0.3)
+    return model, step
+
+
+def _t4_cell(unit):
+    """Squared error of the posterior mean of θ from one release (MHAAR z-space)."""
+    which, n_particles, iters, m, y = unit
+    model, step = pdp.runner.worker_cache(
+        ("seed001-t4", which, n_particles), lambda: _t4_model(which, n_particles)
+    )
+    d = drive(model, step, y, iters, iters // 4, seed=m)
+    return float((d.mean() - THETA_STAR) ** 2)
+
+
+def table4(cfg, rng, workers=0):
+    units = []
+    for which in ("median", "max"):
+        stat, mech = _t4_release(which)
         for m in range(cfg["t4_M"]):
             y = float(pdp.release(confidential(rng), statistic=stat, mechanism=mech, rng=rng))
-            d = drive(model, step, y, cfg["t4_iters"], cfg["t4_iters"] // 4, seed=m)
-            errs.append((d.mean() - THETA_STAR) ** 2)
-        out[which] = (float(np.mean(errs)), float(np.std(errs) / math.sqrt(len(errs))))
+            units.append((which, cfg["t4_N"], cfg["t4_iters"], m, y))
+    errs = _grid(_t4_cell, units, workers)
+    out = {}
+    for which in ("median", "max"):
+        e = [err for u, err in zip(units, errs, strict=True) if u[0] == which]
+        out[which] = (float(np.mean(e)), float(np.std(e) / math.sqrt(len(e))))
         print(f"table4 {which}: MSE {out[which][0]:.3f} ± {out[which][1]:.3f}", flush=True)
     return out
 
 
-def figure7(cfg, rng):
+def _f7_cell(unit):
+    """Squared error of the posterior mean of θ from one release (PMMH, CLT latent statistic)."""
+    eps, a, n_particles, iters, m, y = unit
+
+    def make():
+        model = clt_model(a, eps, prior="uniform")
+        with model:
+            return model, pdp.PMMH([model["th"]], n_particles=n_particles)
+
+    model, step = pdp.runner.worker_cache(("seed001-f7", eps, a, n_particles), make)
+    # start at the moment estimate (E|X| = sqrt(2θ/π), E X² = θ), not at θ*
+    guess = math.pi * y**2 / 2 if a == 1 else y
+    d = drive(model, step, y, iters, iters // 4, seed=m, start=float(np.clip(guess, 0.1, 19.0)))
+    return float((d.mean() - THETA_STAR) ** 2)
+
+
+def figure7(cfg, rng, workers=0):
+    units = [
+        (eps, a, cfg["f7_N"], cfg["f7_iters"], m, abs_power_release(confidential(rng), a, eps, rng))
+        for eps in cfg["epsilons"]
+        for a in (1, 2)
+        for m in range(cfg["f7_M"])
+    ]
+    errs = _grid(_f7_cell, units, workers)
     rows = []
     for eps in cfg["epsilons"]:
-        mse = {}
-        for a in (1, 2):
-            model = clt_model(a, eps, prior="uniform")
-            with model:
-                step = pdp.PMMH([model["th"]], n_particles=cfg["f7_N"])
-            errs = []
-            for m in range(cfg["f7_M"]):
-                y = abs_power_release(confidential(rng), a, eps, rng)
-                # start at the moment estimate (E|X| = sqrt(2θ/π), E X² = θ), not at θ*
-                guess = math.pi * y**2 / 2 if a == 1 else y
-                d = drive(
-                    model,
-                    step,
-                    y,
-                    cfg["f7_iters"],
-                    cfg["f7_iters"] // 4,
-                    seed=m,
-                    start=float(np.clip(guess, 0.1, 19.0)),
-                )
-                errs.append((d.mean() - THETA_STAR) ** 2)
-            mse[a] = float(np.mean(errs))
+        mse = {
+            a: float(np.mean([e for u, e in zip(units, errs, strict=True) if u[:2] == (eps, a)]))
+            for a in (1, 2)
+        }
         rows.append((eps, mse[1], mse[2]))
         print(f"figure7 eps={eps}: |x| {mse[1]:.4f}  x^2 {mse[2]:.4f}", flush=True)
     return rows
@@ -219,6 +271,13 @@ def main(argv=None):
     p.add_argument("--full", action="store_true", help="the seed's settings (long)")
     p.add_argument("--only", choices=["table3", "table4", "figure7"], action="append")
     p.add_argument("--seed", type=int, default=2024)
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        help="run the tables' cells on a local Dask cluster of this many processes "
+        "(pdp.runner.map_units; default 0: in this process); the results do not change",
+    )
     p.add_argument(
         "--out",
         default=None,
@@ -272,7 +331,7 @@ def main(argv=None):
         "",
     ]
     if "table3" in which:
-        rows = table3(cfg, rng)
+        rows = table3(cfg, rng, args.workers)
         lines += [
             "## Table 3: IAC of θ, PMMH vs MHAAR (u-space), s(x)=|x|, Laplace, ε=5",
             "",
@@ -288,7 +347,7 @@ def main(argv=None):
             lines.append(f"| {N} | {a:.2f} | {b:.2f} | {sa} | {sb} |")
         lines.append("")
     if "table4" in which:
-        res = table4(cfg, rng)
+        res = table4(cfg, rng, args.workers)
         lines += [
             "## Table 4: MSE of E[θ | s_dp], median vs max of |x|, SmoothLaplace(ε=5, δ=1/n²)",
             "",
@@ -303,7 +362,7 @@ def main(argv=None):
             lines.append(f"| {k} | {res[k][0]:.3f} ± {res[k][1]:.3f} | {SEED_TABLE4[k]} |")
         lines.append("")
     if "figure7" in which:
-        rows = figure7(cfg, rng)
+        rows = figure7(cfg, rng, args.workers)
         lines += [
             "## Figure 7: MSE of E[θ | s_dp], s(x)=|x| vs s(x)=x², Laplace mechanism",
             "",

@@ -24,6 +24,7 @@ evaluation per Monte Carlo candidate is timed and extrapolated (``cost``); a
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 import warnings
 
@@ -31,6 +32,7 @@ import numpy as np
 from scipy.special import roots_legendre
 
 from pymc_dp.fisher._validate import check_mc_size, check_rng
+from pymc_dp.runner.many import map_units
 
 __all__ = ["PlanningCostWarning", "Selection", "inverse_trace", "select_statistic"]
 
@@ -143,6 +145,8 @@ def select_statistic(
     max_samples=200,
     rng=None,
     max_seconds=60.0,
+    workers=None,
+    client=None,
 ) -> Selection:
     r"""Choose the candidate statistic whose release is most informative about θ.
 
@@ -165,8 +169,17 @@ def select_statistic(
     rng : numpy.random.Generator, optional
         For Monte Carlo candidates and prior draws.
     max_seconds : float or None
-        Warn (`PlanningCostWarning`) before the run when the timed pilot predicts more than this;
-        ``None`` never warns.
+        Warn (`PlanningCostWarning`) before the run when the timed pilot predicts more than this
+        (the time in one process); ``None`` never warns.
+    workers : int, optional
+        Run the Fisher estimates (one per candidate and θ point) on a local Dask cluster of this
+        many worker processes (`pymc_dp.runner.map_units`); default: in this process.
+    client : distributed.Client, Cluster or str, optional
+        Run them on this Dask cluster instead (a client, a cluster or a scheduler address).
+
+    The estimate of each candidate at each θ point draws from its own generator, derived from one
+    draw of ``rng`` and the (candidate, point) pair: the result is the same in this process and on
+    any number of workers.
 
     Returns
     -------
@@ -179,6 +192,13 @@ def select_statistic(
             "select_statistic needs exactly one of theta=grid, prior=..., theta_samples=..., got "
             f"{sum(given)}. Use a grid for a pointwise comparison, a prior for a prior-averaged "
             "score, or posterior draws from a first release."
+        )
+    if workers is not None and (
+        not isinstance(workers, int) or isinstance(workers, bool) or workers < 0
+    ):
+        raise ValueError(
+            f"workers must be an int >= 0 (0 or None: in this process), got workers={workers!r}. "
+            "Use e.g. workers=4 for a local Dask cluster of 4 processes, or client= for yours."
         )
     rng = check_rng(rng)
     n_params = items[0].n_params
@@ -212,8 +232,14 @@ def select_statistic(
     cost = _estimate_cost(items, points, n_params, n, rng, max_seconds)
     start = time.perf_counter()
     fisher, inv, ses, inv_se, unstable = {}, {}, {}, {}, {}
+    seed = int(rng.integers(2**63))  # one draw; each (candidate, point) gets its own generator
+    units = [(c.name, g) for c in items for g in range(len(points))]
+    fn = functools.partial(_fisher_at, {c.name: c for c in items}, points, n_params, n)
+    in_process = client is None and not workers
+    results = map_units(fn, units, seed=seed, n_workers=0 if in_process else workers, client=client)
+    by_unit = dict(zip(units, results, strict=True))
     for c in items:
-        ests = [c.fisher(p if n_params is not None else float(p), n=n, rng=rng) for p in points]
+        ests = [by_unit[(c.name, g)] for g in range(len(points))]
         fisher[c.name] = np.asarray([e.value for e in ests], dtype=float)
         ses[c.name] = np.asarray([e.stderr for e in ests], dtype=float)
         unstable[c.name] = np.array([bool(e.info.get("unstable", False)) for e in ests])
@@ -263,6 +289,13 @@ def select_statistic(
         margin,
         cost,
     )
+
+
+def _fisher_at(candidates, points, n_params, n, unit, rng):
+    """F at one (candidate name, point index) unit, drawing from ``rng`` (on any worker)."""
+    name, g = unit
+    p = points[g] if n_params is not None else float(points[g])
+    return candidates[name].fisher(p, n=n, rng=rng)
 
 
 def _margin(values, ses, order) -> float:

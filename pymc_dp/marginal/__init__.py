@@ -5,7 +5,12 @@ releases summed out exactly (local releases, additive statistics, counts);
 ``recover_records(idata, model)`` draws the records back from their exact conditional.
 """
 
-from pymc_dp.marginal.collapsed import collapsed_plans, marginal_plans, marginalize
+from pymc_dp.marginal.collapsed import (
+    collapsed_plans,
+    follow_releases,
+    marginal_plans,
+    marginalize,
+)
 from pymc_dp.marginal.plan import (
     MAX_SECONDS,
     SECONDS_PER_TERM,
@@ -24,6 +29,7 @@ __all__ = [
     "CollapsedPlan",
     "CostModel",
     "collapsed_plans",
+    "follow_releases",
     "marginal_plans",
     "marginalize",
     "recover_records",

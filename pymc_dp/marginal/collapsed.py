@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import pymc as pm
 from pymc.model import fgraph as _fg
+from pytensor.compile.sharedvalue import SharedVariable
 
 from pymc_dp.distributions.dp_observed import DPNode, dp_nodes
 from pymc_dp.distributions.graph import depends_on, upstream
 from pymc_dp.distributions.registry import get_extra, set_extra, set_nodes
 from pymc_dp.marginal.plan import make_plan
 
-__all__ = ["collapsed_plans", "marginalize"]
+__all__ = ["collapsed_plans", "follow_releases", "marginalize"]
 
 
 def _potential(var, name):
@@ -114,8 +115,9 @@ def marginalize(model=None, *, records=None, method="auto", cost=None):
         named after the release (several local releases: their names joined by ``"+"``) with the
         exact `\log p(s_{dp} \mid θ)`. The plans are kept for `recover_records`.
         The collapsed releases' values are planned now (support, noise densities): a ``pm.Data``
-        container that held one is not in the returned model, so after ``pm.set_data`` on the
-        original model, marginalize it again.
+        container that held one is not in the returned model: after ``pm.set_data`` on the
+        original model, call `follow_releases` on the returned model (no recompilation when only
+        the noise table of a plan changes) or marginalize again.
 
     Notes
     -----
@@ -144,6 +146,9 @@ def marginalize(model=None, *, records=None, method="auto", cost=None):
         if out in drop:
             fgraph.remove_output(fgraph.outputs.index(out))
     for var in add:
+        for inp in upstream([var]):  # a plan's shared noise table (CollapsedPlan.eta_graph)
+            if isinstance(inp, SharedVariable) and inp.owner is None and inp not in fgraph.inputs:
+                fgraph.add_input(inp)
         fgraph.add_output(var)
     _drop_unread_data(fgraph, read)
     left = upstream(fgraph.outputs)
@@ -165,8 +170,32 @@ def marginalize(model=None, *, records=None, method="auto", cost=None):
                 shape=node.shape,
             )
     set_nodes(new, kept)
-    set_extra(new, "collapsed", {"plans": plans, "original": model})
+    set_extra(new, "collapsed", {"plans": plans, "original": model, "method": method})
     return new
+
+
+def follow_releases(model) -> bool:
+    """Make a model returned by `marginalize` follow new release values of its original model.
+
+    After ``pm.set_data`` on the original model, plan the collapsed likelihoods again for the new
+    values; when each new plan differs from the old one only in its noise table
+    (`CollapsedPlan.follows`: e.g. another noisy sum of finite records), the marginalized model's
+    likelihood — and every function compiled from it, such as a NUTS step — is now exactly that of
+    the new releases, with nothing compiled again. Returns ``False`` and changes nothing otherwise:
+    call `marginalize` again.
+    """
+    info = get_extra(model, "collapsed")
+    if info is None:
+        raise ValueError(
+            "model must be the model returned by pdp.marginalize(...); it has no collapsed records."
+        )
+    plans = info["plans"]
+    new = collapsed_plans(info["original"], records=list(plans), method=info.get("method", "auto"))
+    if not all(plans[r].follows(new[r]) for r in plans):
+        return False
+    for r in plans:
+        plans[r].follow(new[r])
+    return True
 
 
 def _drop_unread_data(fgraph, read):

@@ -45,18 +45,27 @@ def _gather(vec, idx):
     return vec[idx.ravel()].reshape(idx.shape)
 
 
+def _table(eta):
+    """``eta`` as a graph: a shared variable (a plan that follows new releases) stays one."""
+    from pytensor.graph.basic import Variable
+
+    if isinstance(eta, Variable):
+        return eta
+    return pt.as_tensor_variable(np.asarray(eta, dtype="float64"))
+
+
 def local_loglik(logf, eta, weights):
     """``Σ_u weights[u] · logsumexp_x(logf[x] + eta[u, x])`` (local releases).
 
     Parameters
     ----------
     logf : TensorVariable, shape (w,)
-    eta : ndarray, shape (u, w)
+    eta : ndarray or shared variable, shape (u, w)
         ``Σ_m log η_m(s_{m,u} | t_m(x))`` for each distinct release row ``u``.
     weights : ndarray, shape (u,)
         How many records gave release row ``u``.
     """
-    eta = pt.as_tensor_variable(np.asarray(eta, dtype="float64"))
+    eta = _table(eta)
     w = pt.as_tensor_variable(np.asarray(weights, dtype="float64"))
     return pt.sum(w * _lse(logf[None, :] + eta, axis=1))
 
@@ -98,7 +107,7 @@ def log_conv_power(logq, w: int, n: int, length: int):
 
 def additive_loglik(log_p_sum, eta):
     """``logsumexp_K(log P(K | θ) + eta[K])`` for the distribution of the lattice sum ``K``."""
-    return _lse(log_p_sum + pt.as_tensor_variable(np.asarray(eta, dtype="float64")), axis=0)
+    return _lse(log_p_sum + _table(eta), axis=0)
 
 
 def counts_loglik(logf, eta, n: int, bands=None):

@@ -136,6 +136,57 @@ class CollapsedPlan:
     closed: str | None = None  # additive: closed form of the sum's law
     bands: list | None = None  # counts: cell values within the noise radius
     offset: int = 0  # additive closed forms: the sum is offset + index (window of the noise)
+    eta_var: object = dataclasses.field(default=None, compare=False, repr=False)
+
+    def eta_graph(self):
+        """``eta`` in the collapsed likelihood's graph: a shared variable for local and additive
+        plans (so `follow` can swap in the table of a new release without recompiling), a
+        constant for counts (folded into the recursion's constants)."""
+        if self.case == "counts":
+            return self.eta
+        if self.eta_var is None:
+            import pytensor
+
+            self.eta_var = pytensor.shared(np.asarray(self.eta, dtype="float64"), name="eta")
+        return self.eta_var
+
+    def follows(self, new: CollapsedPlan) -> bool:
+        """Whether ``new`` (the plan of the same records for another release) differs from this plan
+        in its noise table ``eta`` alone (and, for local releases, which record gave which release
+        row, ``rows``, read by the records draw only): same case, law, support, lattice, release
+        row counts ``weights`` and window, and an ``eta`` of the same shape. Then `follow` makes this plan — and every graph
+        and draw built from it — exactly ``new``."""
+        if self.case == "counts" or new.case != self.case:
+            return False
+        for f in dataclasses.fields(self):
+            if f.name in ("eta", "eta_var", "rows", "law", "cost"):
+                continue
+            a, b = getattr(self, f.name), getattr(new, f.name)
+            if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+                if a is None or b is None or not np.array_equal(a, b):
+                    return False
+            elif a != b:
+                return False
+        law_a, law_b = self.law, new.law
+        same_law = all(
+            getattr(law_a, k) == getattr(law_b, k)
+            for k in ("name", "kind", "n", "low", "high", "n_categories")
+        )
+        return (
+            same_law
+            and np.shape(self.eta) == np.shape(new.eta)
+            and np.shape(self.rows) == np.shape(new.rows)
+        )
+
+    def follow(self, new: CollapsedPlan) -> None:
+        """Take ``new``'s noise table (``follows(new)`` must hold): the compiled collapsed likelihood
+        reads it through the shared ``eta``, the records draw through ``self.eta``."""
+        if not self.follows(new):
+            raise ValueError("follow: the new plan differs in more than its noise table.")
+        self.eta = np.asarray(new.eta, dtype="float64")
+        self.rows = new.rows
+        if self.eta_var is not None:
+            self.eta_var.set_value(self.eta)
 
     def logf(self, params=None):
         """``log f(x | θ)`` over `support` (graph; ``params`` default the law's own)."""
@@ -170,10 +221,10 @@ class CollapsedPlan:
     def loglik(self, params=None):
         """The collapsed ``log p(s_dp | θ)`` as a PyTensor graph."""
         if self.case == "local":
-            return ll.local_loglik(self.logf(params), self.eta, self.weights)
+            return ll.local_loglik(self.logf(params), self.eta_graph(), self.weights)
         if self.case == "counts":
             return ll.counts_loglik(self.logf(params), self.eta, self.law.n, self.bands)
-        return ll.additive_loglik(self.log_p_sum(params), self.eta)
+        return ll.additive_loglik(self.log_p_sum(params), self.eta_graph())
 
 
 def _release(model, node):

@@ -52,7 +52,7 @@ from pymc_dp.marginal.assign import (
     iteration_seconds,
     record_parents,
 )
-from pymc_dp.marginal.collapsed import collapsed_plans, marginalize
+from pymc_dp.marginal.collapsed import collapsed_plans, marginal_plans, marginalize
 from pymc_dp.marginal.recover import RecordConditional, record_draw_fn
 from pymc_dp.samplers.accept import mh_accept
 from pymc_dp.samplers.adapt import robbins_monro
@@ -259,6 +259,8 @@ class Collapsed(DPStep):
         self._record_dtypes = [np.asarray(point[n]).dtype for n in self.record_names]
         self._d = int(sum(int(np.prod(s, dtype=int)) for s in self._shapes))
         self._releases = _release_containers(model, plans)
+        self._model = model
+        self._marginal_plans = marginal_plans(marginal)
         self._init_step(rng)
 
     # -- per-chain state ------------------------------------------------------------------
@@ -435,15 +437,48 @@ class Collapsed(DPStep):
             self._adapt(state.theta, info)
         return self._point(point, state, info)
 
+    def follow_releases(self) -> bool:
+        """Follow releases held in ``pm.Data`` that changed since the step was built or last
+        followed them (``pm.set_data``): plan the collapsed likelihood again for the new values and,
+        when the new plan differs from the old one in its noise table alone (same support, lattice
+        and, for local releases, the same release rows; `CollapsedPlan.follows`), swap that table
+        into the compiled likelihood and the records draw. The step then samples exactly what a
+        step built for the new releases samples, without compiling again. Returns ``False``
+        (changing nothing) when a new plan differs in more than its table: build the step again.
+        """
+        changed = [
+            name
+            for name, shared, planned in self._releases
+            if not np.array_equal(shared.get_value(borrow=True), planned)
+        ]
+        if not changed:
+            return True
+        new = collapsed_plans(self._model, records=self.record_names)
+        if not all(self.plans[r].follows(new[r]) for r in self.record_names):
+            return False
+        for r in self.record_names:
+            self.plans[r].follow(new[r])
+            self._marginal_plans[r].follow(new[r])
+        self._releases = [
+            (name, shared, np.array(shared.get_value(), copy=True))
+            for name, shared, _ in self._releases
+        ]
+        self._cache = None  # log densities of the old release
+        return True
+
     def _check_releases(self):
-        """Refuse to go on when a release held in ``pm.Data`` changed after the step was built: the
-        collapsed likelihood, its support and noise densities were planned for the old value."""
+        """Follow a release held in ``pm.Data`` that changed after the step was built
+        (`follow_releases`); refuse to go on when its plan changed in more than its noise table: the
+        collapsed likelihood, its support or lattice were planned for the old value, and the step
+        would silently sample the old release's posterior."""
+        if self.follow_releases():
+            return
         for name, shared, planned in self._releases:
             if not np.array_equal(shared.get_value(borrow=True), planned):
                 raise ValueError(
-                    f"The release {name!r} changed after pdp.Collapsed was built (pm.set_data): its "
-                    f"collapsed likelihood was planned for the value {planned.tolist()} and would "
-                    "silently sample the old release's posterior. Build the step again after "
+                    f"The release {name!r} changed after pdp.Collapsed was built (pm.set_data) and "
+                    f"its collapsed likelihood, planned for the value {planned.tolist()}, needs "
+                    "another support or lattice for the new one. Build the step again after "
                     "pm.set_data (pm.sample() without step= builds a new one on each call)."
                 )
 
@@ -487,16 +522,20 @@ class Collapsed(DPStep):
 
 
 def _release_containers(model, plans):
-    """(node name, shared variable, value planned for) of every collapsed release held in ``pm.Data``."""
+    """(node name, shared variable, value planned for) of every ``pm.Data`` container a collapsed
+    release is read from (the release's value variable itself, or the container behind a cast)."""
     from pytensor.compile.sharedvalue import SharedVariable
+
+    from pymc_dp.distributions.graph import upstream
 
     nodes = dp_nodes(model)
     out = []
     for plan in plans.values():
         for name in plan.nodes:
             value = model.rvs_to_values[nodes[name].rv]
-            if isinstance(value, SharedVariable):
-                out.append((name, value, np.array(value.get_value(), copy=True)))
+            for var in upstream([value]):
+                if isinstance(var, SharedVariable):
+                    out.append((name, var, np.array(var.get_value(), copy=True)))
     return out
 
 

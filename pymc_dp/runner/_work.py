@@ -6,7 +6,8 @@ Everything here runs in the worker process (a Dask worker, or this process with 
 a worker sees and kept in `_CACHE` (one entry per `sample_many` call); later units of that call swap
 their data in with ``pm.set_data`` and reuse the compiled model, and reuse the built steps when every
 step follows ``pm.Data`` changes (`REUSABLE_STEPS`, each checked by a test that a reused step draws
-exactly what a freshly built one draws). A unit whose data have other shapes than the cached model
+exactly what a freshly built one draws; `pymc_dp.Collapsed` follows a new release when its plan
+changes only in its noise table, and is built again otherwise). A unit whose data have other shapes than the cached model
 is built again, and its record says so.
 """
 
@@ -37,11 +38,15 @@ REUSABLE_STEPS = frozenset(
         "CategoricalGibbsMetropolis",
         "DataAugmentation",
         "ConjugateTheta",
+        "Collapsed",
     }
 )
 
 #: worker-process cache: call id -> dict(model=..., steps=..., shapes=..., reusable=...)
 _CACHE: dict = {}
+
+#: worker-process cache of `pymc_dp.runner.many.worker_cache`: key -> object
+_MAP_CACHE: dict = {}
 
 #: posterior variables with more elements than this per draw (latent records) are not summarised
 SUMMARY_MAX_SIZE = 20
@@ -95,7 +100,20 @@ def _prepare(build, data_fn, step_fn, unit, call_id):
             model = cached["model"]
             pm.set_data(values, model=model)
             if cached["reusable"]:
-                return model, cached["steps"], "reused model and steps", False
+                if all(_follows(s) for s in cached["steps"]):
+                    from pymc_dp.samplers.convergence import forget_chains
+
+                    for s in cached["steps"]:  # the guard must not pool other units' chains
+                        forget_chains(s)
+                    return model, cached["steps"], "reused model and steps", False
+                cached["steps"] = assign_steps(model, step_fn)
+                return (
+                    model,
+                    cached["steps"],
+                    "reused model, steps built again: the new release needs another collapsed "
+                    "plan (support or release rows), not only another noise table",
+                    False,
+                )
             return model, assign_steps(model, step_fn), "reused model", False
         changed = sorted(
             n
@@ -120,6 +138,13 @@ def _prepare(build, data_fn, step_fn, unit, call_id):
     _CACHE.clear()  # one compiled model per worker: the newest call's
     _CACHE[call_id] = {"model": model, "steps": steps, "shapes": shapes, "reusable": reusable}
     return model, steps, note, True
+
+
+def _follows(step) -> bool:
+    """Whether ``step`` (and every step inside a CompoundStep) is valid for the data just set:
+    steps that plan for the release (`pymc_dp.Collapsed`) follow it, or say they cannot."""
+    methods = getattr(step, "methods", [step])
+    return all(m.follow_releases() for m in methods if hasattr(m, "follow_releases"))
 
 
 def _check_model(model, unit):
@@ -180,7 +205,7 @@ def _hdi(x: np.ndarray, prob: float) -> tuple[float, float]:
     return float(x[i]), float(x[i + k - 1])
 
 
-def run_batch(build, data_fn, step_fn, items, sample_kwargs, outdir, manifest, call_id):
+def run_batch(build, data_fn, step_fn, items, sample_kwargs, outdir, manifest, call_id, run=None):
     """Run the units of ``items`` (``(unit, key, seed)``) one after another; one record per unit.
 
     A unit that raises is recorded with its error and the batch goes on. With ``outdir`` each
@@ -189,16 +214,18 @@ def run_batch(build, data_fn, step_fn, items, sample_kwargs, outdir, manifest, c
     """
     store = Store(outdir, manifest, overwrite=False) if outdir is not None else None
     return [
-        _run_unit(build, data_fn, step_fn, unit, key, seed, sample_kwargs, store, call_id)
+        _run_unit(build, data_fn, step_fn, unit, key, seed, sample_kwargs, store, call_id, run)
         for unit, key, seed in items
     ]
 
 
-def _run_unit(build, data_fn, step_fn, unit, key, seed, sample_kwargs, store, call_id):
+def _run_unit(build, data_fn, step_fn, unit, key, seed, sample_kwargs, store, call_id, run=None):
     if store is not None:
         done = store.finished(key)
         if done is not None:
-            return {**done, "status": "skipped"}
+            # finished by this run (a batch retried after its worker died): as it finished
+            same_run = run is not None and done.get("run") == run
+            return {**done, "status": done.get("status") if same_run else "skipped"}
     t0 = time.perf_counter()
     record = {
         "unit": repr(unit),
@@ -206,6 +233,7 @@ def _run_unit(build, data_fn, step_fn, unit, key, seed, sample_kwargs, store, ca
         "seed": int(seed),
         "worker": _worker_name(),
         "pid": os.getpid(),
+        "run": run,
     }
     idata = None
     try:
@@ -221,8 +249,16 @@ def _run_unit(build, data_fn, step_fn, unit, key, seed, sample_kwargs, store, ca
             **sample_kwargs,
         }
         t1 = time.perf_counter()
-        with model, _quiet_pymc():
-            idata = pm.sample(step=steps, random_seed=int(seed), **kwargs)
+        with model, _quiet_pymc(), _sigint_seen() as seen:
+            try:
+                idata = pm.sample(step=steps, random_seed=int(seed), **kwargs)
+            except Exception:
+                if seen:  # Ctrl-C during warm-up: PyMC then fails on the short trace
+                    raise KeyboardInterrupt(_INTERRUPTED) from None
+                raise
+            if seen:
+                raise KeyboardInterrupt(_INTERRUPTED)
+        _check_not_interrupted(idata, kwargs)
         t2 = time.perf_counter()
         record.update(
             status="ok",
@@ -245,6 +281,56 @@ def _run_unit(build, data_fn, step_fn, unit, key, seed, sample_kwargs, store, ca
         store.write(key, record, idata)
         return record
     return {**record, "idata": idata}
+
+
+_INTERRUPTED = (
+    "pm.sample was interrupted; the unit is not saved (run the same call again to resume)."
+)
+
+
+@contextlib.contextmanager
+def _sigint_seen():
+    """Yields a list that is non-empty once SIGINT (Ctrl-C) arrived. PyMC's sequential sampler
+    catches the KeyboardInterrupt and returns (or fails on) a short trace; the unit must stop, not be
+    saved as finished or as failed. Only in the main thread (elsewhere no handler can be set)."""
+    import signal
+    import threading
+
+    seen: list = []
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or previous == signal.SIG_IGN:
+        yield seen
+        return
+
+    def handler(signum, frame):
+        seen.append(signum)
+        if callable(previous):
+            previous(signum, frame)
+        else:
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield seen
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _check_not_interrupted(idata, kwargs) -> None:
+    """PyMC's sequential sampler catches Ctrl-C and returns the draws made so far; a unit cut short
+    must not be saved as finished. Fewer draws than asked: stop here, as the user asked."""
+    import inspect
+
+    import pymc as pm
+
+    want = kwargs.get("draws", inspect.signature(pm.sample).parameters["draws"].default)
+    post = idata["posterior"] if not hasattr(idata, "posterior") else idata.posterior
+    got = int(post.sizes["draw"])
+    if got < int(want):
+        raise KeyboardInterrupt(
+            f"pm.sample was interrupted after {got} of {want} draws; the unit is not saved "
+            "(run the same call again to resume)."
+        )
 
 
 @contextlib.contextmanager

@@ -33,6 +33,7 @@ res.summary          # one row per unit × scalar parameter: mean, sd, HDI, ESS,
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import math
@@ -48,7 +49,7 @@ import numpy as np
 from pymc_dp.runner._store import Store, load_idata, unit_key
 from pymc_dp.runner._work import run_batch
 
-__all__ = ["ManyResult", "sample_many", "unit_seed"]
+__all__ = ["ManyResult", "map_units", "sample_many", "unit_seed", "worker_cache"]
 
 _RESERVED = ("random_seed", "model", "step")
 
@@ -241,6 +242,7 @@ def sample_many(
         outdir=outdir,
         manifest=manifest,
         call_id=call_id,
+        run=uuid.uuid4().hex,  # tells a unit finished by this run from one of an earlier run
     )
     if todo:
         if client is None and n_workers == 0:
@@ -434,42 +436,163 @@ def _connect(client, n_workers, timeout):
     return client, None
 
 
-def _run_on_dask(
-    work, todo, call_id, n_workers, client, timeout, batch_size, records, memory, progress
-):
+def _on_dask(work, todo, call_id, n_workers, client, timeout, batch_size):
+    """Run ``work(batch)`` for batches of ``todo`` on Dask; yields ``(batch, result)`` as batches
+    finish (``result`` is the exception for a batch whose task failed, e.g. ``KilledWorker``).
+    Close the generator (``contextlib.closing``) to close a cluster it started."""
     from distributed import as_completed
 
     client, cluster = _connect(client, n_workers, timeout)
+    futures: dict = {}
     try:
         n = max(1, len(client.scheduler_info(n_workers=-1).get("workers", {})) or (n_workers or 1))
         size = batch_size or max(1, min(16, math.ceil(len(todo) / (4 * n))))
         batches = [todo[i : i + size] for i in range(0, len(todo), size)]
+        run = uuid.uuid4().hex[:8]  # task keys of this call only: never another call's result
         futures = {
-            client.submit(work, b, pure=False, key=f"pymc-dp-{call_id}-{j}"): b
+            client.submit(work, b, pure=False, key=f"pymc-dp-{call_id}-{run}-{j}"): b
             for j, b in enumerate(batches)
         }
         for fut in as_completed(futures, loop=client.loop):
-            batch = futures[fut]
             try:
-                recs = fut.result()
-            except Exception as exc:  # noqa: BLE001 - e.g. KilledWorker: the batch's units failed
+                out = fut.result()
+            except Exception as exc:  # noqa: BLE001 - handed to the caller with its batch
+                out = exc
+            yield futures[fut], out
+    finally:
+        left = [f for f in futures if not f.done()]
+        if left and cluster is None:  # stopped early (an error): free the cluster we were lent
+            with contextlib.suppress(Exception):
+                client.cancel(left)
+        if cluster is not None:
+            client.close()
+            cluster.close()
+
+
+def _run_on_dask(
+    work, todo, call_id, n_workers, client, timeout, batch_size, records, memory, progress
+):
+    runs = _on_dask(work, todo, call_id, n_workers, client, timeout, batch_size)
+    with contextlib.closing(runs):
+        for batch, recs in runs:
+            if isinstance(recs, BaseException):  # e.g. KilledWorker: the batch's units failed
                 recs = [
                     {
                         "unit": repr(u),
                         "key": k,
                         "seed": s,
                         "status": "error",
-                        "error": f"{type(exc).__name__}: {exc}",
+                        "error": f"{type(recs).__name__}: {recs}",
                     }
                     for u, k, s in batch
                 ]
             for rec in recs:
                 _collect(rec, records, memory)
                 progress.update(rec)
+
+
+# -- any function over units ------------------------------------------------------------------
+def map_units(
+    fn,
+    units,
+    *,
+    seed=0,
+    n_workers=None,
+    client=None,
+    batch_size=None,
+    timeout=10.0,
+    progressbar=False,
+) -> list:
+    """``[fn(unit, rng) for unit in units]`` in this process or on Dask, with seeds per unit.
+
+    The Monte Carlo behind a grid (a Fisher estimate per candidate and θ, a simulation per cell of
+    a table) is a function of its unit and a random generator. ``map_units`` gives unit ``u`` the
+    generator ``np.random.default_rng(unit_seed(seed, u))``, so the results are the same whatever
+    the number of workers, the batching and the order of completion, and runs them where
+    `sample_many` would: ``n_workers=0`` in this process, by default on a local cluster (one
+    process per core, each compiling in its own PyTensor directory), or on ``client=`` (a
+    ``distributed.Client``, a cluster, or a scheduler address).
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(unit, rng) -> result``; on Dask it must be picklable by cloudpickle (a module-level
+        function, or a closure over picklable objects) and so must its results.
+    units : iterable
+        Distinct hashable units with a stable ``repr`` (as for `sample_many`).
+    seed : int
+        The one seed every unit's generator is derived from (`unit_seed`).
+    n_workers, client, batch_size, timeout
+        As for `sample_many`.
+    progressbar : bool
+        Show units done and the ETA on stderr.
+
+    Returns
+    -------
+    list
+        ``fn(unit, rng)`` per unit, in the order of ``units``.
+
+    Raises
+    ------
+    Exception
+        The first exception a unit raised (the other tasks are cancelled), with the unit named in
+        a note.
+    """
+    units = _check_units(units)
+    if not callable(fn):
+        raise TypeError(f"fn must be a function (unit, rng) -> result, got {type(fn).__name__}.")
+    if n_workers is not None and (not isinstance(n_workers, int) or n_workers < 0):
+        raise ValueError(
+            f"n_workers must be an int >= 0, got {n_workers!r}. Use 0 to run in this "
+            "process, None for one worker per core."
+        )
+    todo = [(i, u, unit_seed(seed, u)) for i, u in enumerate(units)]
+    work = functools.partial(_map_batch, fn)
+    out: list = [None] * len(units)
+    progress = _Progress(len(units), 0, enabled=progressbar)
+    try:
+        if client is None and n_workers == 0:
+            for i, u, s in todo:
+                ((_, res),) = work([(i, u, s)])
+                out[i] = res
+                progress.update({})
+            return out
+        runs = _on_dask(
+            work, todo, _call_id(fn, None, None), n_workers, client, timeout, batch_size
+        )
+        with contextlib.closing(runs):
+            for batch, results in runs:
+                if isinstance(results, BaseException):
+                    results.add_note(
+                        f"map_units: raised by a task holding units {[u for _, u, _ in batch]!r}."
+                    )
+                    raise results
+                for i, res in results:
+                    out[i] = res
+                    progress.update({})
+        return out
     finally:
-        if cluster is not None:
-            client.close()
-            cluster.close()
+        progress.close()
+
+
+def worker_cache(key, make):
+    """``make()`` once per process for each ``key``, then the same object for every later unit.
+
+    For `map_units` functions that need something costly to build and safe to reuse, such as a
+    compiled model and its step methods: each Dask worker (or this process) builds it for the first
+    unit that asks and keeps it. ``key`` must be hashable and name everything ``make`` depends on;
+    the objects are kept until the process ends.
+    """
+    from pymc_dp.runner._work import _MAP_CACHE
+
+    if key not in _MAP_CACHE:
+        _MAP_CACHE[key] = make()
+    return _MAP_CACHE[key]
+
+
+def _map_batch(fn, items):
+    """``[(index, fn(unit, rng))]`` for ``items`` of ``(index, unit, seed)`` (on a worker)."""
+    return [(i, fn(u, np.random.default_rng(s))) for i, u, s in items]
 
 
 class _Progress:

@@ -34,7 +34,14 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-__all__ = ["ESS_PER_DRAW_MIN", "RHAT_MAX", "ConvergenceWarning", "check_convergence", "watch_chain"]
+__all__ = [
+    "ESS_PER_DRAW_MIN",
+    "RHAT_MAX",
+    "ConvergenceWarning",
+    "check_convergence",
+    "forget_chains",
+    "watch_chain",
+]
 
 RHAT_MAX = 1.01
 ESS_PER_DRAW_MIN = 0.05
@@ -319,6 +326,15 @@ def _lengths_from_pymc():
                 return int(proc._tune), int(proc._draws)
         frame = frame.f_back
     return None
+
+
+def forget_chains(step) -> None:
+    """Forget the chains ``step`` (and the steps inside a CompoundStep) ran so far: its next chain
+    starts a new run for the guard. For steps reused on another posterior (`pymc_dp.sample_many`
+    with ``data=``), whose earlier chains must not be pooled with the new ones."""
+    for m in getattr(step, "methods", [step]):
+        if getattr(m, "_dp_watch", None) is not None:
+            m._dp_watch = None
 
 
 def watch_chain(step, tune: int | None = None, draws: int | None = None):

@@ -56,3 +56,30 @@ def build_sized(unit) -> pm.Model:
 
 def data_sized(unit) -> dict:
     return {"s": release_for(unit), "w": np.ones(1 + int(unit) % 2)}
+
+
+def bernoulli_release(unit) -> float:
+    """The noisy count of unit ``unit``'s 10 confidential yes/no answers (Laplace, scale 1)."""
+    rng = np.random.default_rng(2000 + int(unit))
+    x = rng.binomial(1, rng.beta(2, 2), size=10)
+    return float(pdp.release(x, pdp.Sum(lower=0, upper=1), pdp.Laplace(scale=1.0), rng=rng))
+
+
+def build_bernoulli(unit) -> pm.Model:
+    """Beta–Bernoulli records behind a noisy sum: pm.sample() assigns pdp.Collapsed."""
+    with pm.Model() as model:
+        s = pm.Data("s", bernoulli_release(unit))
+        p = pm.Beta("p", 2, 2)
+        x = pm.Bernoulli("x", p, shape=10)
+        pdp.DPObserved(
+            "s_dp",
+            x,
+            statistic=pdp.Sum(lower=0, upper=1),
+            mechanism=pdp.Laplace(scale=1.0),
+            observed=s,
+        )
+    return model
+
+
+def data_bernoulli(unit) -> dict:
+    return {"s": bernoulli_release(unit)}

@@ -96,24 +96,6 @@ def test_poor_independence_acceptance_warns_and_freezes_more_tries():
     assert not step.tune
 
 
-def test_refuses_a_release_changed_after_it_was_built():
-    """A release in pm.Data changed by pm.set_data after the step was built is refused (the
-    collapsed likelihood was planned for the old value); an unchanged one is sampled."""
-    model, simulate, _ = bernoulli_sum()
-    rng = np.random.default_rng(3)
-    _, _, data = simulate(rng)
-    pm.set_data({"obs": data}, model=model)
-    with model:
-        step = pdp.Collapsed()
-    point = model.initial_point(random_seed=0)
-    point, _ = step.step(point)  # the release it was built with: fine
-    pm.set_data({"obs": np.asarray(data) + 3.0}, model=model)
-    with pytest.raises(
-        ValueError, match=re.escape("changed after pdp.Collapsed was built (pm.set_data)")
-    ):
-        step.step(point)
-
-
 def test_marginalize_leaves_no_silent_release_container():
     """The collapsed release is planned at marginalize time: its pm.Data container leaves the new
     model, so pm.set_data there fails instead of changing nothing."""

@@ -60,6 +60,27 @@ def test_data_mode_reuses_model_and_steps_and_draws_what_a_fresh_build_draws():
         np.testing.assert_array_equal(mu_draws(reused, u), mu_draws(fresh, u))
 
 
+def test_data_mode_reuses_collapsed_and_draws_what_a_fresh_build_draws():
+    """pdp.Collapsed plans for its release: with data= it follows each unit's release (only the
+    noise table changes) instead of being built and compiled again. The convergence guard pools
+    the chains one step object ran (cores=1): reused on the next unit, the step starts a new run,
+    so units with posteriors far apart raise no false ConvergenceWarning."""
+    import warnings
+
+    units, kw = [0, 1], {**KW, "draws": 100}  # 100 draws: the guard gives a verdict
+    fresh = pdp.sample_many(R.build_bernoulli, [1], n_workers=0, **kw)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        reused = pdp.sample_many(R.build_bernoulli, units, data=R.data_bernoulli, n_workers=0, **kw)
+    assert not [w for w in caught if issubclass(w.category, pdp.ConvergenceWarning)]
+    assert reused.units["route"].tolist() == ["Collapsed[p, x]"] * 2
+    assert reused.units["note"].tolist() == ["built", "reused model and steps"]
+    a, b = (np.asarray(r[1].posterior["p"]).ravel() for r in (reused, fresh))
+    np.testing.assert_array_equal(a, b)
+    means = reused.summary.query("variable == 'p'")["mean"]
+    assert means.max() - means.min() > 0.2  # pooled, these chains would not mix
+
+
 def test_data_mode_builds_again_when_shapes_differ():
     res = pdp.sample_many(R.build_sized, [0, 2, 1], data=R.data_sized, n_workers=0, **KW)
     # unit 1's container w has 2 entries where the model built for unit 0 has 1
@@ -82,6 +103,22 @@ def test_outdir_resume_skips_finished_units_and_refuses_another_call(tmp_path):
         pdp.sample_many(R.build, [0], outdir=out, n_workers=0, seed=5, **KW)
     redo = pdp.sample_many(R.build, [0], outdir=out, n_workers=0, seed=5, overwrite=True, **KW)
     assert redo.units["status"].tolist() == ["ok"]
+
+
+@pytest.mark.parametrize("at", [30, 70], ids=["warm-up", "draws"])
+def test_ctrl_c_stops_the_run_and_saves_no_unit(tmp_path, at):
+    """PyMC's sequential sampler catches Ctrl-C and returns a short trace (or fails on it during
+    warm-up): the run must stop there, without recording the unit as finished or failed."""
+
+    def ctrl_c(trace, draw):
+        if draw.draw_idx == at:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(KeyboardInterrupt, match="interrupted"):
+        pdp.sample_many(
+            R.build, [0, 1], outdir=tmp_path / "out", n_workers=0, callback=ctrl_c, **KW
+        )
+    assert not list((tmp_path / "out" / "units").glob("*"))
 
 
 def test_a_failing_unit_is_recorded_and_the_others_finish(tmp_path):
