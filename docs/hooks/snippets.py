@@ -91,7 +91,9 @@ def parse(text: str) -> tuple[list[dict], bool]:
 def script(page: str, blocks: list[dict], as_written: bool) -> str:
     parts = [PRELUDE]
     if not as_written:
-        parts.append("_pm.sample = _smoke_sample\n")
+        # the script's own process only: Dask's spawned workers import it as __mp_main__ and
+        # sample_many refuses a unit that stopped before its draws (as after Ctrl-C)
+        parts.append('if __name__ == "__main__":\n    _pm.sample = _smoke_sample\n')
     for i, b in enumerate(blocks):
         if b["not_run"] is not None:
             continue
