@@ -49,7 +49,7 @@ from pymc_dp.samplers.assign import register as _register
 from pymc_dp.samplers.cells import TableCells
 from pymc_dp.samplers.penalty_publish import publishable
 from pymc_dp.statistics import Counts, Local, Max, Mean, Median, RecordSum, Sum
-from pymc_dp.statistics.cells import Cells
+from pymc_dp.statistics.cells import Cells, Marginals
 
 _register(Collapsed)  # before DataAugmentation and ConjugateTheta: pm.sample() collapses when cheap
 _register(Collapsed, TableCells)  # TableCells second: count tables released by pdp.Cells
@@ -78,6 +78,7 @@ __all__ = [
     "Mean",
     "Counts",
     "Cells",
+    "Marginals",
     "RecordSum",
     "Local",
     "Median",

@@ -122,7 +122,7 @@ def test_pm_sample_assigns_table_cells_and_refusals_name_the_reason():
             ValueError,
             match=re.escape(
                 "TableCells cannot update 'b': 'b' is a BinomialRV; TableCells samples a pm.Poisson "
-                "table or a 1-d pm.Multinomial table."
+                "or pm.NegativeBinomial table, or a pm.Multinomial table (rows on the last axis)."
             ),
         ):
             pdp.TableCells([b])
