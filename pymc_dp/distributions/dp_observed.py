@@ -307,6 +307,7 @@ def _check_declared_total(name, statistic, data_t):
     except Exception:  # noqa: BLE001 - n depends on other variables: nothing fixed to compare
         return
     rows = tuple(rv.type.shape[:-1])
+    n = np.broadcast_to(n.reshape(n.shape[-len(rows) :] if rows else ()), rows)
     if not np.array_equal(np.broadcast_to(n, rows), np.broadcast_to(np.asarray(total), rows)):
         raise ValueError(
             f"DPObserved {name!r} releases {statistic!r}, but the table {rv.name!r} is a "

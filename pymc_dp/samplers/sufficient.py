@@ -383,7 +383,10 @@ class SufficientTheta(DPStep):
         for _, graphs, ll in children:
             logp = logp + ll(placeholders[pos : pos + len(graphs)])
             pos += len(graphs)
-        self.shapes = [tuple(np.shape(model.initial_point(0)[v.name])) for v in values]
+        if all(None not in v.type.shape for v in values):  # no initial point needed (PyMC's can
+            self.shapes = [tuple(int(d) for d in v.type.shape) for v in values]  # fail elsewhere)
+        else:
+            self.shapes = [tuple(np.shape(model.initial_point(0)[v.name])) for v in values]
         sizes = [int(np.prod(s, dtype=int)) for s in self.shapes]
         q = pt.vector("q", dtype="float64")
         offsets = np.concatenate([[0], np.cumsum(sizes)])

@@ -139,7 +139,7 @@ class Cells(Statistic):
             sums = c.sum(axis=-1)
             if np.shape(self.total) not in ((), sums.shape) or np.any(sums != np.asarray(self.total)):
                 raise ValueError(
-                    f"{name}(total={self.total!r}) declares the number of people in the table (summed "
+                    f"{self!r} declares the number of people in the table (summed "
                     f"over its last axis, shape {sums.shape}), but the table's totals differ. Pass "
                     "the table the total was declared for, or the declared total of this table."
                 )
@@ -231,14 +231,20 @@ class Marginals(Cells):
         import pytensor.tensor as pt
 
         c = self._table(data)
-        if any(s is None for s in c.type.shape):
+        static = c.type.shape  # (at release the values' shape is checked by check_records)
+        if None not in static:
+            shape = self._read_shape(static)
+        elif self.shape is None:
+            shape = (None,) * c.ndim
+        else:
+            shape = self.shape
+        if self.keep and self.keep[-1] >= len(shape):
             raise ValueError(
-                f"{self!r} needs the table's shape when the model is built; give the table an "
-                "explicit shape=."
+                f"{self!r} keeps axis {self.keep[-1]}, but the table has {len(shape)} axes. Keep "
+                "axes below that, or pass shape=."
             )
-        shape = self._read_shape(c.type.shape)
         drop = tuple(a for a in range(len(shape)) if a not in self.keep)
-        out = pt.reshape(c, shape)
+        out = c if self.shape is None else pt.reshape(c, shape)
         return out.sum(axis=drop) if drop else out
 
     def entry_index(self, table_shape) -> np.ndarray:
@@ -249,6 +255,10 @@ class Marginals(Cells):
             return np.zeros(tuple(table_shape), dtype=np.int64)
         flat = np.ravel_multi_index(tuple(coords[a] for a in self.keep), kept)
         return flat.astype(np.int64).reshape(tuple(table_shape))
+
+    def check_records(self, *data):
+        super().check_records(*data)
+        self._read_shape(np.shape(data[0]))
 
     def params(self):
         return {**super().params(), "keep": self.keep, "shape": self.shape}
