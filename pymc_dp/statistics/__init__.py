@@ -4,4 +4,15 @@ from pymc_dp.statistics.additive import Counts, Local, Mean, RecordSum, Statisti
 from pymc_dp.statistics.cells import Cells, Marginals
 from pymc_dp.statistics.order import Max, Median
 
-__all__ = ["Statistic", "Sum", "Mean", "Counts", "RecordSum", "Local", "Median", "Max", "Cells", "Marginals"]
+__all__ = [
+    "Statistic",
+    "Sum",
+    "Mean",
+    "Counts",
+    "RecordSum",
+    "Local",
+    "Median",
+    "Max",
+    "Cells",
+    "Marginals",
+]

@@ -137,7 +137,9 @@ class Cells(Statistic):
             )
         if self.total is not None:
             sums = c.sum(axis=-1)
-            if np.shape(self.total) not in ((), sums.shape) or np.any(sums != np.asarray(self.total)):
+            if np.shape(self.total) not in ((), sums.shape) or np.any(
+                sums != np.asarray(self.total)
+            ):
                 raise ValueError(
                     f"{self!r} declares the number of people in the table (summed "
                     f"over its last axis, shape {sums.shape}), but the table's totals differ. Pass "
@@ -266,6 +268,4 @@ class Marginals(Cells):
     def __repr__(self):
         extra = "" if self.shape is None else f", shape={self.shape!r}"
         extra += "" if self.total is None else f", total={self.total!r}"
-        return (
-            f"Marginals(keep={self.keep!r}{extra}, neighbouring={self.neighbouring!r})"
-        )
+        return f"Marginals(keep={self.keep!r}{extra}, neighbouring={self.neighbouring!r})"

@@ -64,8 +64,10 @@ def test_two_areas_multinomial_rows():
     tables = [np.stack([a, b]) for a in compositions(4, 3) for b in compositions(3, 3)]
     mean, sd = moments(
         tables,
-        lambda t: sum(stats.multinomial(n[g], p[g]).logpmf(t.reshape(2, 3)[g]) for g in range(2))
-        + mech.logpdf(r.ravel(), t).sum(),
+        lambda t: (
+            sum(stats.multinomial(n[g], p[g]).logpmf(t.reshape(2, 3)[g]) for g in range(2))
+            + mech.logpdf(r.ravel(), t).sum()
+        ),
     )
     assert_mc_close(draws, mean, sd, label="two areas")
 
@@ -79,10 +81,18 @@ def test_detailed_cells_with_row_and_column_margins():
         c = pm.Multinomial("c", n=n, p=p)
         pdp.DPObserved("cells", c, statistic=pdp.Cells(), mechanism=cells[0], observed=cells[1])
         pdp.DPObserved(
-            "rows", c, statistic=pdp.Marginals((0,), shape=(2, 3)), mechanism=rows[0], observed=rows[1]
+            "rows",
+            c,
+            statistic=pdp.Marginals((0,), shape=(2, 3)),
+            mechanism=rows[0],
+            observed=rows[1],
         )
         pdp.DPObserved(
-            "cols", c, statistic=pdp.Marginals((1,), shape=(2, 3)), mechanism=cols[0], observed=cols[1]
+            "cols",
+            c,
+            statistic=pdp.Marginals((1,), shape=(2, 3)),
+            mechanism=cols[0],
+            observed=cols[1],
         )
     draws = run(model, 5000, seed=2)
 
@@ -105,8 +115,12 @@ def test_poisson_cells_released_through_margins_only():
     cols = (pdp.DiscreteGaussian(sigma=1.0), np.array([2, 2]))
     with pm.Model() as model:
         c = pm.Poisson("c", lam, shape=(2, 2))
-        pdp.DPObserved("rows", c, statistic=pdp.Marginals((0,)), mechanism=rows[0], observed=rows[1])
-        pdp.DPObserved("cols", c, statistic=pdp.Marginals((1,)), mechanism=cols[0], observed=cols[1])
+        pdp.DPObserved(
+            "rows", c, statistic=pdp.Marginals((0,)), mechanism=rows[0], observed=rows[1]
+        )
+        pdp.DPObserved(
+            "cols", c, statistic=pdp.Marginals((1,)), mechanism=cols[0], observed=cols[1]
+        )
     draws = run(model, 6000, seed=3, width=1)
     grid = itertools.product(range(16), repeat=4)
 

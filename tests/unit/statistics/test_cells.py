@@ -157,14 +157,18 @@ def test_marginals_release_sums_and_sensitivities():
     np.testing.assert_array_equal(cols, [4, 4, 2])
     np.testing.assert_array_equal(flat, [4, 4, 2])
     assert pdp.Marginals((0,)).sensitivity(1, n=2, dim=3) == 1.0
-    assert pdp.Marginals((0,), neighbouring="replace-one").sensitivity(2, n=2, dim=3) == math.sqrt(2)
+    assert pdp.Marginals((0,), neighbouring="replace-one").sensitivity(2, n=2, dim=3) == math.sqrt(
+        2
+    )
     idx = pdp.Marginals((1,), shape=(2, 3)).entry_index((6,))
     np.testing.assert_array_equal(idx, [0, 1, 2, 0, 1, 2])
     np.testing.assert_array_equal(pdp.Marginals(()).entry_index((2, 3)), np.zeros((2, 3)))
 
 
 def test_marginals_refusals_name_the_argument():
-    with pytest.raises(ValueError, match=re.escape("keep must list distinct axes in increasing order")):
+    with pytest.raises(
+        ValueError, match=re.escape("keep must list distinct axes in increasing order")
+    ):
         pdp.Marginals((1, 0))
     with pytest.raises(ValueError, match=re.escape("keep must be the axes the margin keeps")):
         pdp.Marginals(("rows",))
@@ -189,7 +193,9 @@ def test_a_table_whose_shape_disagrees_with_the_release_is_refused():
         c = pm.Multinomial("c", n=np.array([10, 20]), p=np.full(4, 0.25), shape=(2, 4))
         with pytest.raises(
             ValueError,
-            match=re.escape("observed for 's' has shape (4, 2), but the statistic has shape (2, 4)"),
+            match=re.escape(
+                "observed for 's' has shape (4, 2), but the statistic has shape (2, 4)"
+            ),
         ):
             pdp.DPObserved(
                 "s",
@@ -231,9 +237,7 @@ def test_a_total_that_disagrees_with_the_declared_n_is_refused():
                 "is a pm.Multinomial with n=[6, 6]. Give the table n=total"
             ),
         ):
-            pdp.DPObserved(
-                "s", c, statistic=rel.statistic, mechanism=rel.mechanism, observed=rel
-            )
+            pdp.DPObserved("s", c, statistic=rel.statistic, mechanism=rel.mechanism, observed=rel)
     with pm.Model():
         c = pm.Multinomial("c", n=5, p=np.full(3, 1 / 3), shape=(2, 3))
         pdp.DPObserved("s", c, statistic=rel.statistic, mechanism=rel.mechanism, observed=rel)
@@ -245,9 +249,12 @@ def test_a_total_that_disagrees_with_the_declared_n_is_refused():
 
 def test_float_and_negative_tables_are_refused_by_marginals_too():
     with pytest.raises(
-        ValueError, match=re.escape("Marginals releases counts, but the table holds negative entries.")
+        ValueError,
+        match=re.escape("Marginals releases counts, but the table holds negative entries."),
     ):
-        pdp.release(np.array([[3, -1], [2, 2]]), pdp.Marginals((0,)), pdp.DiscreteLaplace(scale=1.0))
+        pdp.release(
+            np.array([[3, -1], [2, 2]]), pdp.Marginals((0,)), pdp.DiscreteLaplace(scale=1.0)
+        )
     with pytest.raises(
         ValueError,
         match=re.escape("Marginals releases counts, but the table holds non-integer entries."),
@@ -262,11 +269,17 @@ def test_pm_sample_assigns_table_cells_to_area_tables_negative_binomial_and_marg
         pi = pm.Dirichlet("pi", alpha * base, shape=(4, 3))
         c = pm.Multinomial("c", n=np.arange(5, 9), p=pi, shape=(4, 3))
         pdp.DPObserved(
-            "s", c, statistic=pdp.Cells(), mechanism=pdp.DiscreteGaussian(sigma=2.0),
+            "s",
+            c,
+            statistic=pdp.Cells(),
+            mechanism=pdp.DiscreteGaussian(sigma=2.0),
             observed=np.ones((4, 3), dtype=int),
         )
         pdp.DPObserved(
-            "t", c, statistic=pdp.Marginals((0,)), mechanism=pdp.DiscreteGaussian(sigma=2.0),
+            "t",
+            c,
+            statistic=pdp.Marginals((0,)),
+            mechanism=pdp.DiscreteGaussian(sigma=2.0),
             observed=np.full(4, 6),
         )
     got = assigned(model)
@@ -274,7 +287,10 @@ def test_pm_sample_assigns_table_cells_to_area_tables_negative_binomial_and_marg
     with pm.Model() as model:
         c = pm.NegativeBinomial("c", mu=3.0, alpha=2.0, shape=(2, 3))
         pdp.DPObserved(
-            "s", c, statistic=pdp.Cells(), mechanism=pdp.DiscreteGaussian(sigma=2.0),
+            "s",
+            c,
+            statistic=pdp.Cells(),
+            mechanism=pdp.DiscreteGaussian(sigma=2.0),
             observed=np.ones((2, 3), dtype=int),
         )
     assert assigned(model) == {"TableCells": ["c"]}
