@@ -347,7 +347,9 @@ class DPObserved:
     data : TensorVariable or tuple of TensorVariable
         The latent confidential records, record axis 0 (several arrays share it).
     statistic : pymc_dp statistic
-        ``pdp.Sum``, ``pdp.Mean``, ``pdp.Counts``, ``pdp.RecordSum`` or ``pdp.Local``.
+        ``pdp.Sum``, ``pdp.Mean``, ``pdp.Counts``, ``pdp.RecordSum`` or ``pdp.Local``; for a
+        latent count table (``data`` is the table: any shape, e.g. (G, K) areas),
+        ``pdp.Cells`` (every cell) or ``pdp.Marginals`` (sums over chosen axes).
     mechanism : pymc_dp mechanism
         Calibrated here from the statistic's sensitivity when given ``epsilon``. Integer mechanisms
         (``DiscreteLaplace``, ``DiscreteGaussian``) need a statistic that is an integer by
