@@ -16,8 +16,13 @@ wall time would count other jobs. "before" runs the same measurements with an ol
 the package (``--before PATH``: a checkout of main, e.g. ``git worktree add /tmp/before main``),
 in a separate process, in the same run.
 
+5. **Many areas in one node** (``--areas 1000x2016``, run on its own): a (G, K) table of noisy
+   counts with a hierarchical Dirichlet prior over areas: iterations/s and ESS/draw of the
+   hyperparameters (`areas_mixing`); the section is appended to ``TABLES_RESULTS.md``.
+
 Run: ``.venv/bin/python benchmarks/bench_tables.py [--before PATH] [--quick]``; writes
-``benchmarks/TABLES_RESULTS.md``.
+``benchmarks/TABLES_RESULTS.md``; ``... --areas 1000x2016 [--areas-tune T --areas-draws D
+--areas-reps R]`` adds the many-areas section.
 """
 
 from __future__ import annotations
@@ -177,6 +182,117 @@ def table_mixing(n, k, tune, draws):
     }
 
 
+def areas_mixing(g, k, tune, draws, reps, seed=0):
+    """(G, K) table of G areas in one node (issue 18 item 4): π_g ~ Dirichlet(α·base), base ~
+    Dirichlet(1), α ~ LogNormal(log K, 1.5), c_g ~ Multinomial(4,000, π_g), ``pdp.Cells()`` under
+    ``DiscreteGaussian(3.18)``. Steps: TableCells(c, reps) → ConjugateTheta(π) → SufficientTheta(α,
+    base), one chain; CPU seconds for the release, the build, per iteration; ESS/draw of α and base."""
+    import arviz as az
+    import numpy as np
+    import pymc as pm
+
+    import pymc_dp as pdp
+
+    rng = np.random.default_rng(seed)
+    n = np.full(g, 4000)
+    base0 = rng.dirichlet(np.ones(k))
+    pi0 = rng.dirichlet(float(k) * base0, size=g)
+    table = rng.multinomial(n, pi0)
+    t = time.process_time()
+    rel = pdp.release(table, pdp.Cells(), pdp.DiscreteGaussian(sigma=SIGMA), rng=rng)
+    release_s = time.process_time() - t
+    t = time.process_time()
+    with pm.Model() as model:
+        base = pm.Dirichlet("base", np.ones(k))
+        alpha = pm.LogNormal("alpha", np.log(k), 1.5)
+        pi = pm.Dirichlet("pi", alpha * base, shape=(g, k))
+        c = pm.Multinomial("c", n=n, p=pi, shape=(g, k))
+        pdp.DPObserved(
+            "s", c, statistic=pdp.Cells(), mechanism=pdp.DiscreteGaussian(sigma=SIGMA), observed=rel
+        )
+        steps = [
+            pdp.TableCells([c], reps=reps),
+            pdp.ConjugateTheta([pi]),
+            pdp.SufficientTheta([alpha, base]),
+        ]
+    build_s = time.process_time() - t
+    stamps = []
+    with model:
+        idata = pm.sample(
+            tune=tune,
+            draws=draws,
+            chains=1,
+            cores=1,
+            step=steps,
+            initvals={"c": rng.multinomial(n, np.full(k, 1.0 / k))},  # PyMC's N·π start fails here
+            var_names=["alpha", "base"],  # the (G, K) latents stay out of the trace
+            random_seed=6,
+            progressbar=False,
+            compute_convergence_checks=False,
+            callback=lambda **_: stamps.append(time.process_time()),
+        )
+    per_it = (stamps[-1] - stamps[0]) / (len(stamps) - 1)
+    ess = az.ess(idata, var_names=["alpha", "base"])
+    ess_base = np.asarray(ess["base"]) / draws
+    return {
+        "g": g,
+        "k": k,
+        "reps": reps,
+        "tune": tune,
+        "draws": draws,
+        "release_s": release_s,
+        "build_s": build_s,
+        "it_per_s": 1.0 / per_it,
+        "ess_alpha": float(ess["alpha"]) / draws,
+        "ess_base_median": float(np.median(ess_base)),
+        "ess_base_min": float(ess_base.min()),
+        "alpha_mean": float(idata.posterior["alpha"].mean()),
+    }
+
+
+def areas_section(rows):
+    lines = [
+        "## Many areas in one node (issue 18 item 4)",
+        "",
+        "A (G, K) table of noisy counts in one `DPObserved` with `pdp.Cells()`: π_g ~ Dirichlet(α·base), "
+        "base ~ Dirichlet(1), α ~ LogNormal(log K, 1.5), c_g ~ Multinomial(4,000, π_g), "
+        "`DiscreteGaussian(3.18)`; steps TableCells(c) → ConjugateTheta(π) → SufficientTheta(α, base), "
+        "one chain, only α and base traced (`benchmarks/bench_tables.py --areas G K`). CPU time of the "
+        "measuring process; the release is the curator's side (OpenDP's discrete Gaussian, per count).",
+        "",
+        "| G | K | noisy counts | TableCells reps | iterations (warm-up + draws) | release CPU s "
+        "| build CPU s | iterations/s | ESS/draw α | ESS/draw base: median | min | posterior mean α (true K) |",
+        "|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for a in rows:
+        lines.append(
+            f"| {a['g']:,} | {a['k']:,} | {a['g'] * a['k']:,} | {a['reps']} | {a['tune']} + {a['draws']} "
+            f"| {a['release_s']:.1f} | {a['build_s']:.1f} | {a['it_per_s']:.2f} | {a['ess_alpha']:.2f} "
+            f"| {a['ess_base_median']:.2f} | {a['ess_base_min']:.3f} | {a['alpha_mean']:.1f} |"
+        )
+    return lines
+
+
+def areas_main(args):
+    """Only the many-areas rows: appended to TABLES_RESULTS.md (replacing an earlier such section)."""
+    rows = []
+    for spec in args.areas:
+        g, k = (int(v) for v in spec.split("x"))
+        rows.append(areas_mixing(g, k, args.areas_tune, args.areas_draws, args.areas_reps))
+        print(rows[-1], flush=True)
+    load = os.getloadavg()
+    path = HERE / "TABLES_RESULTS.md"
+    text = path.read_text() if path.exists() else ""
+    text = text.split("## Many areas in one node")[0].rstrip() + "\n\n"
+    section = areas_section(rows) + [
+        "",
+        f"Run {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, load average at end "
+        f"{load[0]:.1f}/{load[1]:.1f}/{load[2]:.1f} (2 cores shared with other jobs).",
+    ]
+    path.write_text(text + "\n".join(section) + "\n")
+    print("\n".join(section))
+
+
 def worker(args):
     out = {"code": os.path.dirname(__import__("pymc_dp").__file__)}
     for k, steps in [(16, args.steps16), (2016, args.steps2016)]:
@@ -219,7 +335,18 @@ def main():
     parser.add_argument("--tune", type=int, default=100)
     parser.add_argument("--draws", type=int, default=200)
     parser.add_argument("--table", type=int, default=1, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--areas",
+        nargs="+",
+        default=None,
+        help="only the many-areas rows, e.g. --areas 1000x2016 1000x16",
+    )
+    parser.add_argument("--areas-tune", type=int, default=100)
+    parser.add_argument("--areas-draws", type=int, default=200)
+    parser.add_argument("--areas-reps", type=int, default=1)
     args = parser.parse_args()
+    if args.areas:
+        return areas_main(args)
     if args.worker:
         return worker(args)
     quick = [

@@ -53,7 +53,7 @@ from pymc_dp.samplers.trace_memory import install as _install_trace_rule
 from pymc_dp.samplers.cells import TableCells
 from pymc_dp.samplers.penalty.publish import publishable
 from pymc_dp.statistics import Counts, Local, Max, Mean, Median, RecordSum, Sum
-from pymc_dp.statistics.cells import Cells
+from pymc_dp.statistics.cells import Cells, Marginals
 
 # Registration with PyMC, in this one place (docs/architecture.md): pm.sample() without step= asks
 # every class of pm.STEP_METHODS for its competence and keeps the first of the most competent, so
@@ -90,6 +90,7 @@ __all__ = [
     "Mean",
     "Counts",
     "Cells",
+    "Marginals",
     "RecordSum",
     "Local",
     "Median",

@@ -261,12 +261,13 @@ def _build(data_t, statistic, mechanism):
         )
     contributions = statistic.contributions(*data_t)
     c_shape = _static_shape(contributions, f"the contributions of {statistic!r}")
-    if c_shape[0] != n:
+    table = getattr(statistic, "latent_table", False)  # Cells/Marginals: the release's own shape
+    if not table and c_shape[0] != n:
         raise ValueError(
             f"{statistic!r} must return one contribution per record (axis 0 of length {n}), "
             f"got shape {c_shape}. Make fn keep the record axis first."
         )
-    dim = int(np.prod(c_shape[1:], dtype=int))
+    dim = int(np.prod(c_shape[1:], dtype=int)) if c_shape else 1
     mech = bind_mechanism(statistic, mechanism, n, dim)
     shape = c_shape if statistic.local else c_shape[1:]
     dtype = "int64" if mech.integer else pytensor.config.floatX
@@ -292,6 +293,27 @@ def _build(data_t, statistic, mechanism):
 
     pieces = dict(dist=_dist, logp=_logp, signature=signature, dtype=dtype, class_name="DPObserved")
     return n, dim, mech, shape, contributions, params, pieces
+
+
+def _check_declared_total(name, statistic, data_t):
+    """A ``Cells(total=N)`` release of a ``pm.Multinomial`` table must have the table's ``n``."""
+    total = getattr(statistic, "total", None)
+    rv = data_t[0]
+    if total is None or rv.owner is None or type(rv.owner.op).__name__ != "MultinomialRV":
+        return
+    n_graph = rv.owner.op.dist_params(rv.owner)[0]
+    try:
+        n = np.asarray(n_graph.eval(), dtype=np.int64)
+    except Exception:  # noqa: BLE001 - n depends on other variables: nothing fixed to compare
+        return
+    rows = tuple(rv.type.shape[:-1])
+    n = np.broadcast_to(n.reshape(n.shape[-len(rows) :] if rows else ()), rows)
+    if not np.array_equal(np.broadcast_to(n, rows), np.broadcast_to(np.asarray(total), rows)):
+        raise ValueError(
+            f"DPObserved {name!r} releases {statistic!r}, but the table {rv.name!r} is a "
+            f"pm.Multinomial with n={n.tolist()}. Give the table n=total (the declared number of "
+            "people), or pass the statistic the release was made with."
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -325,7 +347,9 @@ class DPObserved:
     data : TensorVariable or tuple of TensorVariable
         The latent confidential records, record axis 0 (several arrays share it).
     statistic : pymc_dp statistic
-        ``pdp.Sum``, ``pdp.Mean``, ``pdp.Counts``, ``pdp.RecordSum`` or ``pdp.Local``.
+        ``pdp.Sum``, ``pdp.Mean``, ``pdp.Counts``, ``pdp.RecordSum`` or ``pdp.Local``; for a
+        latent count table (``data`` is the table: any shape, e.g. (G, K) areas),
+        ``pdp.Cells`` (every cell) or ``pdp.Marginals`` (sums over chosen axes).
     mechanism : pymc_dp mechanism
         Calibrated here from the statistic's sensitivity when given ``epsilon``. Integer mechanisms
         (``DiscreteLaplace``, ``DiscreteGaussian``) need a statistic that is an integer by
@@ -359,6 +383,7 @@ class DPObserved:
         _validate_release(name, value, shape, mech)
         _check_integer_mechanism(name, statistic, mech, data_t, contributions, n)
         check_domain(name, statistic, mech, data_t)
+        _check_declared_total(name, statistic, data_t)
         data_names = [d.name for d in data_t]
         _check_against_release(name, observed, statistic, mech, n, data_names)
         meta = _release_meta(observed)

@@ -1,24 +1,33 @@
-r"""Latent count tables released cell by cell (``pdp.Cells``): an O(K) sweep, independent of N.
+r"""Latent count tables released by ``pdp.Cells`` / ``pdp.Marginals``: O(cells) sweeps, independent of N.
 
-Target: $p(c \mid \theta, s) \propto p(c \mid \theta) \prod_m \prod_k \eta_m(s_{mk} \mid c_k)$
-for a table $c$ that is
+Target: $p(c \mid \theta, s) \propto p(c \mid \theta) \prod_m \prod_e \eta_m(s_{me} \mid (A_m c)_e)$
+for a table $c$ (any shape, e.g. (G, K) for G areas) and releases $m$ of $A_m c$: the cells
+themselves (``Cells``, $A_m = I$) or a margin (``Marginals``: each cell counts in exactly one entry
+$e = i_m(k)$ of the margin). The current value of every released entry is kept up to date, so a
+move of a cell costs O(number of releases touching it), whatever N and however many cells a margin
+sums. The table is
 
-* **independent Poisson cells**, $c_k \sim \mathrm{Poisson}(\lambda_k)$ (total unknown): each
-  cell in turn gets ``reps`` Metropolis moves $c_k^* = c_k + d$, $d$ uniform on
-  $\{-w, \dots, -1, 1, \dots, w\}$ (symmetric; $c_k^* < 0$ rejected), accepted with
-  probability $\min\big(1, \frac{\lambda_k^{c_k^*} c_k!}{\lambda_k^{c_k} c_k^*!}
-  \prod_m \frac{\eta_m(s_{mk} \mid c_k^*)}{\eta_m(s_{mk} \mid c_k)}\big)$;
-* **a multinomial table**, $c \sim \mathrm{Multinomial}(N, \pi)$ (total public): ``reps``·K
-  pairwise moves, each moving $d$ people (uniform on $1..w$) from a cell $j$ to a
-  cell $k \ne j$ (both uniform): the proposal is symmetric (the reverse move has the same
-  probability), the total stays N, and the ratio is
+* **independent cells**, $c_k \sim \mathrm{Poisson}(\lambda_k)$ or
+  $\mathrm{NegativeBinomial}(n_k, p_k)$ (total unknown): each cell in turn gets ``reps``
+  Metropolis moves $c_k^* = c_k + d$, $d$ uniform on $\{-w, \dots, -1, 1, \dots, w\}$ (symmetric;
+  $c_k^* < 0$ rejected), accepted with probability
+  $\min\big(1, \frac{p(c_k^*)}{p(c_k)} \prod_m \frac{\eta_m(s_{m i_m(k)} \mid S_m + d)}
+  {\eta_m(s_{m i_m(k)} \mid S_m)}\big)$ where $S_m$ is the current value of that entry
+  (Poisson: $p(c^*)/p(c) = \lambda^d c!/c^*!$; NegativeBinomial:
+  $\frac{\Gamma(c^* + n)\, c!}{\Gamma(c + n)\, c^*!} (1 - p)^d$);
+* **a multinomial table**, each row (last axis) $c_g \sim \mathrm{Multinomial}(N_g, \pi_g)$ (row
+  totals public): ``reps``·K pairwise moves per row, each moving $d$ people (uniform on $1..w$)
+  from a cell $j$ to a cell $k \ne j$ of the same row (both uniform): the proposal is symmetric,
+  the row total stays $N_g$, and the ratio is
 
-  $$\Big(\frac{\pi_k}{\pi_j}\Big)^d \frac{c_j!\, c_k!}{(c_j - d)!\, (c_k + d)!} \prod_m \frac{\eta_m(s_{mj} \mid c_j - d)\, \eta_m(s_{mk} \mid c_k + d)} {\eta_m(s_{mj} \mid c_j)\, \eta_m(s_{mk} \mid c_k)}.$$
+  $$\Big(\frac{\pi_k}{\pi_j}\Big)^d \frac{c_j!\, c_k!}{(c_j - d)!\, (c_k + d)!} \prod_m \frac{\eta_m(s_{m i_m(j)} \mid S - d)\, \eta_m(s_{m i_m(k)} \mid S' + d)} {\eta_m(s_{m i_m(j)} \mid S)\, \eta_m(s_{m i_m(k)} \mid S')}$$
+
+  (a release whose entry counts both cells, $i_m(j) = i_m(k)$, does not change).
 
 Every move is an exact Metropolis–Hastings step (accept iff $\log\alpha \ge -E$, E standard
-exponential); a sweep costs $O(K \cdot \text{reps})$ whatever N. The step width w defaults to
-the noise sd of the release (rounded, at least 1): the posterior of a cell given the rest is about
-that wide when the table's prior is flat at that scale. θ (π, λ) is left to PyMC's samplers.
+exponential); a sweep costs $O(\text{cells} \cdot \text{reps} \cdot \text{releases})$ whatever N,
+in one numba loop over all areas (no Python loop). The step width w defaults to the noise sd of the
+releases (rounded, at least 1). θ (π, λ) is left to PyMC's samplers or ``ConjugateTheta``.
 """
 
 from __future__ import annotations
@@ -39,9 +48,15 @@ from pymc_dp.distributions.registry import dp_nodes, model_of
 from pymc_dp.mechanisms.base import check_kernel_codes, kernel_logpdf
 from pymc_dp.samplers.base import DPStep
 
-__all__ = ["TableCells", "poisson_cells_sweep", "multinomial_cells_sweep", "table_competence"]
+__all__ = [
+    "TableCells",
+    "independent_cells_sweep",
+    "multinomial_rows_sweep",
+    "entry_values",
+    "table_competence",
+]
 
-POISSON_TABLE, MULTINOMIAL_TABLE = 0, 1
+POISSON_TABLE, MULTINOMIAL_TABLE, NEGBIN_TABLE = 0, 1, 2
 
 
 class CellsInfo(NamedTuple):
@@ -52,73 +67,115 @@ class CellsInfo(NamedTuple):
 
 
 @numba.njit(cache=True, inline="always")
-def _noise(codes, a, b, r, k, old, new):
-    """Σ_m ℓ_m(r_mk − new) − ℓ_m(r_mk − old)."""
+def _shift(codes, a, b, r, s, idx, k, d):
+    """Σ_m ℓ_m(r_e − (S_e + d)) − ℓ_m(r_e − S_e), e = idx[m, k]: cell k moved by d."""
     out = 0.0
     for m in range(codes.shape[0]):
-        out += kernel_logpdf(codes[m], a[m], b[m], r[m, k] - new) - kernel_logpdf(
-            codes[m], a[m], b[m], r[m, k] - old
+        e = idx[m, k]
+        out += kernel_logpdf(codes[m], a[m], b[m], r[e] - (s[e] + d)) - kernel_logpdf(
+            codes[m], a[m], b[m], r[e] - s[e]
         )
     return out
 
 
+@numba.njit(cache=True, inline="always")
+def _log_falling(x, d):
+    """log(x (x − 1) ⋯ (x − d + 1)) = lgamma(x + 1) − lgamma(x − d + 1), for x ≥ d ≥ 1."""
+    if d <= 8:
+        prod = x
+        for i in range(1, d):
+            prod *= x - i
+        return math.log(prod)
+    return math.lgamma(x + 1.0) - math.lgamma(x - d + 1.0)
+
+
 @numba.njit(cache=True)
-def poisson_cells_sweep(rng, c, lam, codes, a, b, r, width, reps):
-    """``reps`` symmetric ±1..±``width`` Metropolis moves per Poisson cell, in place (module doc)."""
+def entry_values(c, idx, size):
+    """The released entries' current values: ``S[e] = Σ_{k: idx[m, k] = e} c_k`` (float64)."""
+    s = np.zeros(size)
+    for m in range(idx.shape[0]):
+        for k in range(c.shape[0]):
+            s[idx[m, k]] += c[k]
+    return s
+
+
+@numba.njit(cache=True)
+def independent_cells_sweep(rng, c, kind, p1, p2, codes, a, b, r, s, idx, width, reps):
+    """``reps`` symmetric ±1..±``width`` Metropolis moves per independent cell, in place.
+
+    ``kind``: Poisson (``p1`` = log λ) or NegativeBinomial (``p1`` = n, ``p2`` = log(1 − p));
+    ``s`` (the released entries' current values) is kept up to date (module doc).
+    """
     n_acc = 0
     for k in range(c.shape[0]):
-        log_lam = math.log(lam[k]) if lam[k] > 0 else -np.inf
         for _ in range(reps):
             d = 1 + int(rng.random() * width)
             if rng.random() < 0.5:
                 d = -d
-            new = c[k] + d
+            old = float(c[k])
+            new = old + d
             if new < 0:
                 continue
-            lr = d * log_lam - math.lgamma(new + 1.0) + math.lgamma(c[k] + 1.0)
-            lr += _noise(codes, a, b, r, k, float(c[k]), float(new))
+            if kind == NEGBIN_TABLE:
+                lr = math.lgamma(new + p1[k]) - math.lgamma(old + p1[k]) + d * p2[k]
+            else:
+                lr = d * p1[k]
+            lr += math.lgamma(old + 1.0) - math.lgamma(new + 1.0)
+            lr += _shift(codes, a, b, r, s, idx, k, float(d))
             if lr == lr and (lr >= 0.0 or lr + rng.standard_exponential() >= 0.0):
-                c[k] = new
+                c[k] += d
+                for m in range(idx.shape[0]):
+                    s[idx[m, k]] += d
                 n_acc += 1
     return n_acc
 
 
 @numba.njit(cache=True)
-def multinomial_cells_sweep(rng, c, log_p, codes, a, b, r, width, reps):
-    """``reps``·K pairwise moves of 1..``width`` people between two cells, in place (module doc)."""
+def multinomial_rows_sweep(rng, c, log_p, n_cols, codes, a, b, r, s, idx, width, reps):
+    """``reps``·K pairwise moves of 1..``width`` people between two cells of each row (rows of
+    ``n_cols`` cells, flattened into ``c``), in place; ``s`` kept up to date (module doc)."""
     n_acc = 0
-    n_cells = c.shape[0]
-    for _ in range(reps * n_cells):
-        j = int(rng.random() * n_cells)
-        k = int(rng.random() * (n_cells - 1))
-        if k >= j:
-            k += 1
-        d = 1 + int(rng.random() * width)
-        if c[j] < d:
-            continue
-        cj, ck = float(c[j]), float(c[k])
-        lr = d * (log_p[k] - log_p[j])
-        lr += (
-            math.lgamma(cj + 1.0)
-            - math.lgamma(cj - d + 1.0)
-            + math.lgamma(ck + 1.0)
-            - math.lgamma(ck + d + 1.0)
-        )
-        lr += _noise(codes, a, b, r, j, cj, cj - d) + _noise(codes, a, b, r, k, ck, ck + d)
-        if lr == lr and (lr >= 0.0 or lr + rng.standard_exponential() >= 0.0):
-            c[j] -= d
-            c[k] += d
-            n_acc += 1
+    if n_cols < 2:
+        return 0
+    for row in range(c.shape[0] // n_cols):
+        base = row * n_cols
+        for _ in range(reps * n_cols):
+            j = base + int(rng.random() * n_cols)
+            k = base + int(rng.random() * (n_cols - 1))
+            if k >= j:
+                k += 1
+            d = 1 + int(rng.random() * width)
+            if c[j] < d:
+                continue
+            cj, ck = float(c[j]), float(c[k])
+            lr = d * (log_p[k] - log_p[j]) + _log_falling(cj, d) - _log_falling(ck + d, d)
+            for m in range(idx.shape[0]):
+                ej, ek = idx[m, j], idx[m, k]
+                if ej != ek:
+                    lr += (
+                        kernel_logpdf(codes[m], a[m], b[m], r[ej] - (s[ej] - d))
+                        - kernel_logpdf(codes[m], a[m], b[m], r[ej] - s[ej])
+                        + kernel_logpdf(codes[m], a[m], b[m], r[ek] - (s[ek] + d))
+                        - kernel_logpdf(codes[m], a[m], b[m], r[ek] - s[ek])
+                    )
+            if lr == lr and (lr >= 0.0 or lr + rng.standard_exponential() >= 0.0):
+                c[j] -= d
+                c[k] += d
+                for m in range(idx.shape[0]):
+                    s[idx[m, j]] -= d
+                    s[idx[m, k]] += d
+                n_acc += 1
     return n_acc
+
+
+_KINDS = {rb.PoissonRV: POISSON_TABLE, rb.NegBinomialRV: NEGBIN_TABLE}
 
 
 def _table_kind(rv):
     op = type(rv.owner.op)
-    if op is rb.PoissonRV:
-        return POISSON_TABLE
-    if op is rb.MultinomialRV and rv.ndim == 1:
+    if op is rb.MultinomialRV:
         return MULTINOMIAL_TABLE
-    return None
+    return _KINDS.get(op)
 
 
 def _cells_nodes(model, rv):
@@ -135,12 +192,14 @@ def _refusal(model, rv):
         return f"{rv.name!r} is not a free random variable of the model"
     if _table_kind(rv) is None:
         return (
-            f"{rv.name!r} is a {type(rv.owner.op).__name__}; TableCells samples a pm.Poisson table "
-            "or a 1-d pm.Multinomial table"
+            f"{rv.name!r} is a {type(rv.owner.op).__name__}; TableCells samples a pm.Poisson or "
+            "pm.NegativeBinomial table, or a pm.Multinomial table (rows on the last axis)"
         )
+    if any(s is None for s in rv.type.shape):
+        return f"the shape of {rv.name!r} is not fixed; give it shape="
     nodes = _cells_nodes(model, rv)
     if not nodes:
-        return f"{rv.name!r} feeds no DPObserved node with statistic=pdp.Cells()"
+        return f"{rv.name!r} feeds no DPObserved node with statistic=pdp.Cells() or pdp.Marginals()"
     own = {node.rv for node in nodes}
     for var in list(model.basic_RVs) + list(model.potentials):
         if var is rv or var in own:
@@ -159,25 +218,30 @@ def _width(mech) -> int:
 
 
 class TableCells(DPStep):
-    """Update a latent count table released by ``pdp.Cells`` with O(K) exact moves per sweep.
+    """Update a latent count table released by ``pdp.Cells`` / ``pdp.Marginals`` with exact O(cells)
+    sweeps.
 
-    ``pm.sample()`` assigns it by itself to a ``pm.Poisson`` or 1-d ``pm.Multinomial`` table that
-    feeds ``DPObserved(..., statistic=pdp.Cells(), ...)`` nodes and nothing else (module docstring
-    for the moves).
+    ``pm.sample()`` assigns it by itself to a ``pm.Poisson`` / ``pm.NegativeBinomial`` table or a
+    ``pm.Multinomial`` table (rows on the last axis, any number of areas) that feeds
+    ``DPObserved(..., statistic=pdp.Cells() or pdp.Marginals(...), ...)`` nodes and nothing else
+    (module docstring for the moves). Every release of the table is read at every move.
 
     Parameters
     ----------
     vars : list
         One table variable.
     reps : int
-        Moves per cell per iteration (Poisson: per cell; Multinomial: ``reps``·K pair moves).
+        Moves per cell per iteration (independent cells: per cell; Multinomial: ``reps``·K pair
+        moves per row).
     width : int, optional
-        Largest step (people moved); default: the release's noise sd, rounded, at least 1.
+        Largest step (people moved); default: the smallest noise sd of the releases, rounded, at
+        least 1.
     start_at_release : bool
         At the first warm-up iteration of each chain, start the table at the one nearest to the
-        releases (rounded, non-negative, with the Multinomial's total) instead of PyMC's initial
-        point (N·π at the initial π, which can be thousands of people from the data and takes
-        long random walks to leave). Only the chain's starting point changes.
+        ``Cells`` releases (their mean, rounded, non-negative, with each Multinomial row's total)
+        instead of PyMC's initial point (N·π at the initial π, which can be thousands of people from
+        the data and takes long random walks to leave). Only the chain's starting point changes;
+        with margins only, PyMC's initial point is kept.
     model : pm.Model, optional
 
     Sampler stats
@@ -202,6 +266,7 @@ class TableCells(DPStep):
         compile_kwargs=None,
     ):
         import pymc as pm
+        import pytensor
         from pymc.util import get_value_vars_from_user_vars
 
         model = pm.modelcontext(model)
@@ -223,6 +288,7 @@ class TableCells(DPStep):
         self.kind = _table_kind(rv)
         self.reps = int(reps)
         self.start_at_release = bool(start_at_release)
+        self.shape = tuple(int(v) for v in rv.type.shape)
         nodes = _cells_nodes(model, rv)
         kernels = [nd.mechanism.compiled_kernel() for nd in nodes]
         self.codes = check_kernel_codes([k[0] for k in kernels])
@@ -231,20 +297,28 @@ class TableCells(DPStep):
         self.width = int(width) if width is not None else min(_width(nd.mechanism) for nd in nodes)
         if self.width < 1:
             raise ValueError(f"width must be an integer >= 1, got width={width!r}.")
-        self.shape = tuple(rv.type.shape)
+        # every cell's entry in every release (flat indices into the concatenated releases)
+        idx, offset, self.identity = [], 0, []
+        for nd in nodes:
+            local = np.asarray(nd.statistic.entry_index(self.shape), dtype=np.int64).reshape(-1)
+            self.identity.append(np.array_equal(local, np.arange(local.size)))
+            idx.append(local + offset)
+            offset += int(np.prod(nd.shape, dtype=int))
+        self.idx = np.ascontiguousarray(np.stack(idx))
+        self.n_entries = offset
         dist = rv.owner.op.dist_params(rv.owner)
-        par = dist[0] if self.kind == POISSON_TABLE else dist[1]
-        graph = pt.cast(
-            pt.broadcast_to(par, rv.shape) if self.kind == POISSON_TABLE else par, "float64"
+        if self.kind == MULTINOMIAL_TABLE:
+            graphs = [pt.broadcast_to(dist[1], rv.shape)]
+        else:
+            graphs = [pt.broadcast_to(p, rv.shape) for p in dist]
+        graphs = replace_rvs_by_values(
+            [pt.cast(g, "float64") for g in graphs],
+            rvs_to_values=model.rvs_to_values,
+            rvs_to_transforms=model.rvs_to_transforms,
         )
-        (graph,) = replace_rvs_by_values(
-            [graph], rvs_to_values=model.rvs_to_values, rvs_to_transforms=model.rvs_to_transforms
-        )
-        self._param = pm_compile(model.value_vars, graph, on_unused_input="ignore")
+        self._param = pm_compile(model.value_vars, graphs, on_unused_input="ignore")
         releases = [pt.cast(pt.flatten(model.rvs_to_values[nd.rv]), "float64") for nd in nodes]
-        import pytensor
-
-        self._releases = pytensor.function([], releases)
+        self._releases = pytensor.function([], pt.concatenate(releases))
         self.input_names = [v.name for v in model.value_vars]
         self._init_step(rng)
 
@@ -252,40 +326,53 @@ class TableCells(DPStep):
         self._fresh = True
 
     def _start_table(self, c, r, par):
-        """The table nearest to the releases (their mean, rounded, ≥ 0, zero where the parameter
-        is 0; a Multinomial's total restored to N by moving the largest remainders)."""
-        target = np.maximum(r.mean(axis=0), 0.0)
-        target[par <= 0] = 0.0
-        start = np.rint(target).astype(np.int64)
-        if self.kind == MULTINOMIAL_TABLE:
-            total = int(c.sum())
-            if target.sum() == 0:  # nothing to go by: keep PyMC's start
-                return c
-            start = np.floor(target * total / target.sum()).astype(np.int64)
-            rest = total - int(start.sum())
-            order = np.argsort(-(target * total / target.sum() - start), kind="stable")
-            start[order[:rest]] += 1
-        return start
+        """The table nearest to the ``Cells`` releases (their mean, rounded, ≥ 0, zero where the
+        parameter is 0; each Multinomial row's total restored by moving the largest remainders)."""
+        rows = [r[self.idx[m]] for m in range(len(self.identity)) if self.identity[m]]
+        if not rows:  # margins only: nothing to go by cell by cell
+            return c
+        target = np.maximum(np.mean(rows, axis=0), 0.0)
+        target[par.reshape(-1) <= 0] = 0.0
+        if self.kind != MULTINOMIAL_TABLE:
+            return np.rint(target).astype(np.int64)
+        k = self.shape[-1]
+        target, c = target.reshape(-1, k), c.reshape(-1, k)
+        total, mass = c.sum(axis=1, keepdims=True), target.sum(axis=1, keepdims=True)
+        scaled = np.where(mass > 0, target * total / np.where(mass > 0, mass, 1.0), 0.0)
+        start = np.floor(scaled).astype(np.int64)
+        rest = (total[:, 0] - start.sum(axis=1)).astype(np.int64)
+        order = np.argsort(-(scaled - start), axis=1, kind="stable")
+        bump = np.arange(k)[None, :] < rest[:, None]  # the `rest` largest remainders of each row
+        np.put_along_axis(start, order, np.take_along_axis(start, order, 1) + bump, axis=1)
+        keep = mass[:, 0] == 0  # nothing to go by in this row: keep PyMC's start
+        start[keep] = c[keep]
+        return start.reshape(-1)
 
     def step(self, point):
         c = np.array(point[self.name_], dtype=np.int64, copy=True).reshape(-1)
-        r = np.stack([np.asarray(v, dtype=np.float64) for v in self._releases()])
-        par = np.asarray(
-            self._param(*[point[n] for n in self.input_names]), dtype=np.float64
-        ).reshape(-1)
+        r = np.asarray(self._releases(), dtype=np.float64)
+        pars = [
+            np.asarray(p, dtype=np.float64).reshape(-1)
+            for p in self._param(*[point[n] for n in self.input_names])
+        ]
         if self._fresh and self.tune and self.start_at_release:
-            c = self._start_table(c, r, par)  # a starting point (warm-up draws are discarded)
+            c = self._start_table(c, r, pars[-1] if self.kind != NEGBIN_TABLE else pars[0])
         self._fresh = False
-        if self.kind == POISSON_TABLE:
-            n_acc = poisson_cells_sweep(
-                self.rng, c, par, self.codes, self.a, self.b, r, self.width, self.reps
-            )
-        else:
-            with np.errstate(divide="ignore"):
-                log_p = np.log(par / par.sum())
-            n_acc = multinomial_cells_sweep(
-                self.rng, c, log_p, self.codes, self.a, self.b, r, self.width, self.reps
-            )
+        s = entry_values(c, self.idx, self.n_entries)
+        args = (self.codes, self.a, self.b, r, s, self.idx, self.width, self.reps)
+        with np.errstate(divide="ignore"):
+            if self.kind == MULTINOMIAL_TABLE:
+                p = pars[0].reshape(-1, self.shape[-1])
+                log_p = np.log(p / p.sum(axis=1, keepdims=True)).reshape(-1)
+                n_acc = multinomial_rows_sweep(self.rng, c, log_p, self.shape[-1], *args)
+            elif self.kind == POISSON_TABLE:
+                n_acc = independent_cells_sweep(
+                    self.rng, c, POISSON_TABLE, np.log(pars[0]), pars[0], *args
+                )
+            else:  # NegativeBinomial(n, p)
+                n_acc = independent_cells_sweep(
+                    self.rng, c, NEGBIN_TABLE, pars[0], np.log1p(-pars[1]), *args
+                )
         new = c.reshape(np.shape(point[self.name_])).astype(np.asarray(point[self.name_]).dtype)
         rate = n_acc / (self.reps * c.size) if c.size else 0.0
         return {**point, self.name_: new}, [self.stats(dp_accept_rate=float(rate))]
@@ -296,7 +383,8 @@ class TableCells(DPStep):
 
 
 def table_competence(var) -> Competence:
-    """``IDEAL`` for a Poisson / 1-d Multinomial table that feeds ``pdp.Cells`` releases only."""
+    """``IDEAL`` for a Poisson / NegativeBinomial / Multinomial table that feeds ``pdp.Cells`` or
+    ``pdp.Marginals`` releases only."""
     model = model_of(var)
     if model is None or var not in model.free_RVs or not _cells_nodes(model, var):
         return Competence.INCOMPATIBLE

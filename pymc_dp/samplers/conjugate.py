@@ -44,6 +44,7 @@ import pytensor.tensor as pt
 from pymc.logprob.utils import replace_rvs_by_values
 from pymc.pytensorf import compile as pm_compile
 from pymc.step_methods.compound import Competence
+from pymc.distributions.transforms import SimplexTransform
 from pymc.util import get_value_vars_from_user_vars
 from pytensor.graph.replace import graph_replace
 from pytensor.tensor.elemwise import DimShuffle
@@ -152,8 +153,12 @@ def conjugate_pattern(model, theta, rng=None) -> ConjugatePattern:
             ok = _is_power_of(
                 params[slot], theta, power, model, 0.3, 3.0, rng
             ) and theta not in direct_upstream(model, rest)
-            if ok and op_name == "DirichletRV":
-                ok = theta.ndim == 1
+            if ok and op_name == "DirichletRV":  # codes: one θ; tables: θ of any batch shape
+                ok = theta.ndim == 1 or (
+                    name == "MultinomialRV"
+                    and tuple(var.type.shape[var.ndim - theta.ndim :]) == tuple(theta.type.shape)
+                    and None not in theta.type.shape
+                )
             elif ok and theta.ndim:  # θ broadcast along the child's leading axes only
                 ok = tuple(var.type.shape[var.ndim - theta.ndim :]) == tuple(theta.type.shape)
         if not ok and rule is not None and op_name == "NormalRV" and theta.ndim <= 1:
@@ -359,8 +364,20 @@ class ThetaConditional(NamedTuple):
         if family == "inverse_gamma":
             alpha, rate = params
             return 1.0 / rng.gamma(alpha, 1.0 / rate)
-        g = rng.gamma(params[0])
-        return g / g.sum(axis=-1, keepdims=True)
+        log_pi = self.log_dirichlet(rng)
+        return np.exp(log_pi)
+
+    def log_dirichlet(self, rng) -> np.ndarray:
+        """log θ of one Dirichlet draw, computed in log space: Gamma(a) = Gamma(a + 1)·U^(1/a) for
+        a < 1, so concentrations far below 1 (whose gamma draws underflow to 0 in float64) keep
+        their exact log values."""
+        a = np.asarray(self.params[0], dtype=np.float64)
+        small = a < 1.0
+        log_g = np.log(rng.gamma(np.where(small, a + 1.0, a)))
+        if small.any():
+            log_g[small] += np.log(rng.random(int(small.sum()))) / a[small]
+        top = log_g.max(axis=-1, keepdims=True)
+        return log_g - top - np.log(np.exp(log_g - top).sum(axis=-1, keepdims=True))
 
     def logpdf(self, value) -> float:
         """``log q(value | rest)`` summed over θ's elements (``value`` in natural space)."""
@@ -379,8 +396,12 @@ class ThetaConditional(NamedTuple):
             lp = stats.gamma.logpdf(x, params[0], scale=1.0 / params[1])
         elif family == "inverse_gamma":
             lp = stats.invgamma.logpdf(x, params[0], scale=params[1])
-        else:
-            lp = stats.dirichlet.logpdf(x, params[0])
+        else:  # Dirichlet rows (θ of any batch shape): Σ_rows log Dir(x_row | a_row)
+            from scipy.special import gammaln
+
+            a = np.broadcast_to(params[0], x.shape)
+            lp = gammaln(a.sum(axis=-1)) - gammaln(a).sum(axis=-1)
+            lp = lp + ((a - 1.0) * np.log(x)).sum(axis=-1)
         return float(np.sum(lp))
 
 
@@ -435,6 +456,12 @@ class ConjugateTheta(DPStep):
         self.patterns = [conjugate_pattern(model, model.values_to_rvs[v], probe) for v in values]
         self.input_names = [v.name for v in model.value_vars]
         self._updates = []
+        #: PyMC's simplex transform (value = log θ[:-1] − mean log θ): Dirichlet draws go there from
+        #: log θ directly, never through θ (which underflows for tiny concentrations)
+        self._simplex = {
+            v.name: isinstance(model.rvs_to_transforms.get(p.theta), SimplexTransform)
+            for v, p in zip(values, self.patterns)
+        }
         for value, pattern in zip(values, self.patterns):
             if pattern.family == "normal_linear":
                 if model.rvs_to_transforms.get(pattern.theta) is not None:
@@ -493,9 +520,16 @@ class ConjugateTheta(DPStep):
     def step(self, point):
         new = dict(point)
         for update in self._updates:
-            name, _, _, forward = update
+            name, family, _, forward = update
             args = [new[n] for n in self.input_names]
-            draw = np.asarray(self._conditional(update, new).draw(self.rng), dtype=float)
+            cond = self._conditional(update, new)
+            if family == "dirichlet" and self._simplex[name]:  # value space from log θ: exact
+                log_pi = cond.log_dirichlet(self.rng)  # however small θ is
+                new[name] = (log_pi[..., :-1] - log_pi.mean(axis=-1, keepdims=True)).reshape(
+                    np.shape(point[name])
+                )
+                continue
+            draw = np.asarray(cond.draw(self.rng), dtype=float)
             if forward is None:  # Normal prior: no transform
                 new[name] = draw.reshape(np.shape(point[name])).astype(
                     np.asarray(point[name]).dtype

@@ -28,10 +28,12 @@ Bernoulli(p)    n, Σx                     Σx log p + (n − Σx) log(1 − p)
 Binomial(N, p)  n, Σx (N constant)        Σx log p + (nN − Σx) log(1 − p)
 Geometric(p)    n, Σx                     n log p + (Σx − n) log(1 − p)
 Categorical(p)  counts c_k                Σ c_k log p_k
+Dirichlet(a)    rows n, Σ_rows log x_k    n (log Γ(Σa) − Σ log Γ(a_k)) + Σ (a_k − 1) Σ_rows log x_k
 ==============  ========================  ============================================================
 
-A child qualifies when its parameters are the same for all of its elements (iid records; any
-graph of θ and other variables) and its value (after PyMC's transform) does not move with θ.
+A child qualifies when its parameters are the same for all of its elements (iid records, or iid
+rows of a Dirichlet, e.g. per-area cell probabilities around a shared mean; any graph of θ and
+other variables) and its value (after PyMC's transform) does not move with θ.
 Other dependents of θ are included with their own PyMC logp when they hold at most
 `SMALL_TERM` elements (e.g. a hyperparameter's child parameter); anything else (a
 ``Potential``, a large non-iid child) makes the step refuse at construction, naming it.
@@ -55,6 +57,7 @@ import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 from pymc.logprob.utils import replace_rvs_by_values
+from pymc.distributions.transforms import SimplexTransform
 from pymc.pytensorf import compile as pm_compile
 from pymc.step_methods.compound import Competence
 from pymc.util import get_value_vars_from_user_vars
@@ -153,6 +156,16 @@ def _child_term(model, child, theta_values, theta_names):
         stats = lambda x: [pt.eq(pt.shape_padright(pt.cast(x, "int64")), pt.arange(k)).sum(axis=0)]  # noqa: E731
         ll = lambda t, q: xlogy0(pt.cast(t[0], "float64"), q).sum()  # noqa: E731
         fixed, core = (), [p]
+    elif kind == "dirichlet":  # rows iid Dirichlet(a): n rows and Σ_rows log x (one per category)
+        k = params[0].type.shape[-1]
+        if k is None:
+            raise ValueError(f"the number of categories of {child.name!r} is not fixed")
+        a = _core_param(params[0], 1, child, theta_names)
+        stats = lambda log_x: [pt.cast(log_x.shape[0], "float64"), log_x.sum(axis=0)]  # noqa: E731
+        ll = lambda t, q: (  # noqa: E731
+            t[0] * (pt.gammaln(q.sum()) - pt.gammaln(q).sum()) + ((q - 1.0) * t[1]).sum()
+        )
+        fixed, core = (), [a]
     elif kind in FAMILIES:
         stats, ll, fixed = FAMILIES[kind]
         core = [_core_param(q, 0, child, theta_names) for q in params]
@@ -164,7 +177,10 @@ def _child_term(model, child, theta_values, theta_names):
     (value,) = replace_rvs_by_values(
         [child], rvs_to_values=model.rvs_to_values, rvs_to_transforms=model.rvs_to_transforms
     )
-    flat = value.ravel() if kind == "categorical" else pt.cast(value, "float64").ravel()
+    if kind == "dirichlet":
+        flat = _log_rows(model, child, value).reshape((-1, value.shape[-1]))
+    else:
+        flat = value.ravel() if kind == "categorical" else pt.cast(value, "float64").ravel()
     graphs = stats(flat)
     if any(depends_on(g, theta_values) for g in graphs):
         raise ValueError(
@@ -174,6 +190,16 @@ def _child_term(model, child, theta_values, theta_names):
         core, rvs_to_values=model.rvs_to_values, rvs_to_transforms=model.rvs_to_transforms
     )
     return graphs, lambda t: ll(t, *core)
+
+
+def _log_rows(model, child, value):
+    """log x of a Dirichlet child: from PyMC's simplex value ``y`` as ``y⁺ − logsumexp(y⁺)``
+    (``y⁺`` = y with −Σy appended), exact where x itself underflows to 0; else ``log x``."""
+    if isinstance(model.rvs_to_transforms.get(child), SimplexTransform):
+        y = pt.cast(model.rvs_to_values[child], "float64")
+        ext = pt.concatenate([y, -y.sum(axis=-1, keepdims=True)], axis=-1)
+        return ext - pt.logsumexp(ext, axis=-1, keepdims=True)
+    return pt.log(pt.cast(value, "float64"))
 
 
 def sufficient_terms(model, thetas):
@@ -204,7 +230,7 @@ def sufficient_terms(model, thetas):
         raise ValueError(
             f"SufficientTheta writes every term that depends on {names} from sufficient statistics "
             "(iid Normal, HalfNormal, LogNormal, Gamma, Exponential, Beta, Poisson, Bernoulli, "
-            f"Binomial, Geometric or Categorical children; see pymc_dp.samplers.sufficient) or, for at "
+            f"Binomial, Geometric, Categorical or Dirichlet-row children; see pymc_dp.samplers.sufficient) or, for at "
             f"most {SMALL_TERM} values, from its own logp, but it cannot write {', '.join(bad)}. "
             f"Update {names} with NUTS instead."
         )
@@ -285,7 +311,10 @@ class SufficientTheta(DPStep):
         for _, graphs, ll in children:
             logp = logp + ll(placeholders[pos : pos + len(graphs)])
             pos += len(graphs)
-        self.shapes = [tuple(np.shape(model.initial_point(0)[v.name])) for v in values]
+        if all(None not in v.type.shape for v in values):  # no initial point needed (PyMC's can
+            self.shapes = [tuple(int(d) for d in v.type.shape) for v in values]  # fail elsewhere)
+        else:
+            self.shapes = [tuple(np.shape(model.initial_point(0)[v.name])) for v in values]
         sizes = [int(np.prod(s, dtype=int)) for s in self.shapes]
         q = pt.vector("q", dtype="float64")
         offsets = np.concatenate([[0], np.cumsum(sizes)])

@@ -120,3 +120,35 @@ def test_assignment_only_with_records_and_not_conjugate():
         )
     assert sufficient_competence(other["lam"]) == pm.step_methods.compound.Competence.INCOMPATIBLE
     assert "SufficientTheta" not in assigned(other)  # (pm.sample() collapses this Poisson sum)
+
+
+def test_dirichlet_rows_hyperparameters_reduce_to_the_models_logp():
+    """Area cell probabilities π_g ~ Dirichlet(α·base) (rows of a (G, K) Dirichlet, issue 18 item 4):
+    the reduced density of (α, base) from (G, Σ_g log π_g) equals PyMC's joint logp up to a constant."""
+    g, k = 5, 4
+    rng = np.random.default_rng(3)
+    with pm.Model() as model:
+        base = pm.Dirichlet("base", np.ones(k))
+        alpha = pm.LogNormal("alpha", 1.0, 1.0)
+        pi = pm.Dirichlet("pi", alpha * base, shape=(g, k))
+        c = pm.Multinomial("c", n=np.full(g, 6), p=pi, shape=(g, k))
+        pdp.DPObserved(
+            "s",
+            c,
+            statistic=pdp.Cells(),
+            mechanism=pdp.DiscreteGaussian(sigma=2.0),
+            observed=np.ones((g, k), dtype=int),
+        )
+        step = pdp.SufficientTheta([alpha, base], rng=np.random.default_rng(0))
+    assert step.children == [pi]
+    logp = model.compile_logp()
+    point = model.initial_point(random_seed=0)
+    point["pi_simplex__"] = rng.normal(0, 1, point["pi_simplex__"].shape)
+    target = step.conditional_logp(point)
+    q = step.flat(point)
+    for _ in range(5):
+        q_new = q + rng.normal(0, 0.5, size=q.size)
+        moved = {**point, "alpha_log__": q_new[0], "base_simplex__": q_new[1:]}
+        np.testing.assert_allclose(
+            float(target(q_new) - target(q)), float(logp(moved) - logp(point)), rtol=1e-9, atol=1e-9
+        )

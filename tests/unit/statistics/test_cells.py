@@ -122,7 +122,7 @@ def test_pm_sample_assigns_table_cells_and_refusals_name_the_reason():
             ValueError,
             match=re.escape(
                 "TableCells cannot update 'b': 'b' is a BinomialRV; TableCells samples a pm.Poisson "
-                "table or a 1-d pm.Multinomial table."
+                "or pm.NegativeBinomial table, or a pm.Multinomial table (rows on the last axis)."
             ),
         ):
             pdp.TableCells([b])
@@ -143,3 +143,154 @@ def test_table_cells_starts_at_the_release_and_keeps_the_total():
         new, (stats,) = step.step(new)
         assert new["c"].sum() == 100 and new["c"].min() >= 0
     assert 0 < stats["dp_accept_rate"] <= 1
+
+
+# -- Marginals, (G, K) tables, declared totals (issue 18 items 4–5, bad input) -------------------
+def test_marginals_release_sums_and_sensitivities():
+    table = np.array([[3, 0, 2], [1, 4, 0]])  # a 2 × 3 table
+    rows = pdp.release(table, pdp.Marginals((0,)), pdp.DiscreteLaplace(scale=1e-9), rng=0)
+    cols = pdp.release(table, pdp.Marginals((1,)), pdp.DiscreteLaplace(scale=1e-9), rng=0)
+    flat = pdp.release(
+        table.ravel(), pdp.Marginals((1,), shape=(2, 3)), pdp.DiscreteLaplace(scale=1e-9), rng=0
+    )
+    np.testing.assert_array_equal(rows, [5, 5])
+    np.testing.assert_array_equal(cols, [4, 4, 2])
+    np.testing.assert_array_equal(flat, [4, 4, 2])
+    assert pdp.Marginals((0,)).sensitivity(1, n=2, dim=3) == 1.0
+    assert pdp.Marginals((0,), neighbouring="replace-one").sensitivity(2, n=2, dim=3) == math.sqrt(
+        2
+    )
+    idx = pdp.Marginals((1,), shape=(2, 3)).entry_index((6,))
+    np.testing.assert_array_equal(idx, [0, 1, 2, 0, 1, 2])
+    np.testing.assert_array_equal(pdp.Marginals(()).entry_index((2, 3)), np.zeros((2, 3)))
+
+
+def test_marginals_refusals_name_the_argument():
+    with pytest.raises(
+        ValueError, match=re.escape("keep must list distinct axes in increasing order")
+    ):
+        pdp.Marginals((1, 0))
+    with pytest.raises(ValueError, match=re.escape("keep must be the axes the margin keeps")):
+        pdp.Marginals(("rows",))
+    with pytest.raises(
+        ValueError, match=re.escape("keep=(2,) names axis 2, but shape=(2, 3) has 2 axes.")
+    ):
+        pdp.Marginals((2,), shape=(2, 3))
+    with pytest.raises(ValueError, match=re.escape("Marginals(keep=()) releases the grand total")):
+        pdp.Marginals((), neighbouring="replace-one")
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "Marginals(keep=(0,), shape=(2, 2), neighbouring='add/remove') reads the table as "
+            "shape=(2, 2), but the table has shape (6,) (6 cells)."
+        ),
+    ):
+        pdp.release(np.arange(6), pdp.Marginals((0,), shape=(2, 2)), pdp.DiscreteLaplace(scale=1.0))
+
+
+def test_a_table_whose_shape_disagrees_with_the_release_is_refused():
+    with pm.Model():
+        c = pm.Multinomial("c", n=np.array([10, 20]), p=np.full(4, 0.25), shape=(2, 4))
+        with pytest.raises(
+            ValueError,
+            match=re.escape(
+                "observed for 's' has shape (4, 2), but the statistic has shape (2, 4)"
+            ),
+        ):
+            pdp.DPObserved(
+                "s",
+                c,
+                statistic=pdp.Cells(),
+                mechanism=pdp.DiscreteGaussian(sigma=1.0),
+                observed=np.ones((4, 2), dtype=int),
+            )
+        with pytest.raises(
+            ValueError,
+            match=re.escape("observed for 'r' has shape (3,), but the statistic has shape (2,)"),
+        ):
+            pdp.DPObserved(
+                "r",
+                c,
+                statistic=pdp.Marginals((0,)),
+                mechanism=pdp.DiscreteGaussian(sigma=1.0),
+                observed=np.ones(3, dtype=int),
+            )
+
+
+def test_a_total_that_disagrees_with_the_declared_n_is_refused():
+    table = np.array([[3, 0, 2], [1, 4, 0]])
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "Cells(neighbouring='add/remove', total=6) declares the number of people in the table "
+            "(summed over its last axis, shape (2,)), but the table's totals differ."
+        ),
+    ):
+        pdp.release(table, pdp.Cells(total=6), pdp.DiscreteLaplace(scale=1.0), rng=0)
+    rel = pdp.release(table, pdp.Cells(total=5), pdp.DiscreteLaplace(scale=1.0), rng=0)
+    with pm.Model():
+        c = pm.Multinomial("c", n=6, p=np.full(3, 1 / 3), shape=(2, 3))
+        with pytest.raises(
+            ValueError,
+            match=re.escape(
+                "DPObserved 's' releases Cells(neighbouring='add/remove', total=5), but the table 'c' "
+                "is a pm.Multinomial with n=[6, 6]. Give the table n=total"
+            ),
+        ):
+            pdp.DPObserved("s", c, statistic=rel.statistic, mechanism=rel.mechanism, observed=rel)
+    with pm.Model():
+        c = pm.Multinomial("c", n=5, p=np.full(3, 1 / 3), shape=(2, 3))
+        pdp.DPObserved("s", c, statistic=rel.statistic, mechanism=rel.mechanism, observed=rel)
+    with pytest.raises(ValueError, match=re.escape("total must be the public number of people")):
+        pdp.Cells(total=-3)
+    with pytest.raises(ValueError, match=re.escape("total must be the public number of people")):
+        pdp.Cells(total=2.5)
+
+
+def test_float_and_negative_tables_are_refused_by_marginals_too():
+    with pytest.raises(
+        ValueError,
+        match=re.escape("Marginals releases counts, but the table holds negative entries."),
+    ):
+        pdp.release(
+            np.array([[3, -1], [2, 2]]), pdp.Marginals((0,)), pdp.DiscreteLaplace(scale=1.0)
+        )
+    with pytest.raises(
+        ValueError,
+        match=re.escape("Marginals releases counts, but the table holds non-integer entries."),
+    ):
+        pdp.release(np.array([[3, 1.5], [2, 2]]), pdp.Marginals((0,)), pdp.Laplace(scale=1.0))
+
+
+def test_pm_sample_assigns_table_cells_to_area_tables_negative_binomial_and_margins():
+    with pm.Model() as model:
+        base = pm.Dirichlet("base", np.ones(3))
+        alpha = pm.Gamma("alpha", 2.0, 1.0)
+        pi = pm.Dirichlet("pi", alpha * base, shape=(4, 3))
+        c = pm.Multinomial("c", n=np.arange(5, 9), p=pi, shape=(4, 3))
+        pdp.DPObserved(
+            "s",
+            c,
+            statistic=pdp.Cells(),
+            mechanism=pdp.DiscreteGaussian(sigma=2.0),
+            observed=np.ones((4, 3), dtype=int),
+        )
+        pdp.DPObserved(
+            "t",
+            c,
+            statistic=pdp.Marginals((0,)),
+            mechanism=pdp.DiscreteGaussian(sigma=2.0),
+            observed=np.full(4, 6),
+        )
+    got = assigned(model)
+    assert got["TableCells"] == ["c"] and got["ConjugateTheta"] == ["pi_simplex__"]
+    with pm.Model() as model:
+        c = pm.NegativeBinomial("c", mu=3.0, alpha=2.0, shape=(2, 3))
+        pdp.DPObserved(
+            "s",
+            c,
+            statistic=pdp.Cells(),
+            mechanism=pdp.DiscreteGaussian(sigma=2.0),
+            observed=np.ones((2, 3), dtype=int),
+        )
+    assert assigned(model) == {"TableCells": ["c"]}
