@@ -208,7 +208,7 @@ class LatentTarget:
             n_params = 2 if getattr(mech, "dist_params", None) is not None else 1
             try:
                 mech.logp(pt.dscalar(), *[pt.dscalar() for _ in range(n_params)])
-            except (NotImplementedError, TypeError) as err:
+            except (NotImplementedError, TypeError, ValueError) as err:
                 raise ValueError(
                     f"{self.owner} needs the density of the release, but the mechanism "
                     f"{mech!r} of DPObserved {node.rv.name!r} cannot evaluate one ({err!r}). Use a "
