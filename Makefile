@@ -23,13 +23,13 @@ demo: venv
 	$(PY) examples/quickstart.py
 
 test: venv
-	$(PY) -m pytest -q -n 2 -m "not heavy"
+	$(PY) -m pytest -q -n 2 -m "not heavy" --durations=25
 
 test-heavy: venv
 	$(PY) -m pytest -q -n 2 -m heavy
 
 test-fast: venv
-	$(PY) -m pytest -q -n 2 -m "not slow"
+	$(PY) -m pytest -q -n 2 -m "not slow" --durations=25
 
 # ruff (lint + format check) and the layer contracts of docs/architecture.md (import-linter)
 lint: venv
