@@ -70,7 +70,10 @@ def test_example_help(name, tmp_path, monkeypatch, capsys):
     assert not any(tmp_path.iterdir())  # --help runs nothing
 
 
-@pytest.mark.slow
+# `make docs` runs every example with --smoke in CI (docs/hooks/examples.py fails the build when
+# one fails); this test adds the output checks below, in the heavy tier (`make test-heavy`), so CI
+# does not run each script twice.
+@pytest.mark.heavy
 @pytest.mark.parametrize("name", SCRIPTS)
 def test_example_smoke(name, tmp_path):
     before = _tracked_results()
