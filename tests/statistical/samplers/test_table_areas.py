@@ -17,14 +17,9 @@ from scipy import stats
 
 import pymc_dp as pdp
 from tests.support.mc import assert_mc_close
+from tests.support.tables import compositions, run_table_cells
 
 pytestmark = pytest.mark.slow
-
-
-def compositions(n, k):
-    for cut in itertools.combinations(range(n + k - 1), k - 1):
-        edges = (-1, *cut, n + k - 1)
-        yield np.array([edges[i + 1] - edges[i] - 1 for i in range(k)])
 
 
 def moments(tables, log_w):
@@ -36,22 +31,6 @@ def moments(tables, log_w):
     return mean, np.sqrt(np.maximum(w @ tables**2 - mean**2, 0.0))
 
 
-def run(model, n_iter, seed, **kwargs):
-    with model:
-        step = pdp.TableCells([model["c"]], **kwargs)
-    out = []
-    for chain in range(2):
-        step.set_rng(np.random.default_rng([seed, chain]))
-        point = model.initial_point(random_seed=chain)
-        draws = []
-        for it in range(n_iter + 200):
-            point, _ = step.step(point)
-            if it >= 200:
-                draws.append(np.ravel(point["c"]).copy())
-        out.append(draws)
-    return np.asarray(out)
-
-
 def test_two_areas_multinomial_rows():
     n = np.array([4, 3])
     p = np.array([[0.5, 0.3, 0.2], [0.1, 0.6, 0.3]])
@@ -59,7 +38,7 @@ def test_two_areas_multinomial_rows():
     with pm.Model() as model:
         c = pm.Multinomial("c", n=n, p=p, shape=(2, 3))
         pdp.DPObserved("s", c, statistic=pdp.Cells(), mechanism=mech, observed=r)
-    draws = run(model, 4000, seed=1, width=2)
+    draws = run_table_cells(model, 4000, seed=1, width=2)
     assert np.all(draws.reshape(2, -1, 2, 3).sum(axis=-1) == n)
     tables = [np.stack([a, b]) for a in compositions(4, 3) for b in compositions(3, 3)]
     mean, sd = moments(
@@ -94,7 +73,7 @@ def test_detailed_cells_with_row_and_column_margins():
             mechanism=cols[0],
             observed=cols[1],
         )
-    draws = run(model, 5000, seed=2)
+    draws = run_table_cells(model, 5000, seed=2)
 
     def log_w(t):
         m = t.reshape(2, 3)
@@ -121,7 +100,7 @@ def test_poisson_cells_released_through_margins_only():
         pdp.DPObserved(
             "cols", c, statistic=pdp.Marginals((1,)), mechanism=cols[0], observed=cols[1]
         )
-    draws = run(model, 6000, seed=3, width=1)
+    draws = run_table_cells(model, 6000, seed=3, width=1)
     grid = itertools.product(range(16), repeat=4)
 
     def log_w(t):
@@ -142,7 +121,7 @@ def test_negative_binomial_cells():
     with pm.Model() as model:
         c = pm.NegativeBinomial("c", mu=mu, alpha=alpha, shape=3)
         pdp.DPObserved("s", c, statistic=pdp.Cells(), mechanism=mech, observed=r)
-    draws = run(model, 5000, seed=4, width=2)
+    draws = run_table_cells(model, 5000, seed=4, width=2)
     mean, sd = np.zeros(3), np.zeros(3)
     grid = np.arange(200)
     for k in range(3):  # independent cells: each enumerated on 0..199

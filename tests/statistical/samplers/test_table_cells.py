@@ -6,8 +6,6 @@ steps of one person and of up to three, with two releases of the table, and unde
 own assignment (NUTS on a Dirichlet π + TableCells) against the Dirichlet–multinomial posterior.
 """
 
-import itertools
-
 import numpy as np
 import pymc as pm
 import pytest
@@ -15,15 +13,10 @@ from scipy import special, stats
 
 import pymc_dp as pdp
 from tests.support.mc import assert_mc_close
+from tests.support.tables import compositions, run_table_cells
 from tests.support.sampling import assigned, sample
 
 pytestmark = pytest.mark.slow
-
-
-def compositions(n, k):
-    for cut in itertools.combinations(range(n + k - 1), k - 1):
-        edges = (-1, *cut, n + k - 1)
-        yield np.array([edges[i + 1] - edges[i] - 1 for i in range(k)])
 
 
 def posterior_moments(tables, log_prior, releases):
@@ -33,22 +26,6 @@ def posterior_moments(tables, log_prior, releases):
     w /= w.sum()
     mean = w @ tables
     return mean, np.sqrt(w @ tables**2 - mean**2)
-
-
-def run_steps(model, step_kwargs, n_iter, seed):
-    with model:
-        step = pdp.TableCells([model["c"]], **step_kwargs)
-    out = []
-    for chain in range(2):
-        step.set_rng(np.random.default_rng([seed, chain]))
-        point = model.initial_point(random_seed=chain)
-        draws = []
-        for it in range(n_iter + 200):
-            point, _ = step.step(point)
-            if it >= 200:
-                draws.append(np.asarray(point["c"]).copy())
-        out.append(draws)
-    return np.asarray(out)
 
 
 @pytest.mark.parametrize("width", [1, 3])
@@ -62,7 +39,7 @@ def test_multinomial_table_two_releases(width):
         c = pm.Multinomial("c", n=n, p=p)
         for i, (mech, r) in enumerate(releases):
             pdp.DPObserved(f"s{i}", c, statistic=pdp.Cells(), mechanism=mech, observed=r)
-    draws = run_steps(model, {"width": width}, 4000, seed=width)
+    draws = run_table_cells(model, 4000, seed=width, width=width)
     assert np.all(draws.sum(axis=-1) == n)
     mean, sd = posterior_moments(
         compositions(n, 3), lambda t: stats.multinomial(n, p).logpmf(t), releases
@@ -78,7 +55,7 @@ def test_poisson_cells():
         pdp.DPObserved(
             "s", c, statistic=pdp.Cells(), mechanism=releases[0][0], observed=releases[0][1]
         )
-    draws = run_steps(model, {"width": 2}, 4000, seed=7)
+    draws = run_table_cells(model, 4000, seed=7, width=2)
     mean, sd = np.zeros(3), np.zeros(3)
     for k in range(3):  # cells are independent: enumerate each on 0..60
         grid = np.arange(61)
