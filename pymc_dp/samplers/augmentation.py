@@ -480,6 +480,8 @@ class DataAugmentation(DPStep):
                 f"fast_proposals must be True or False, got fast_proposals={fast_proposals!r}."
             )
         model = pm.modelcontext(model)
+        # construction-time probes and decisions draw from children of the step's generator
+        probe_rng = child_rng(rng)
         groups = record_groups(model, vars, owner="DataAugmentation")
         self.groups = []
         for rvs in groups:
@@ -489,6 +491,7 @@ class DataAugmentation(DPStep):
                 require_additive=True,
                 owner="DataAugmentation",
                 fast_draws=bool(fast_proposals),
+                rng=probe_rng,
             )
             self.groups.append(
                 _Group(
@@ -507,8 +510,9 @@ class DataAugmentation(DPStep):
                 f"interweave must be 'auto', True or False, got interweave={interweave!r}."
             )
         if initial_point is None:
-            initial_point = model.initial_point(random_seed=0)
-        self._movers = self._interweavers(model, interweave, initial_point, child_rng(rng))
+            seed = int(child_rng(probe_rng).integers(2**32))
+            initial_point = model.initial_point(random_seed=seed)
+        self._movers = self._interweavers(model, interweave, initial_point, probe_rng)
         self.interweaving = any(d["enabled"] for d in self.interweave_decisions)
         self._init_step(rng)
 
