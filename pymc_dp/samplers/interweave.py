@@ -327,22 +327,17 @@ class InterweaveTarget(ReleaseTarget):
         self.z_value_names = [v.name for v in z_vals]
         #: the noise inputs z and the records' value-space graphs T_θ(z) (for Jacobian checks)
         self.z_inputs, self.x_graphs = list(zs), list(x_vals)
-        self.input_names = [v.name for v in model.value_vars]
         inputs = list(model.value_vars)
         self._logp = pm_compile(inputs + zs, pt.cast(logp, "float64"), on_unused_input="ignore")
         self._x = pm_compile(inputs + zs, x_vals, on_unused_input="ignore")
         self._z = pm_compile(inputs, z_nows, on_unused_input="ignore")
-
-    # -- point helpers -------------------------------------------------------------------------
-    def _args(self, point):
-        return [point[name] for name in self.input_names]
 
     # -- evaluators ----------------------------------------------------------------------------
     def z_of(self, point, rng=None):
         """θ-free noise of the current records: ``(x - loc)/scale`` or ``F_θ(x)``, one array each;
         for categorical records a uniform drawn in the record's cell (needs ``rng``)."""
         out = []
-        for kind, z in zip(self.z_kinds, self._z(*self._args(point))):
+        for kind, z in zip(self.z_kinds, self._z(*self.args(point))):
             z = np.asarray(z, dtype=float)
             if kind == "uniform-cell":
                 if rng is None:
@@ -355,7 +350,7 @@ class InterweaveTarget(ReleaseTarget):
 
     def logp(self, point, zs) -> float:
         """`\\log \\pi(\\theta \\mid z)` up to a θ-free constant, θ and the rest from ``point``."""
-        return as_log_density(self._logp(*self._args(point), *zs))
+        return as_log_density(self._logp(*self.args(point), *zs))
 
     def conditional(self, point, zs):
         """``theta_flat -> log π(θ | z)`` with ``z`` and every non-θ variable bound from ``point``."""
@@ -368,7 +363,7 @@ class InterweaveTarget(ReleaseTarget):
 
     def records(self, point, zs) -> dict:
         """The records `T_\\theta(z)` (value space) at the θ of ``point``: name -> array."""
-        xs = self._x(*self._args(point), *zs)
+        xs = self._x(*self.args(point), *zs)
         return {name: np.asarray(x) for name, x in zip(self.z_value_names, xs)}
 
     def update(self, point, theta, zs) -> dict:

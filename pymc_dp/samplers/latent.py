@@ -110,9 +110,8 @@ class LatentTarget(ReleaseTarget):
         nodes = self.nodes
         if own_parents:
             self._require_owned_parents(latent_rvs, nodes)
-        self._check_mechanisms(self.releases)
+        self._check_mechanisms(self.release_nodes)
         self.block = RecordBlock(model, latent_rvs, require_additive=False, owner=owner, rng=rng)
-        self.input_names = self.block.input_names
         records = set(latent_rvs)
         #: every free parent of the latent's distribution (θ and whatever other samplers move)
         self.parent_names = [
@@ -302,9 +301,6 @@ class LatentTarget(ReleaseTarget):
             )
 
     # -- point helpers -------------------------------------------------------------------------
-    def args(self, point):
-        return [point[name] for name in self.input_names]
-
     def with_latent(self, point, values) -> dict:
         out = dict(point)
         out.update(zip(self.block.value_names, values))

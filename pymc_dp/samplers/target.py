@@ -8,7 +8,7 @@ A step that moves parameters θ of a model whose confidential records are latent
 * which latent records θ drives: by default those of the releases that depend on θ
   (`pymc_dp.distributions.graph.latent_records`), otherwise the records the user names, which
   must be released by some node and must not be θ;
-* which releases read those records (`ReleaseTarget.releases`).
+* which releases read those records (`ReleaseTarget.release_nodes`).
 
 `ReleaseTarget` holds the answers and the point helpers (θ as one flat vector in value space).
 `pymc_dp.samplers.latent.LatentTarget` (the releases' and records' densities and particle draws,
@@ -88,6 +88,8 @@ class ReleaseTarget:
         θ's value variables, random variables and value-variable names.
     record_rvs : list
         The latent records.
+    input_names : list
+        The names of the model's value variables, the inputs of every compiled graph (`args`).
     """
 
     def __init__(
@@ -135,13 +137,19 @@ class ReleaseTarget:
                 f"records' distribution in vars, or the records in {argument}=[...]."
             )
         self.record_rvs = recs
+        #: the names of every value variable of the model: the inputs of the compiled graphs
+        self.input_names = [v.name for v in model.value_vars]
 
     @property
-    def releases(self) -> list:
+    def release_nodes(self) -> list:
         """The ``DPObserved`` nodes that release the latent records (node order)."""
         return releasing(self.nodes, self.record_rvs)
 
     # -- point helpers -------------------------------------------------------------------------
+    def args(self, point) -> list:
+        """The values of ``point`` in the order of `input_names` (a compiled graph's arguments)."""
+        return [point[name] for name in self.input_names]
+
     def theta_flat(self, point) -> np.ndarray:
         """θ of ``point`` as one flat vector (value space)."""
         return flatten_vars(point, self.theta_names)
