@@ -362,11 +362,6 @@ def weakness_ratio(group, point, rng) -> float:
     return float(np.max(np.where(np.isnan(r), np.inf, r)))
 
 
-def _continuous_parents(model, rvs):
-    """Free continuous RVs the records' distributions read directly (not through another RV)."""
-    return direct_parents(model, rvs, continuous=True)
-
-
 def _shared_parent_leaders(parents_of) -> list:
     """For each record group, the first group connected to it by shared parents (transitively).
 
@@ -520,7 +515,10 @@ class DataAugmentation(DPStep):
         from pymc_dp.samplers.interweave import Interweave, InterweaveTrial
 
         movers, self.interweave_decisions = [], []
-        parents_of = [_continuous_parents(model, g.block.record_rvs) for g in self.groups]
+        # θ of each group: the free continuous variables its records' distributions read directly
+        parents_of = [
+            direct_parents(model, g.block.record_rvs, continuous=True) for g in self.groups
+        ]
         leaders = _shared_parent_leaders(parents_of)
         for k, group in enumerate(self.groups):
             lead = leaders[k]
