@@ -14,6 +14,7 @@ __all__ = [
     "check_bounds",
     "check_count",
     "check_rng",
+    "check_noise_rng",
     "child_rng",
     "check_partition",
 ]
@@ -112,6 +113,29 @@ def check_rng(rng, *, name: str = "rng") -> np.random.Generator:
     raise TypeError(
         f"{name} must be a numpy.random.Generator or an int seed, got {name}={rng!r}. "
         f"Pass {name}=np.random.default_rng(seed)."
+    )
+
+
+def check_noise_rng(rng, *, owner: str) -> np.random.Generator | None:
+    """The package's one rule for ``rng`` where it draws privacy noise (`pdp.release`,
+    ``Mechanism.sample``).
+
+    ``None`` is returned as it is: the caller draws secure noise from OpenDP (a real publication).
+    A ``np.random.Generator`` is used as it is and a non-negative int seeds a new one (a
+    simulation, reproducible by seed). Anything else is refused, naming ``owner``.
+    """
+    if rng is None or isinstance(rng, np.random.Generator):
+        return rng
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
+        if rng < 0:
+            raise ValueError(
+                f"{owner}: rng must be a non-negative int seed, got rng={rng!r}. Pass e.g. rng=1."
+            )
+        return np.random.default_rng(int(rng))
+    raise TypeError(
+        f"{owner}: rng must be None (secure noise from OpenDP, for a real publication), a "
+        f"numpy.random.Generator or an int seed (simulations), got rng={rng!r} of type "
+        f"{type(rng).__name__}. Pass rng=None to publish, or np.random.default_rng(seed) to simulate."
     )
 
 

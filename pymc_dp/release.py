@@ -13,32 +13,13 @@ as a ``dp_accounting`` event whose sensitivity unit is the replace-one sensitivi
 
 from __future__ import annotations
 
-import numbers
 import uuid
 
 import numpy as np
 
-from pymc_dp._checks import check_partition
+from pymc_dp._checks import check_noise_rng, check_partition
 
-__all__ = ["release", "bind_mechanism", "Release", "check_rng"]
-
-
-def check_rng(rng):
-    """Check ``rng``: ``None`` (returned as is: the mechanism's secure sampler), an int seed (a new
-    ``np.random.Generator``) or a ``np.random.Generator``."""
-    if rng is None or isinstance(rng, np.random.Generator):
-        return rng
-    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
-        if rng < 0:
-            raise ValueError(
-                f"rng must be a non-negative int seed, got rng={rng!r}. Pass e.g. rng=1."
-            )
-        return np.random.default_rng(int(rng))
-    raise TypeError(
-        f"rng must be None, an int seed or a numpy.random.Generator, got rng={rng!r} "
-        f"(type {type(rng).__name__}). Pass e.g. rng=np.random.default_rng(1), or leave rng=None "
-        "for a real publication."
-    )
+__all__ = ["release", "bind_mechanism", "Release"]
 
 
 def bind_mechanism(statistic, mechanism, n: int, dim: int):
@@ -449,7 +430,7 @@ def release(data, statistic, mechanism, rng=None, *, partition=None) -> Release:
         a value computed from the records.
     """
     data = tuple(np.asarray(d) for d in (data if isinstance(data, tuple) else (data,)))
-    rng = check_rng(rng)
+    rng = check_noise_rng(rng, owner="release")
     _check_records(data, statistic)
     from pymc_dp.statistics.additive import _exact_dtype
 

@@ -3,10 +3,11 @@
 Every step, plan and check that asks which variables read which asks here:
 
 - the records that feed the ``DPObserved`` nodes: `released_records`, `free_records`,
-  `nodes_reading`;
+  `nodes_reading`, `releasing`; the latent records whose releases depend on θ: `latent_records`;
 - a record's direct parents (the variables its distribution reads without looking through another
   random variable): `direct_parents`, `direct_upstream`;
-- what depends on θ (or on records): `reads`, `depends_on`;
+- what depends on θ (or on records): `reads`, `depends_on`; which model terms other than the
+  releases read the records: `other_readers`;
 - everything a graph reads: `upstream`; whether it reads only constants: `is_constant`.
 
 ``graphs`` arguments take one variable or an iterable of variables. "Reads" includes the graphs
@@ -26,11 +27,20 @@ __all__ = [
     "direct_upstream",
     "free_records",
     "is_constant",
+    "latent_records",
+    "names",
     "nodes_reading",
+    "other_readers",
     "reads",
     "released_records",
+    "releasing",
     "upstream",
 ]
+
+
+def names(variables) -> str:
+    """``'a', 'b'``: the names of ``variables`` as error messages quote them."""
+    return ", ".join(repr(v.name) for v in variables)
 
 
 def _as_list(graphs) -> list:
@@ -80,6 +90,49 @@ def free_records(model, nodes) -> list:
 def nodes_reading(nodes, var) -> dict:
     """The ``DPObserved`` nodes (name → node) that release ``var`` among their records."""
     return {name: node for name, node in nodes.items() if var in node.data}
+
+
+def releasing(nodes, records) -> list:
+    """The ``DPObserved`` nodes (in node order) that release any of ``records``."""
+    records = set(records)
+    return [node for node in nodes.values() if records.intersection(node.data)]
+
+
+def latent_records(model, nodes, theta, *, whole_releases: bool) -> list:
+    """The latent records (free, released by ``nodes``, in `released_records` order) that
+    depend on ``theta``.
+
+    ``whole_releases=True`` takes every free record of a release whose free records depend on θ
+    jointly (a release's records are integrated together, ``PMMH`` / ``MHAAR``);
+    ``whole_releases=False`` only the records that depend on θ themselves (``Interweave``, which
+    writes those through θ-free noise).
+    """
+    theta = list(theta)
+    if not whole_releases:
+        return [d for d in free_records(model, nodes) if depends_on(d, theta)]
+    found = []
+    for node in nodes.values():
+        free = [d for d in node.data if d in model.free_RVs]
+        if free and depends_on(free, theta):
+            found += [d for d in free if d not in found]
+    return found
+
+
+def other_readers(model, records, *, exclude=(), deterministics: bool = False) -> list:
+    """``[(variable, the records it reads)]`` for every random variable and potential of ``model``
+    (and deterministic, with ``deterministics=True``) that reads any of ``records``, leaving out
+    ``records`` themselves and ``exclude`` (e.g. the releases of the records)."""
+    records = list(records)
+    skip = set(records) | set(exclude)
+    terms = list(model.basic_RVs) + (list(model.deterministics) if deterministics else [])
+    out = []
+    for var in terms + list(model.potentials):
+        if var in skip:
+            continue
+        hit = reads(var, records)
+        if hit:
+            out.append((var, hit))
+    return out
 
 
 def direct_parents(model, rvs, *, continuous: bool = False) -> list:

@@ -29,6 +29,7 @@ import pytensor
 import pytensor.tensor as pt
 from scipy import integrate
 
+from pymc_dp._checks import child_rng
 from pymc_dp.distributions.clt import (
     bernoulli_moments,
     check_moment_power,
@@ -232,7 +233,8 @@ class Population:
         th = pt.dvector("theta")
         rows, cols = pt.iscalar("rows"), pt.iscalar("cols")
         draws = self.dist.dist(**self.params(self._theta_arg(th)), size=(rows, cols))
-        self._draw_fn = pm_compile([th, rows, cols], draws, random_seed=0, mode=_MODE)
+        # the generators start from fresh entropy: `draw` reseeds them from its rng at every call
+        self._draw_fn = pm_compile([th, rows, cols], draws, mode=_MODE)
         self._rngs = [
             i.variable for i in self._draw_fn.maker.inputs if getattr(i, "implicit", False)
         ]
@@ -264,12 +266,18 @@ class Population:
         reseed_rngs(self._rngs, int(rng.integers(2**62)))
         return np.asarray(self._draw_fn(np.asarray(theta, float), int(rows), int(cols)))
 
-    def check_theta(self, theta):
-        """θ as an array after checking the declared bounds and that the density is finite."""
+    def check_theta(self, theta, *, rng=None):
+        """θ as an array after checking the declared bounds and that the density is finite.
+
+        The check draws 8 records at θ from a child of ``rng`` (`pymc_dp._checks.child_rng`,
+        ``None``: fresh entropy). It is a support probe: inside the support every draw has a finite
+        density, and outside it the draw or the density fails whatever the records, so the verdict
+        does not depend on the draws (``tests/unit/fisher`` checks two seeds).
+        """
         arr = theta_array(theta, self.n_params, owner=self.name)
         check_theta_bounds(arr, self.theta_bounds, owner=self.name, theta=theta)
         try:
-            x = self.draw(arr, 1, 8, np.random.default_rng(0))
+            x = self.draw(arr, 1, 8, child_rng(rng))
         except Exception as err:  # noqa: BLE001 - numpy refuses invalid parameters when drawing
             raise ValueError(
                 f"theta={theta!r} is outside the support of {self.name}: drawing records failed "

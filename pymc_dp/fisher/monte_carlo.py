@@ -34,6 +34,7 @@ import dataclasses
 import numpy as np
 from scipy.special import logsumexp
 
+from pymc_dp._checks import child_rng
 from pymc_dp.fisher._validate import check_mc_size, check_n, check_rng, require_density
 
 __all__ = [
@@ -482,8 +483,10 @@ def marginal_mc(
     N = check_mc_size(n_outer, name="n_outer")
     M = check_mc_size(n_inner, name="n_inner")
     rng = check_rng(rng)
-    th = population.check_theta(theta)
-    probe_x = population.draw(th, 1, n, np.random.default_rng(1))
+    th = population.check_theta(theta, rng=rng)
+    # one database to learn the statistic's shape and check the release density: drawn from a
+    # child of rng, whose own stream (the estimate's draws) is left untouched
+    probe_x = population.draw(th, 1, n, child_rng(rng))
     stat_fn = _database_evaluator(statistic, mechanism, n)
     probe_S, probe_extra = stat_fn(probe_x)
     dim = 1 if getattr(statistic, "local", False) else int(np.prod(probe_S.shape[1:], dtype=int))

@@ -17,7 +17,7 @@ from pymc.model import fgraph as _fg
 from pytensor.compile.sharedvalue import SharedVariable
 
 from pymc_dp.distributions.dp_observed import DPNode, dp_nodes
-from pymc_dp.distributions.graph import depends_on, upstream
+from pymc_dp.distributions.graph import other_readers, upstream
 from pymc_dp.distributions.registry import get_extra, set_extra, set_nodes
 from pymc_dp.marginal.plan import make_plan
 
@@ -67,18 +67,14 @@ def collapsed_plans(model=None, *, records=None, method="auto", cost=None):
             raise ValueError(
                 f"Record variable {record.name!r} is not a free variable of the model."
             )
-        users = [
-            v
-            for v in model.basic_RVs + model.deterministics + model.potentials
-            if v is not record and v not in [nd.rv for nd in group]
-        ]
-        for v in users:
-            if depends_on(v, [record]):
-                raise ValueError(
-                    f"Record variable {record.name!r} is also used by {v.name!r}, which is not a "
-                    "DPObserved release; integrating it out would drop that dependence. Use "
-                    "pdp.DataAugmentation."
-                )
+        users = other_readers(model, [record], exclude=[nd.rv for nd in group], deterministics=True)
+        if users:
+            v = users[0][0]
+            raise ValueError(
+                f"Record variable {record.name!r} is also used by {v.name!r}, which is not a "
+                "DPObserved release; integrating it out would drop that dependence. Use "
+                "pdp.DataAugmentation."
+            )
         try:
             plans[record.name] = make_plan(model, record, group, method=method, cost=cost)
         except (TypeError, ValueError) as err:

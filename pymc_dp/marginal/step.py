@@ -57,6 +57,7 @@ from pymc_dp.marginal.recover import RecordConditional, record_draw_fn
 from pymc_dp.samplers.accept import mh_accept
 from pymc_dp.samplers.adapt import robbins_monro
 from pymc_dp.samplers.base import DPStep
+from pymc_dp.samplers.points import layout_point
 
 __all__ = [
     "Collapsed",
@@ -250,7 +251,7 @@ class Collapsed(DPStep):
         self.record_names = [r.name for r in records]
         marginal = marginalize(model, records=self.record_names, cost=cost)
         self.theta_values = [model.rvs_to_values[t].name for t in thetas]
-        point = model.initial_point(random_seed=0) if initial_point is None else initial_point
+        point = layout_point(model) if initial_point is None else initial_point
         self._shapes = [np.shape(point[n]) for n in self.theta_values]
         self._logp, self._logp_grad, self.other_names = (
             _compile_logp(marginal, self.theta_values, self._shapes) if thetas else (None, None, [])

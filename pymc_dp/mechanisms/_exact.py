@@ -39,7 +39,6 @@ __all__ = [
     "lattice_exponent",
     "lattice_index",
     "lattice_value",
-    "check_rng",
 ]
 
 #: the lattice step 2^k of a continuous mechanism lies in (scale·2^-(LATTICE_BITS+1), scale·2^-LATTICE_BITS]
@@ -229,16 +228,3 @@ def _to_float(x: Fraction) -> float:
     except OverflowError:
         big = float(np.finfo(np.float64).max)
         return big if x > 0 else -big
-
-
-def check_rng(rng, owner: str = "sample"):
-    """``None`` (secure, OpenDP), a ``Generator`` or an int seed (simulation) — else ``TypeError``."""
-    if rng is None or isinstance(rng, np.random.Generator):
-        return rng
-    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
-        return np.random.default_rng(int(rng))
-    raise TypeError(
-        f"{owner}: rng must be None (secure noise from OpenDP, for a real publication), a "
-        f"numpy.random.Generator or an int seed (simulations), got rng={rng!r} of type "
-        f"{type(rng).__name__}. Pass rng=None to publish, or np.random.default_rng(seed) to simulate."
-    )

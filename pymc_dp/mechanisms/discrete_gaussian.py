@@ -40,7 +40,7 @@ import numpy as np
 from pytensor.tensor.random.op import RandomVariable
 from scipy import optimize
 
-from pymc_dp._checks import check_delta, check_epsilon, check_positive
+from pymc_dp._checks import check_delta, check_epsilon, check_noise_rng, check_positive
 from pymc_dp.mechanisms import _calibrate, _exact
 from pymc_dp.mechanisms._noise import gaussian_release, reject_bool
 from pymc_dp.mechanisms.base import GAUSSIAN_KERNEL, Mechanism
@@ -271,7 +271,7 @@ class DiscreteGaussian(Mechanism):
         secure generator: **only this path is fit for a real publication.** A ``Generator`` (or
         int seed) drives the exact sampler of CKS Algorithm 3, for simulations and tests.
         """
-        rng = _exact.check_rng(rng, "DiscreteGaussian.sample")
+        rng = check_noise_rng(rng, owner="DiscreteGaussian.sample")
         return gaussian_release(
             statistic, self.noise_sd, rng, integer=True, name="DiscreteGaussian"
         )

@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from pymc_dp.mechanisms import _calibrate, _exact
+from pymc_dp._checks import check_noise_rng
+from pymc_dp.mechanisms import _calibrate
 from pymc_dp.mechanisms._noise import laplace_release, reject_bool, scale_or_epsilon
 from pymc_dp.mechanisms.base import LAPLACE_KERNEL
 from pymc_dp.mechanisms.laplace import Laplace
@@ -85,7 +86,7 @@ class DiscreteLaplace(Laplace):
         an int seed) drives the exact sampler of Canonne et al. (2020), Algorithm 2, for
         simulations and tests.
         """
-        rng = _exact.check_rng(rng, "DiscreteLaplace.sample")
+        rng = check_noise_rng(rng, owner="DiscreteLaplace.sample")
         return laplace_release(
             statistic, self.noise_scale, rng, integer=True, name="DiscreteLaplace"
         )

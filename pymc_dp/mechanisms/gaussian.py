@@ -31,7 +31,7 @@ import warnings
 
 from scipy import optimize, special
 
-from pymc_dp._checks import check_delta, check_epsilon, check_positive
+from pymc_dp._checks import check_delta, check_epsilon, check_noise_rng, check_positive
 from pymc_dp.mechanisms import _calibrate, _exact
 from pymc_dp.mechanisms._noise import gaussian_release, reject_bool
 from pymc_dp.mechanisms.base import GAUSSIAN_KERNEL, Mechanism
@@ -215,7 +215,7 @@ class Gaussian(Mechanism):
         ``Generator`` (or an int seed) drives the same exact sampler (Canonne et al. 2020,
         Algorithm 3) for simulations, tests and reproducible examples.
         """
-        rng = _exact.check_rng(rng, "Gaussian.sample")
+        rng = check_noise_rng(rng, owner="Gaussian.sample")
         return gaussian_release(statistic, self.noise_sd, rng, integer=False, name="Gaussian")
 
     def random_graph(self, statistic, size=None):

@@ -12,7 +12,7 @@ import dataclasses
 import math
 import warnings
 
-from pymc_dp._checks import check_positive
+from pymc_dp._checks import check_noise_rng, check_positive
 from pymc_dp.mechanisms import _calibrate, _exact
 from pymc_dp.mechanisms._noise import laplace_release, reject_bool, scale_or_epsilon
 from pymc_dp.mechanisms.base import LAPLACE_KERNEL, Mechanism
@@ -124,7 +124,7 @@ class Laplace(Mechanism):
             (or an int seed) drives the same exact sampler (Canonne et al. 2020, Algorithms 1–2)
             for simulations, tests and reproducible examples.
         """
-        rng = _exact.check_rng(rng, f"{type(self).__name__}.sample")
+        rng = check_noise_rng(rng, owner=f"{type(self).__name__}.sample")
         return laplace_release(
             statistic, self.noise_scale, rng, integer=False, name=type(self).__name__
         )

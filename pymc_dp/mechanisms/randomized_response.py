@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from pymc_dp._checks import check_epsilon
+from pymc_dp._checks import check_epsilon, check_noise_rng
 from pymc_dp.mechanisms import _calibrate, _exact
 from pymc_dp.mechanisms._noise import reject_bool
 from pymc_dp.mechanisms.base import CATEGORICAL_KERNEL, Mechanism
@@ -90,7 +90,7 @@ class RandomizedResponse(Mechanism):
         publication.** A ``Generator`` (or int seed) drives the exact vectorised sampler of the
         class docstring, for simulations and tests.
         """
-        rng = _exact.check_rng(rng, "RandomizedResponse.sample")
+        rng = check_noise_rng(rng, owner="RandomizedResponse.sample")
         k = self.n_categories
         x = np.asarray(statistic)
         if x.dtype.kind not in "iu" and np.any(x != np.floor(x)) or np.any((x < 0) | (x >= k)):

@@ -33,7 +33,7 @@ import math
 
 import numpy as np
 
-from pymc_dp._checks import check_delta, check_epsilon
+from pymc_dp._checks import check_delta, check_epsilon, check_noise_rng
 from pymc_dp.mechanisms import _exact
 from pymc_dp.mechanisms._noise import laplace_release, reject_bool
 from pymc_dp.mechanisms.base import Mechanism
@@ -135,7 +135,7 @@ class SmoothLaplace(Mechanism):
         ``rng=None`` (default) draws through OpenDP's ``make_laplace``: **only this path is fit
         for a real publication**; a ``Generator`` or int seed drives the same exact sampler.
         """
-        rng = _exact.check_rng(rng, "SmoothLaplace.sample")
+        rng = check_noise_rng(rng, owner="SmoothLaplace.sample")
         if scale is None:
             raise ValueError(
                 "SmoothLaplace.sample needs scale=S*_β(x)/α, which depends on the records. Use "

@@ -52,7 +52,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from pymc_dp._checks import check_epsilon
+from pymc_dp._checks import check_epsilon, check_noise_rng
 from pymc_dp.mechanisms import _exact
 from pymc_dp.mechanisms._noise import reject_bool, require_integer
 from pymc_dp.mechanisms.base import Mechanism
@@ -232,7 +232,7 @@ class Staircase(Mechanism):
         **only this path is fit for a real publication.** A ``Generator`` (or int seed) runs the
         same exact algorithm on pymc_dp's exact samplers, for simulations and tests.
         """
-        rng = _exact.check_rng(rng, "Staircase.sample")
+        rng = check_noise_rng(rng, owner="Staircase.sample")
         self._require_calibrated()
         s = require_integer(statistic, "Staircase")
         source = _OpenDPSource() if rng is None else _GeneratorSource(rng)

@@ -362,11 +362,6 @@ def weakness_ratio(group, point, rng) -> float:
     return float(np.max(np.where(np.isnan(r), np.inf, r)))
 
 
-def _continuous_parents(model, rvs):
-    """Free continuous RVs the records' distributions read directly (not through another RV)."""
-    return direct_parents(model, rvs, continuous=True)
-
-
 def _shared_parent_leaders(parents_of) -> list:
     """For each record group, the first group connected to it by shared parents (transitively).
 
@@ -480,6 +475,8 @@ class DataAugmentation(DPStep):
                 f"fast_proposals must be True or False, got fast_proposals={fast_proposals!r}."
             )
         model = pm.modelcontext(model)
+        # construction-time probes and decisions draw from children of the step's generator
+        probe_rng = child_rng(rng)
         groups = record_groups(model, vars, owner="DataAugmentation")
         self.groups = []
         for rvs in groups:
@@ -489,6 +486,7 @@ class DataAugmentation(DPStep):
                 require_additive=True,
                 owner="DataAugmentation",
                 fast_draws=bool(fast_proposals),
+                rng=probe_rng,
             )
             self.groups.append(
                 _Group(
@@ -507,8 +505,9 @@ class DataAugmentation(DPStep):
                 f"interweave must be 'auto', True or False, got interweave={interweave!r}."
             )
         if initial_point is None:
-            initial_point = model.initial_point(random_seed=0)
-        self._movers = self._interweavers(model, interweave, initial_point, child_rng(rng))
+            seed = int(child_rng(probe_rng).integers(2**32))
+            initial_point = model.initial_point(random_seed=seed)
+        self._movers = self._interweavers(model, interweave, initial_point, probe_rng)
         self.interweaving = any(d["enabled"] for d in self.interweave_decisions)
         self._init_step(rng)
 
@@ -516,7 +515,10 @@ class DataAugmentation(DPStep):
         from pymc_dp.samplers.interweave import Interweave, InterweaveTrial
 
         movers, self.interweave_decisions = [], []
-        parents_of = [_continuous_parents(model, g.block.record_rvs) for g in self.groups]
+        # θ of each group: the free continuous variables its records' distributions read directly
+        parents_of = [
+            direct_parents(model, g.block.record_rvs, continuous=True) for g in self.groups
+        ]
         leaders = _shared_parent_leaders(parents_of)
         for k, group in enumerate(self.groups):
             lead = leaders[k]

@@ -306,7 +306,7 @@ class _LinearNormal:
             model.value_vars, [pt.cast(g, "float64") for g in graphs[1:]], on_unused_input="ignore"
         )
         self.input_names = [v.name for v in model.value_vars]
-        point = model.initial_point(random_seed=0)
+        point = model.initial_point(random_seed=int(child_rng(rng).integers(2**32)))
         self.shape = np.shape(point[value.name])
         probe_value = child_rng(rng).normal(size=self.shape)
         self(*[point[n] for n in self.input_names], check_at=probe_value)

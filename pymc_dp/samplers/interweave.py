@@ -48,14 +48,13 @@ import pymc as pm
 import pytensor.tensor as pt
 from pymc.logprob.utils import replace_rvs_by_values
 from pymc.pytensorf import compile as pm_compile
-from pymc.util import get_value_vars_from_user_vars
 from pytensor.graph.replace import graph_replace
 
-from pymc_dp.distributions.graph import depends_on, free_records, reads, released_records
+from pymc_dp.distributions.graph import depends_on, names, reads
 from pymc_dp.samplers.base import DPStep
-from pymc_dp.samplers.points import flatten_vars, replace_flat
-from pymc_dp.samplers.records import required_nodes
+from pymc_dp.samplers.points import layout_point
 from pymc_dp.samplers.slice import as_log_density, slice_along
+from pymc_dp.samplers.target import ReleaseTarget
 
 __all__ = [
     "Interweave",
@@ -76,10 +75,6 @@ LOCATION_SCALE = {
     "GumbelRV": (0, 1, ()),
     "StudentTRV": (1, 2, (0,)),
 }
-
-
-def _names(rvs):
-    return ", ".join(repr(r.name) for r in rvs)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -153,7 +148,7 @@ def interweave_kernel(rng, state: InterweaveState, target, params: InterweavePar
 # ----------------------------------------------------------------------------------------------
 # model side
 # ----------------------------------------------------------------------------------------------
-class InterweaveTarget:
+class InterweaveTarget(ReleaseTarget):
     """θ, the records' θ-free representation and the compiled `\\log\\pi(\\theta \\mid z)`.
 
     Parameters
@@ -163,7 +158,7 @@ class InterweaveTarget:
         θ: continuous free variables (RVs or value variables).
     records : list, optional
         The latent records; default: every free variable that is the data of a ``DPObserved`` node
-        and depends on θ.
+        and depends on θ (`pymc_dp.samplers.target.ReleaseTarget` finds and checks them).
     owner : str
         Name of the calling sampler, for messages.
 
@@ -175,48 +170,15 @@ class InterweaveTarget:
     """
 
     def __init__(self, model, vars, records=None, *, owner="Interweave"):
-        self.model = model
-        self.owner = owner
-        if vars is None or (isinstance(vars, list | tuple) and not vars):
-            raise ValueError(
-                f"{owner} needs vars=[theta, ...], the parameters it moves; got {vars!r}."
-            )
-        theta_values = get_value_vars_from_user_vars(vars, model)
-        for v in theta_values:
-            if v.dtype.startswith(("int", "uint", "bool")):
-                raise ValueError(
-                    f"{owner} moves θ by slice sampling in value space, but {v.name!r} is discrete "
-                    f"(dtype {v.dtype}). Pass only continuous variables in vars."
-                )
-        self.theta_values = list(theta_values)
-        self.theta_names = [v.name for v in theta_values]
-        self.theta_rvs = [model.values_to_rvs[v] for v in theta_values]
-        theta_set = set(self.theta_rvs)
-        nodes = required_nodes(model, owner)
-        if records is None:
-            recs = [d for d in free_records(model, nodes) if depends_on(d, theta_set)]
-        else:
-            recs = [model.values_to_rvs[v] for v in get_value_vars_from_user_vars(records, model)]
-        fed = set(released_records(nodes))
-        unfed = [r for r in recs if r not in fed]
-        if unfed:
-            raise ValueError(
-                f"records must be the latent data of pdp.DPObserved nodes, got {_names(unfed)}, "
-                f"which no DPObserved node releases (nodes: {', '.join(map(repr, nodes))})."
-            )
-        overlap = [r for r in recs if r in theta_set]
-        if overlap:
-            raise ValueError(
-                f"{owner}: {_names(overlap)} is both in vars and in records. Pass the parameters in "
-                "vars and the confidential records in records."
-            )
-        if not recs:
-            raise ValueError(
-                f"{owner} found no latent records of a DPObserved node that depend on "
-                f"vars=[{_names(self.theta_rvs)}]. Pass records=[x] explicitly, or the parameters of "
-                "the records' distribution in vars."
-            )
-        self.record_rvs = recs
+        super().__init__(
+            model,
+            vars,
+            records,
+            owner=owner,
+            move="moves θ by slice sampling in value space",
+            argument="records",
+            whole_releases=False,
+        )
         self._build()
 
     # ------------------------------------------------------------------------------------------
@@ -345,7 +307,7 @@ class InterweaveTarget:
                 f"{self.owner} needs records with a θ-free representation x = loc(θ) + scale(θ)·z "
                 f"(Normal, StudentT, Laplace, Logistic, Cauchy, Gumbel), an icdf in PyMC, or categorical / "
                 f"Bernoulli records (uniforms in their cells), but "
-                f"{_names(self.record_rvs)} has none (another discrete family, or records drawn from "
+                f"{names(self.record_rvs)} has none (another discrete family, or records drawn from "
                 "each other). "
                 "Use pdp.DataAugmentation with NUTS or a conjugate step for θ."
             )
@@ -353,8 +315,8 @@ class InterweaveTarget:
         depends = [r for r in z_rvs if depends_on(r, self.theta_rvs)]
         if not depends:
             raise ValueError(
-                f"{self.owner}: the records {_names(z_rvs)} do not depend on "
-                f"vars=[{_names(self.theta_rvs)}], so holding their noise fixed does not move θ "
+                f"{self.owner}: the records {names(z_rvs)} do not depend on "
+                f"vars=[{names(self.theta_rvs)}], so holding their noise fixed does not move θ "
                 "differently from the centred update. Pass the parameters of the records' distribution."
             )
         terms = [v for v in model.basic_RVs if v not in set(z_rvs)] + list(model.potentials)
@@ -365,28 +327,17 @@ class InterweaveTarget:
         self.z_value_names = [v.name for v in z_vals]
         #: the noise inputs z and the records' value-space graphs T_θ(z) (for Jacobian checks)
         self.z_inputs, self.x_graphs = list(zs), list(x_vals)
-        self.input_names = [v.name for v in model.value_vars]
         inputs = list(model.value_vars)
         self._logp = pm_compile(inputs + zs, pt.cast(logp, "float64"), on_unused_input="ignore")
         self._x = pm_compile(inputs + zs, x_vals, on_unused_input="ignore")
         self._z = pm_compile(inputs, z_nows, on_unused_input="ignore")
-
-    # -- point helpers -------------------------------------------------------------------------
-    def _args(self, point):
-        return [point[name] for name in self.input_names]
-
-    def theta_flat(self, point) -> np.ndarray:
-        return flatten_vars(point, self.theta_names)
-
-    def with_theta(self, point, flat) -> dict:
-        return replace_flat(point, self.theta_names, flat)
 
     # -- evaluators ----------------------------------------------------------------------------
     def z_of(self, point, rng=None):
         """θ-free noise of the current records: ``(x - loc)/scale`` or ``F_θ(x)``, one array each;
         for categorical records a uniform drawn in the record's cell (needs ``rng``)."""
         out = []
-        for kind, z in zip(self.z_kinds, self._z(*self._args(point))):
+        for kind, z in zip(self.z_kinds, self._z(*self.args(point))):
             z = np.asarray(z, dtype=float)
             if kind == "uniform-cell":
                 if rng is None:
@@ -399,7 +350,7 @@ class InterweaveTarget:
 
     def logp(self, point, zs) -> float:
         """`\\log \\pi(\\theta \\mid z)` up to a θ-free constant, θ and the rest from ``point``."""
-        return as_log_density(self._logp(*self._args(point), *zs))
+        return as_log_density(self._logp(*self.args(point), *zs))
 
     def conditional(self, point, zs):
         """``theta_flat -> log π(θ | z)`` with ``z`` and every non-θ variable bound from ``point``."""
@@ -412,7 +363,7 @@ class InterweaveTarget:
 
     def records(self, point, zs) -> dict:
         """The records `T_\\theta(z)` (value space) at the θ of ``point``: name -> array."""
-        xs = self._x(*self._args(point), *zs)
+        xs = self._x(*self.args(point), *zs)
         return {name: np.asarray(x) for name, x in zip(self.z_value_names, xs)}
 
     def update(self, point, theta, zs) -> dict:
@@ -586,7 +537,7 @@ class Interweave(DPStep):
         self.trial = None  # an InterweaveTrial when DataAugmentation(interweave="auto") measures it
         self.target = InterweaveTarget(model, vars, records)
         self.vars = self.target.theta_values
-        self.d = self.target.theta_flat(model.initial_point(random_seed=0)).size
+        self.d = self.target.theta_flat(layout_point(model)).size
         self._init_step(rng)
 
     def start_chain(self) -> None:

@@ -29,7 +29,7 @@ from pymc.logprob.utils import replace_rvs_by_values
 from pymc.pytensorf import compile as pm_compile
 from pytensor.graph.replace import vectorize_graph
 
-from pymc_dp.distributions.graph import depends_on
+from pymc_dp.distributions.graph import depends_on, names
 
 __all__ = ["RecordInverse", "DiscreteInverse", "SupportInverse", "finite_support"]
 
@@ -211,7 +211,7 @@ class RecordInverse:
         if linked:
             raise ValueError(
                 f"{owner} z-space (seed 001 Algorithms 7-8) maps θ-free uniforms through each "
-                f"record's icdf, but {', '.join(repr(r.name) for r in linked)} depends on another "
+                f"record's icdf, but {names(linked)} depends on another "
                 "record variable. Use space='u' or pdp.PMMH for records drawn jointly."
             )
         self.kinds = []  # per record RV: a DiscreteInverse / SupportInverse, or None (PyMC icdf)

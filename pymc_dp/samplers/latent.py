@@ -23,10 +23,9 @@ import numpy as np
 import pytensor.tensor as pt
 from pymc.pytensorf import compile as pm_compile
 from pymc.pytensorf import reseed_rngs
-from pymc.util import get_value_vars_from_user_vars
 from pytensor.graph.replace import vectorize_graph
 
-from pymc_dp.distributions.graph import depends_on, reads, released_records, upstream
+from pymc_dp.distributions.graph import depends_on, names, reads, releasing, upstream
 from pymc_dp.samplers.inverse import RecordInverse, finite_support
 from pymc_dp.samplers.particles import (
     estimate_log_lik,
@@ -35,7 +34,6 @@ from pymc_dp.samplers.particles import (
     pick_particle,
     sample_indices,
 )
-from pymc_dp.samplers.points import flatten_vars, replace_flat
 from pymc_dp.samplers.random_walk import (
     RandomWalkState,
     check_n_particles,
@@ -44,12 +42,8 @@ from pymc_dp.samplers.random_walk import (
     random_walk_adapt,
     random_walk_propose,
 )
-from pymc_dp.samplers.records import (
-    RecordBlock,
-    compile_record_draw,
-    record_groups,
-    required_nodes,
-)
+from pymc_dp.samplers.records import RecordBlock, compile_record_draw, record_groups
+from pymc_dp.samplers.target import ReleaseTarget
 
 __all__ = [
     "LatentTarget",
@@ -67,15 +61,15 @@ __all__ = [
 ]
 
 
-def _names(rvs):
-    return ", ".join(repr(r.name) for r in rvs)
-
-
 # ----------------------------------------------------------------------------------------------
 # model side
 # ----------------------------------------------------------------------------------------------
-class LatentTarget:
+class LatentTarget(ReleaseTarget):
     """θ, the latent block it drives and compiled evaluators (see module docstring).
+
+    θ, the latent records and their releases are found by `pymc_dp.samplers.target.ReleaseTarget`
+    (the latent defaults to every free record of a release that depends on θ); the records' draws
+    and per-record statistics are those of a `pymc_dp.samplers.records.RecordBlock`.
 
     Parameters
     ----------
@@ -87,66 +81,37 @@ class LatentTarget:
         depends on θ.
     owner : str
         Sampler name for messages.
+    rng : numpy.random.Generator or int, optional
+        The step's generator, for the record block's construction-time check
+        (`pymc_dp.samplers.records.RecordBlock`).
     """
 
     def __init__(
-        self, model, vars, *, latent=None, owner="PMMH", own_parents=False, max_support=64
+        self,
+        model,
+        vars,
+        *,
+        latent=None,
+        owner="PMMH",
+        own_parents=False,
+        max_support=64,
+        rng=None,
     ):
-        self.model = model
-        self.owner = owner
-        if vars is None:
-            raise ValueError(
-                f"{owner} needs vars=[theta, ...], the parameters it proposes; got None."
-            )
-        theta_values = get_value_vars_from_user_vars(vars, model)
-        self.theta_rvs = [model.values_to_rvs[v] for v in theta_values]
-        for v in theta_values:
-            if v.dtype.startswith(("int", "uint", "bool")):
-                raise ValueError(
-                    f"{owner} proposes θ by a Gaussian random walk, but {v.name!r} is discrete "
-                    f"(dtype {v.dtype}). Pass only continuous variables in vars."
-                )
-        nodes = required_nodes(model, owner)
-        theta_set = set(self.theta_rvs)
-        if latent is None:
-            latent_rvs = []
-            for node in nodes.values():
-                free = [d for d in node.data if d in model.free_RVs]
-                if free and depends_on(free, theta_set):
-                    latent_rvs += [d for d in free if d not in latent_rvs]
-            if not latent_rvs:
-                raise ValueError(
-                    f"{owner} integrates the latent data of the DPObserved nodes that depend on "
-                    f"vars={_names(self.theta_rvs)}, but none does (nodes: "
-                    f"{', '.join(map(repr, nodes))}). Pass the parameters of the confidential "
-                    "records' distribution."
-                )
-        else:
-            latent_rvs = [
-                model.values_to_rvs[v] for v in get_value_vars_from_user_vars(latent, model)
-            ]
-            fed = set(released_records(nodes))
-            unfed = [r for r in latent_rvs if r not in fed]
-            if unfed:
-                raise ValueError(
-                    f"latent must be variables a pdp.DPObserved node depends on, got "
-                    f"latent=[{_names(unfed)}], which no DPObserved node releases (nodes: "
-                    f"{', '.join(map(repr, nodes))}). Pass the records given to DPObserved, or "
-                    "leave latent=None to find them."
-                )
-        overlap = [r for r in latent_rvs if r in theta_set]
-        if overlap:
-            raise ValueError(
-                f"{owner}: {_names(overlap)} is both in vars and latent data of a DPObserved node. "
-                "Pass only the parameters in vars; the step updates the records itself."
-            )
+        super().__init__(
+            model,
+            vars,
+            latent,
+            owner=owner,
+            move="proposes θ by a Gaussian random walk",
+            argument="latent",
+            whole_releases=True,
+        )
+        latent_rvs = self.record_rvs
+        nodes = self.nodes
         if own_parents:
             self._require_owned_parents(latent_rvs, nodes)
-        self._check_mechanisms([nd for nd in nodes.values() if set(nd.data) & set(latent_rvs)])
-        self.block = RecordBlock(model, latent_rvs, require_additive=False, owner=owner)
-        self.theta_names = [v.name for v in theta_values]
-        self.theta_values = theta_values
-        self.input_names = self.block.input_names
+        self._check_mechanisms(self.release_nodes)
+        self.block = RecordBlock(model, latent_rvs, require_additive=False, owner=owner, rng=rng)
         records = set(latent_rvs)
         #: every free parent of the latent's distribution (θ and whatever other samplers move)
         self.parent_names = [
@@ -198,7 +163,7 @@ class LatentTarget:
         else:
             self.groups_independent = True
             self.group_reason = f"{len(groups)} independent record groups: " + "; ".join(
-                "[" + _names(rvs) + "]" for rvs in groups
+                "[" + names(rvs) + "]" for rvs in groups
             )
 
     def _check_mechanisms(self, nodes):
@@ -220,14 +185,14 @@ class LatentTarget:
         """Pseudo-marginal: every free parent of the latent must be proposed by this step."""
         model = self.model
         records = set(latent_rvs)
-        fed = [nd.rv for nd in nodes.values() if set(nd.data) & records]
+        fed = [nd.rv for nd in releasing(nodes, records)]
         parents = [v for v in reads(list(latent_rvs) + fed, model.free_RVs) if v not in records]
         missing = [p for p in parents if p not in set(self.theta_rvs)]
         if missing:
             raise ValueError(
                 f"{self.owner} carries its estimate of p(s_dp | θ) between iterations, so it must "
-                f"own every free variable the latent data depend on; {_names(missing)} is missing "
-                f"from vars={_names(self.theta_rvs)}. Pass vars=[{_names(self.theta_rvs + missing)}]."
+                f"own every free variable the latent data depend on; {names(missing)} is missing "
+                f"from vars={names(self.theta_rvs)}. Pass vars=[{names(self.theta_rvs + missing)}]."
             )
 
     def _compile(self):
@@ -336,15 +301,6 @@ class LatentTarget:
             )
 
     # -- point helpers -------------------------------------------------------------------------
-    def args(self, point):
-        return [point[name] for name in self.input_names]
-
-    def theta_flat(self, point) -> np.ndarray:
-        return flatten_vars(point, self.theta_names)
-
-    def with_theta(self, point, flat) -> dict:
-        return replace_flat(point, self.theta_names, flat)
-
     def with_latent(self, point, values) -> dict:
         out = dict(point)
         out.update(zip(self.block.value_names, values))

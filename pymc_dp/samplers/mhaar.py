@@ -178,7 +178,7 @@ class MHAAR(RandomWalkThetaStep):
         if subset_size is not None and len(counts) == 1:  # fail fast, before compiling
             _check_subset_size(subset_size, counts.pop())
         self.target = LatentTarget(
-            model, vars, latent=latent, owner="MHAAR", max_support=max_support
+            model, vars, latent=latent, owner="MHAAR", max_support=max_support, rng=rng
         )
         block = self.target.block
         auto = space == "auto"

@@ -186,7 +186,13 @@ class PMMH(RandomWalkThetaStep):
         self.n_particles = check_n_particles(n_particles, "PMMH")
         model = pm.modelcontext(model)
         self.target = LatentTarget(
-            model, vars, latent=latent, owner="PMMH", own_parents=True, max_support=max_support
+            model,
+            vars,
+            latent=latent,
+            owner="PMMH",
+            own_parents=True,
+            max_support=max_support,
+            rng=rng,
         )
         self.vars = list(self.target.theta_values) + list(self.target.block.value_vars)
         if proposal is not None and not callable(proposal):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["flatten_vars", "replace_flat"]
+__all__ = ["flatten_vars", "layout_point", "replace_flat"]
 
 
 def flatten_vars(point, names) -> np.ndarray:
@@ -22,3 +22,13 @@ def replace_flat(point, names, flat) -> dict:
         out[name] = np.asarray(flat[i : i + ref.size]).reshape(ref.shape).astype(ref.dtype)
         i += ref.size
     return out
+
+
+def layout_point(model) -> dict:
+    """The model's initial point, read for the shapes and dtypes of its value variables only.
+
+    No seed is passed: random initial values (``initval="prior"``) change the values, never a
+    shape or a dtype, so nothing built from this point depends on its draws
+    (``tests/unit/samplers/test_decision_rng.py`` builds the steps under two seeds).
+    """
+    return model.initial_point()

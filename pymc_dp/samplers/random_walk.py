@@ -14,6 +14,7 @@ import numpy as np
 from pymc_dp._checks import check_count
 from pymc_dp.samplers.adapt import robbins_monro
 from pymc_dp.samplers.base import DPStep
+from pymc_dp.samplers.points import layout_point
 
 __all__ = [
     "RandomWalkThetaStep",
@@ -48,7 +49,7 @@ def random_walk_propose(rng, theta, rw_state: RandomWalkState):
 
 def initial_scale(proposal_scale, target, model):
     """Initial random-walk standard deviations, one per θ coordinate (default 0.5)."""
-    d = target.theta_flat(model.initial_point(random_seed=0)).size
+    d = target.theta_flat(layout_point(model)).size
     if proposal_scale is None:
         return np.full(d, 0.5)
     scale = np.broadcast_to(np.asarray(proposal_scale, dtype=float), (d,)).copy()

@@ -24,26 +24,12 @@ from pytensor.compile.sharedvalue import SharedVariable
 from pytensor.graph.replace import graph_replace
 from pytensor.tensor.random.type import RandomGeneratorType
 
-from pymc_dp.distributions.dp_observed import dp_nodes
-from pymc_dp.distributions.graph import depends_on, free_records, upstream
+from pymc_dp._checks import child_rng
+from pymc_dp.distributions.graph import free_records, names, other_readers, upstream
 from pymc_dp.samplers.fast_draws import FastRecordDraw
+from pymc_dp.samplers.target import required_nodes
 
-__all__ = ["RecordBlock", "compile_record_draw", "record_groups", "required_nodes"]
-
-
-def _names(rvs):
-    return ", ".join(repr(r.name) for r in rvs)
-
-
-def required_nodes(model, owner) -> dict:
-    """The ``DPObserved`` nodes of ``model``; a step that needs some refuses a model without."""
-    nodes = dp_nodes(model)
-    if not nodes:
-        raise ValueError(
-            f"{owner} found no pdp.DPObserved node in the model. Add the release with "
-            "pdp.DPObserved(name, records, statistic=..., mechanism=..., observed=...)."
-        )
-    return nodes
+__all__ = ["RecordBlock", "compile_record_draw", "record_groups"]
 
 
 def _nodes_and_records(model, vars, owner):
@@ -91,7 +77,9 @@ def compile_record_draw(model, record_rvs, graphs):
     Every non-record RV in ``graphs`` is replaced by its value variable, each draw is mapped to
     PyMC's value space (the record's forward transform), and the graph's random generators are
     swapped for fresh shared ones so that the draws are reseeded per chain. Returns
-    ``(function of model.value_vars, [shared generators])``.
+    ``(function of model.value_vars, [shared generators])``: the generators start from fresh
+    entropy and are meant to be reseeded (`pymc.pytensorf.reseed_rngs` with the step's
+    generator, as `RecordBlock.reseed` does) before any draw that must be reproducible.
     """
     records = set(record_rvs)
     rvs_to_values = {rv: val for rv, val in model.rvs_to_values.items() if rv not in records}
@@ -112,7 +100,7 @@ def compile_record_draw(model, record_rvs, graphs):
     ]
     rngs = [pytensor.shared(np.random.default_rng()) for _ in old_rngs]
     outs = graph_replace(outs, dict(zip(old_rngs, rngs)), strict=False)
-    fn = pm_compile(model.value_vars, outs, on_unused_input="ignore", random_seed=0)
+    fn = pm_compile(model.value_vars, outs, on_unused_input="ignore")
     return fn, rngs
 
 
@@ -134,12 +122,24 @@ class RecordBlock:
         binomial) with numba from the generator given to `reseed` instead of through the
         PyTensor graph (`pymc_dp.samplers.fast_draws`); other blocks keep the graph.
         ``self.fast_reason`` says why a block does not qualify.
+    rng : numpy.random.Generator or int, optional
+        The step's generator: the factorisation check's probe point and proposal are drawn from a
+        child of it (`pymc_dp._checks.child_rng`; ``None``: fresh entropy). The proposals
+        themselves draw from the generator given to `reseed`.
     """
 
     def __init__(
-        self, model, vars=None, *, require_additive=True, owner="DataAugmentation", fast_draws=False
+        self,
+        model,
+        vars=None,
+        *,
+        require_additive=True,
+        owner="DataAugmentation",
+        fast_draws=False,
+        rng=None,
     ):
         self.model = model
+        self._probe_rng = rng
         self.fast_draws = bool(fast_draws)
         nodes, record_rvs = _nodes_and_records(model, vars, owner)
         self.record_rvs = record_rvs
@@ -154,8 +154,8 @@ class RecordBlock:
             outside = [d for d in node.data if d not in fed]
             if outside:
                 raise ValueError(
-                    f"DPObserved {name!r} is a statistic of {_names(node.data)} jointly, but {owner} "
-                    f"was given only {_names(inside)}. Pass all of them: "
+                    f"DPObserved {name!r} is a statistic of {names(node.data)} jointly, but {owner} "
+                    f"was given only {names(inside)}. Pass all of them: "
                     f"pdp.{owner}([{', '.join(d.name for d in node.data)}])."
                 )
             if require_additive and not (node.statistic.record_additive or node.statistic.local):
@@ -170,7 +170,7 @@ class RecordBlock:
         unfed = [r for r, names in fed.items() if not names]
         if unfed:
             raise ValueError(
-                f"{owner} updates records that feed a pdp.DPObserved node, but {_names(unfed)} "
+                f"{owner} updates records that feed a pdp.DPObserved node, but {names(unfed)} "
                 f"feed(s) none (nodes: {', '.join(map(repr, nodes))}). Leave them to PyMC's samplers "
                 "or pass the records a DPObserved node releases."
             )
@@ -194,28 +194,22 @@ class RecordBlock:
 
     # ------------------------------------------------------------------------------------------
     def _check_no_other_dependents(self, owner):
-        model = self.model
-        own = set(self.record_rvs) | {node.rv for node in self.nodes}
-        others = [v for v in model.basic_RVs if v not in own]
-        others += list(model.potentials)
-        for var in others:
-            hit = [r for r in self.record_rvs if depends_on(var, [r])]
-            if hit:
-                raise ValueError(
-                    f"{owner} proposes records from their conditional prior, which is exact only "
-                    f"if nothing but DPObserved nodes depends on them; {var.name!r} depends on "
-                    f"{_names(hit)}. Make {var.name!r} a DPObserved release, or sample the records "
-                    "with PyMC's own samplers."
-                )
+        exclude = [node.rv for node in self.nodes]
+        readers = other_readers(self.model, self.record_rvs, exclude=exclude)
+        if readers:
+            var, hit = readers[0]
+            raise ValueError(
+                f"{owner} proposes records from their conditional prior, which is exact only "
+                f"if nothing but DPObserved nodes depends on them; {var.name!r} depends on "
+                f"{names(hit)}. Make {var.name!r} a DPObserved release, or sample the records "
+                "with PyMC's own samplers."
+            )
 
     def _compile(self):
         model = self.model
         self._propose, self._rngs = compile_record_draw(model, self.record_rvs, self.record_rvs)
-        self._fast, self.fast_reason, self._fast_rng = (
-            None,
-            "fast_draws=False",
-            np.random.default_rng(0),
-        )
+        # the fast route draws from the generator given to `reseed` (None until then)
+        self._fast, self.fast_reason, self._fast_rng = None, "fast_draws=False", None
         if self.fast_draws:
             self._fast, self.fast_reason = FastRecordDraw.build(model, self.record_rvs)
         self.input_names = [v.name for v in model.value_vars]
@@ -257,9 +251,12 @@ class RecordBlock:
         fn = pm_compile(
             model.value_vars, pt.stack(per_record).sum(axis=0), on_unused_input="ignore"
         )
-        point = model.initial_point(random_seed=0)
+        # the probe point and proposal come from the step's generator (a child: its stream is
+        # untouched); every step reseeds the block before its first draw
+        probe = child_rng(self._probe_rng)
+        point = model.initial_point(random_seed=int(probe.integers(2**32)))
         args = [point[name] for name in self.input_names]
-        self.reseed(np.random.default_rng(0))
+        self.reseed(probe)
         prop = self.propose(point)
         base = fn(*args)
         for i in {0, self.n - 1}:
@@ -275,7 +272,7 @@ class RecordBlock:
             if np.any(changed):
                 j = int(np.flatnonzero(others)[np.argmax(changed)])
                 raise ValueError(
-                    f"Records of {_names(self.record_rvs)} are not conditionally independent given "
+                    f"Records of {names(self.record_rvs)} are not conditionally independent given "
                     f"the non-record variables: changing record {i} changed the log density of "
                     f"record {j}. {owner} needs iid records on axis 0 (e.g. no random walks or "
                     "record-to-record dependence)."
@@ -306,6 +303,11 @@ class RecordBlock:
         call: the caller must copy what it keeps.
         """
         if self._fast is not None:
+            if self._fast_rng is None:
+                raise RuntimeError(
+                    "RecordBlock.propose draws from the generator given to reseed(rng); call "
+                    "block.reseed(np.random.default_rng(seed)) first."
+                )
             shapes = [np.shape(point[n]) for n in self.value_names]
             return self._fast.draw(point, shapes, self._fast_rng, reuse=reuse)
         return [np.asarray(p) for p in self._propose(*[point[n] for n in self.input_names])]

@@ -104,15 +104,10 @@ def latent_trace_plan(model, chains: int, iterations: int, initial_point=None):
         ``drop`` (bool) and ``trace_vars`` (what to trace: PyMC's default list without the latent
         variables; None when nothing is dropped).
     """
+    from pymc_dp.distributions.graph import free_records
     from pymc_dp.distributions.registry import dp_nodes
 
-    nodes = dp_nodes(model)
-    free = set(model.free_RVs)
-    latent = []
-    for node in nodes.values():
-        for d in node.data:
-            if d in free and d not in latent:
-                latent.append(d)
+    latent = free_records(model, dp_nodes(model))
     if initial_point is None:
         initial_point = model.initial_point()
     size = sum(int(np.size(initial_point[model.rvs_to_values[rv].name])) for rv in latent)

@@ -404,3 +404,13 @@ def test_vector_theta_selection_uses_the_trace_of_the_inverse_information():
         np.mean([np.trace(np.linalg.inv(f)) for f in sel.fisher["x and x^2"]])
     )
     assert np.all(np.linalg.eigvalsh(F) > 0)
+
+
+def test_support_probe_verdict_does_not_depend_on_its_draws():
+    """`Population.check_theta` draws 8 records from a child of rng to probe the support: inside it
+    every seed accepts θ, outside it every seed refuses."""
+    pop = Population(pm.Normal, lambda t: {"mu": 0.0, "sigma": t})  # no declared bounds
+    for seed in (1, 2):
+        np.testing.assert_array_equal(pop.check_theta(1.5, rng=seed), np.asarray(1.5))
+        with pytest.raises(ValueError, match=re.escape("theta=-1.0 is outside the support")):
+            pop.check_theta(-1.0, rng=seed)

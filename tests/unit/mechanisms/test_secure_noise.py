@@ -257,3 +257,20 @@ def test_scalar_big_integer_discrete_laplace_matches_the_pmf():
     np.testing.assert_array_equal(
         tiny.sample(np.arange(5), rng), np.arange(5)
     )  # P(noise != 0) ≈ 2 e^{-2^70}
+
+
+def test_one_rng_rule_for_privacy_noise():
+    """`pdp.release` and `Mechanism.sample` share `_checks.check_noise_rng`: the same refusals,
+    each naming its caller."""
+    x = np.array([0.2, 0.4])
+    for call, owner in (
+        (lambda rng: pdp.Laplace(scale=1.0).sample(0.0, rng), "Laplace.sample"),
+        (lambda rng: pdp.release(x, pdp.Sum(0, 1), pdp.Laplace(epsilon=1.0), rng=rng), "release"),
+    ):
+        with pytest.raises(
+            ValueError, match=re.escape(f"{owner}: rng must be a non-negative int seed, got rng=-1")
+        ):
+            call(-1)
+        with pytest.raises(TypeError, match=re.escape(f"{owner}: rng must be None (secure noise")):
+            call(np.random.RandomState(1))
+        assert float(call(3)) == float(call(np.random.default_rng(3)))  # an int seeds a Generator

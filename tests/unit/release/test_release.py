@@ -172,16 +172,17 @@ def test_statistics_with_the_same_fn_code_match():
             pdp.Laplace(epsilon=1.0),
             dict(rng=1.5),
             TypeError,
-            "rng must be None, an int seed or a numpy.random.Generator, got rng=1.5 (type float).",
+            "release: rng must be None (secure noise from OpenDP, for a real publication), a "
+            "numpy.random.Generator or an int seed (simulations), got rng=1.5 of type float.",
         ),
-        (X, MEAN, pdp.Laplace(epsilon=1.0), dict(rng=True), TypeError, "got rng=True (type bool)"),
+        (X, MEAN, pdp.Laplace(epsilon=1.0), dict(rng=True), TypeError, "got rng=True of type bool"),
         (
             X,
             MEAN,
             pdp.Laplace(epsilon=1.0),
             dict(rng=np.random.RandomState(1)),
             TypeError,
-            "rng must be None, an int seed or a numpy.random.Generator",
+            "release: rng must be None (secure noise from OpenDP",
         ),
         (
             np.array([0, 1, 3, 2, -1]),

@@ -25,3 +25,41 @@ def test_weakness_ratio_comes_from_the_step_generator():
     assert ratios[0] == ratios[1] and ratios[0] != ratios[2]
     # noise sd √2·60 = 85 against sd(Σ clip x) ≈ √50·0.98 ≈ 7: r ≈ 12, precise from Σ_i Var t_i
     assert all(10.0 < r < 14.5 for r in ratios)
+
+
+def test_construction_probes_do_not_change_the_draws():
+    """PMMH's construction probes (the record block's factorisation check at a point drawn from the
+    step's generator, the shape probe `layout_point` at a random ``initval="prior"``) draw from
+    children of ``rng``: two construction generators give the same chain for one sampling seed."""
+    import pymc as pm
+
+    from pymc_dp.samplers.points import layout_point
+
+    with pm.Model() as model:
+        th = pm.Normal("th", 0.0, 2.0, initval="prior")
+        x = pm.Normal("x", th, 1.0, shape=6)
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.RecordSum(lambda x: x, sensitivity=1.0),
+            mechanism=pdp.Laplace(scale=1.0),
+            observed=3.0,
+        )
+    a, b = layout_point(model), layout_point(model)
+    assert a["th"] != b["th"] and a["th"].shape == b["th"].shape  # random values, one layout
+    draws = []
+    for construction in (1, 2):
+        with model:
+            step = pdp.PMMH([th], n_particles=4, rng=construction)
+            idata = pm.sample(
+                draws=15,
+                tune=15,
+                chains=1,
+                step=[step],
+                random_seed=5,
+                progressbar=False,
+                compute_convergence_checks=False,
+            )
+        draws.append(idata.posterior["th"].values)
+    np.testing.assert_array_equal(draws[0], draws[1])
+    assert np.unique(draws[0]).size > 1  # the chain moved
