@@ -516,6 +516,32 @@ class Collapsed(DPStep):
             self._fit()
         self._set_rw()
 
+    def route(self) -> dict:
+        plans = {
+            name: {
+                "case": plan.case
+                if plan.case != "additive"
+                else f"additive ({plan.closed or 'convolution'})",
+                "terms": int(plan.cost),
+                "support": int(len(plan.support)),
+                "records": int(plan.law.n),
+                "nodes": list(plan.nodes),
+                "iteration_ms": f"{iteration_seconds(plan, self.cost) * 1e3:.3g}",
+            }
+            for name, plan in self.plans.items()
+        }
+        return {
+            **super().route(),
+            "reason": (
+                f"discrete records {list(plans)} summed out exactly (marginalize); θ "
+                f"{self.theta_values} by independence + random-walk MH on the collapsed "
+                f"likelihood, the records drawn exactly given θ; estimated iteration "
+                f"{', '.join(p['iteration_ms'] for p in plans.values())} ms (pm.sample() picks "
+                f"it up to {MAX_ITERATION_SECONDS * 1e3:g} ms)"
+            ),
+            "plans": plans,
+        }
+
     @staticmethod
     def competence(var, has_grad):
         return collapsed_competence(var)

@@ -693,6 +693,24 @@ class DataAugmentation(DPStep):
             self.interweave_decisions[k]["measured"].append({"enabled": enabled, "reason": reason})
         return trial.decision[0]
 
+    def route(self) -> dict:
+        nodes = [
+            f"{nd.rv.name} ({type(nd.statistic).__name__}, {type(nd.mechanism).__name__})"
+            for g in self.groups
+            for nd in g.block.nodes
+        ]
+        return {
+            **super().route(),
+            "reason": (
+                f"latent records of the DPObserved node(s) {', '.join(nodes)}: exact record-wise "
+                f"Metropolis-within-Gibbs, {self.sweeps} sweep(s) per iteration"
+            ),
+            "interweave": [
+                {**d, "measured": list(d["measured"])} if "measured" in d else dict(d)
+                for d in self.interweave_decisions
+            ],
+        }
+
     @staticmethod
     def competence(var, has_grad):
         from pymc_dp.samplers.assign import augmentation_competence
