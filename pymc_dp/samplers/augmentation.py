@@ -665,6 +665,19 @@ class DataAugmentation(DPStep):
             )
         ]
 
+    def theta_move_values(self) -> list:
+        """Value names of the parameters the non-centred θ-move moves in the current chain (for the
+        convergence guard): groups whose move runs always, or whose warm-up trial kept it (or is
+        still measuring)."""
+        out = []
+        for mover in getattr(self, "_movers", ()):
+            if mover is None:
+                continue
+            trial = mover.trial
+            if trial is None or trial.decision is None or trial.decision[0]:
+                out.extend(v.name for v in mover.vars if v.name not in out)
+        return out
+
     def _sweep_seconds(self) -> float:
         """Estimated seconds of one iteration without the θ-moves (the cost model's price of the
         work counted, never a clock): the sweeps over every record group and the rest of the
