@@ -49,6 +49,7 @@ from pymc_dp.samplers import (
     keep_latent,
 )
 from pymc_dp.samplers.assign import register as _register
+from pymc_dp.samplers.route_report import install as _install_route_report
 from pymc_dp.samplers.trace_memory import install as _install_trace_rule
 from pymc_dp.samplers.cells import TableCells
 from pymc_dp.samplers.penalty.publish import publishable
@@ -61,9 +62,12 @@ from pymc_dp.statistics.cells import Cells, Marginals
 # TableCells (count tables released by pdp.Cells), DataAugmentation (other latent records; before
 # PyMC's IDEAL Bernoulli/Categorical Gibbs), ConjugateTheta, then SufficientTheta (θ given records).
 # The same place wraps PyMC's trace set-up: pm.sample() without var_names leaves latent records and
-# cells above 10^7 numbers out of its default trace (samplers/trace_memory.py, pdp.keep_latent).
+# cells above 10^7 numbers out of its default trace (samplers/trace_memory.py, pdp.keep_latent),
+# and PyMC's result: idata.sample_stats.attrs say which pymc-dp step moved what, and why
+# (samplers/route_report.py).
 _register(Collapsed, TableCells, DataAugmentation, ConjugateTheta, SufficientTheta)
 _install_trace_rule()
+_install_route_report()
 
 __version__ = "0.1.0"
 

@@ -29,19 +29,10 @@ def iteration_seconds(plan, cost=None) -> float:
     r"""Estimated seconds of one Collapsed iteration for ``plan``: three evaluations of the collapsed
     log-likelihood (bounded by the cost of a gradient, ``cost.seconds(plan)`` of the configured
     `pymc_dp.marginal.CostModel`, default its documented defaults) plus one
-    backward draw of the records (local O(n·w); additive O(n·L·w_t) in numba, O(n) for the closed
-    Poisson/negative-binomial sums; counts O(N²K) in NumPy)."""
-    n = plan.law.n
-    evals = 3.0 * (CostModel() if cost is None else cost).seconds(plan)
-    if plan.case == "local":
-        draw = 10e-9 * n * len(plan.support)
-    elif plan.case == "counts":
-        draw = 30e-9 * (n + 1) ** 2 * len(plan.support)
-    elif plan.closed in ("poisson", "negative_binomial"):
-        draw = 10e-9 * (n + plan.length)
-    else:
-        draw = 2e-9 * n * plan.length * plan.n_cells
-    return evals + draw
+    backward draw of the records (``cost.draw_seconds(plan)``: local O(n·w); additive O(n·L·w_t)
+    in numba, O(n) for the closed Poisson/negative-binomial sums; counts O(N²K) in NumPy)."""
+    cost = CostModel() if cost is None else cost
+    return 3.0 * cost.seconds(plan) + cost.draw_seconds(plan)
 
 
 def record_parents(model, record) -> list:

@@ -18,8 +18,9 @@ Cost model
 ----------
 A plan is refused when its gradient is estimated above a time limit (data augmentation is faster
 there). The estimate is **configuration, not a run-time measurement**: a `CostModel` (seconds per
-term of each route, and the limit) whose defaults, `SECONDS_PER_TERM` and `MAX_SECONDS`, were
-measured once with ``benchmarks/bench_collapsed_cost.py`` (PyMC 5.28, C backend, 2 shared cores). Timing
+term of each route, and the limit; `pymc_dp.samplers.cost`, re-exported here) whose defaults,
+`SECONDS_PER_TERM` and `MAX_SECONDS`, were measured once with ``benchmarks/bench_collapsed_cost.py``
+(PyMC 5.28, C backend, 2 shared cores). Timing
 the kernel at plan time would make whether a model is collapsed depend on the machine's load,
 so the same model and seed could be sampled differently from one run to the next. Pass
 ``cost=pdp.marginal.CostModel(...)`` to ``marginalize`` / ``collapsed_plans`` / ``Collapsed``
@@ -36,6 +37,8 @@ import pytensor.tensor as pt
 
 from pymc_dp.marginal import loglik as ll
 from pymc_dp.marginal.records import RecordLaw, log_pmf, record_law
+from pymc_dp.samplers.cost import MAX_SECONDS, SECONDS_PER_TERM, CostModel
+from pymc_dp.samplers.cost import cost_model as _cost_model
 
 __all__ = [
     "MAX_SECONDS",
@@ -48,72 +51,6 @@ __all__ = [
 
 #: relative size of the truncated part of the noise density (see module docstring)
 TRUNCATION = 1e-12
-#: measured time per term of each route's gradient (benchmarks/bench_collapsed_cost.py, PyMC 5.28 C backend,
-#: 2 shared cores): local logsumexp, log-space convolution, counts recursion, closed-form sums
-SECONDS_PER_TERM = {"local": 35e-9, "convolution": 2.5e-9, "counts": 45e-9, "closed": 50e-9}
-#: largest time per gradient accepted. NUTS on the collapsed model spends ~15 gradients per
-#: effective draw (3–7 per draw at ESS/draw ≈ 0.4), so at 30 ms an effective draw costs ~0.45 s,
-#: what DataAugmentation + NUTS needs on the N = 400 randomized-response table (2 ESS/s): beyond
-#: it data augmentation can be faster, and the plan is refused.
-MAX_SECONDS = 0.03
-
-
-@dataclasses.dataclass(frozen=True)
-class CostModel:
-    """Seconds per gradient term of each route and the largest accepted seconds per gradient.
-
-    Configuration (module docstring "Cost model"); the defaults are `SECONDS_PER_TERM` and
-    `MAX_SECONDS`.
-
-    Parameters
-    ----------
-    seconds_per_term : dict, optional
-        Route (``"local"``, ``"convolution"``, ``"counts"``, ``"closed"``) → seconds per term;
-        routes not given keep their default.
-    max_seconds : float, optional
-        Largest estimated time per gradient of an accepted plan.
-    """
-
-    seconds_per_term: dict = dataclasses.field(default_factory=dict)
-    max_seconds: float = MAX_SECONDS
-
-    def __post_init__(self):
-        given = dict(self.seconds_per_term or {})
-        unknown = sorted(set(given) - set(SECONDS_PER_TERM))
-        if unknown:
-            raise ValueError(
-                f"seconds_per_term has unknown routes {unknown}; the routes are "
-                f"{sorted(SECONDS_PER_TERM)}."
-            )
-        for route, sec in given.items():
-            if isinstance(sec, bool) or not isinstance(sec, int | float) or not sec > 0:
-                raise ValueError(
-                    f"seconds_per_term[{route!r}] must be a positive number, got {sec!r}."
-                )
-        m = self.max_seconds
-        if isinstance(m, bool) or not isinstance(m, int | float) or not m > 0:
-            raise ValueError(f"max_seconds must be a positive number, got max_seconds={m!r}.")
-        object.__setattr__(self, "seconds_per_term", {**SECONDS_PER_TERM, **given})
-        object.__setattr__(self, "max_seconds", float(m))
-
-    def seconds(self, plan) -> float:
-        """Estimated seconds per gradient of ``plan``."""
-        return plan.cost * self.seconds_per_term[_route(plan)]
-
-
-def _route(plan) -> str:
-    return plan.case if plan.case != "additive" else ("closed" if plan.closed else "convolution")
-
-
-def _cost_model(cost) -> CostModel:
-    if cost is None:
-        return CostModel()
-    if not isinstance(cost, CostModel):
-        raise TypeError(
-            f"cost must be a pymc_dp.marginal.CostModel or None, got cost={cost!r}. Pass e.g. "
-            "cost=pdp.marginal.CostModel(max_seconds=0.1)."
-        )
-    return cost
 
 
 @dataclasses.dataclass

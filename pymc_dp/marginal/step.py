@@ -26,14 +26,14 @@ acceptance 0.3); `m, Σ` and `C = Σ` are refitted to the second half of the war
 after 100, 200, 400, … iterations and at the end of warm-up; then both proposals are **frozen**
 (fixed kernels, hence exact), and the number of independence tries per iteration is fixed to the
 smallest k with `(1 - a)^k ≤ 0.01` for the warm-up acceptance a (k MH steps of one fixed
-kernel), at most as many as one iteration's measured warm-up time pays for in density evaluations
-(between ``MIN_TRIES`` = 4 and ``MAX_TRIES`` = 16). A warning is given when a is below `POOR_ACCEPT`.
+kernel), at most as many as one warm-up iteration's estimated cost pays for in density evaluations
+(between ``MIN_TRIES`` = 4 and ``MAX_TRIES`` = 16; the work counted, priced by the ``cost``
+model, never a clock: the same seed gives the same draws under any load). A warning is given when a is below `POOR_ACCEPT`.
 """
 
 from __future__ import annotations
 
 import math
-import time
 import warnings
 from typing import NamedTuple
 
@@ -57,6 +57,7 @@ from pymc_dp.marginal.recover import RecordConditional, record_draw_fn
 from pymc_dp.samplers.accept import mh_accept
 from pymc_dp.samplers.adapt import robbins_monro
 from pymc_dp.samplers.base import DPStep
+from pymc_dp.samplers.cost import cost_model
 from pymc_dp.samplers.points import layout_point
 
 __all__ = [
@@ -192,8 +193,9 @@ class Collapsed(DPStep):
     df : float
         Degrees of freedom of the Student-t independence proposal (default 6).
     cost : pymc_dp.marginal.CostModel, optional
-        The cost model deciding which collapsed plans are too slow (configuration; default the
-        documented `CostModel()`).
+        The cost model deciding which collapsed plans are too slow and pricing the warm-up work
+        that sets the independence tries per iteration (configuration; default the documented
+        `CostModel()`).
     model : pm.Model, optional
 
     Stats
@@ -237,6 +239,7 @@ class Collapsed(DPStep):
                 f"df must be a number > 2 (finite proposal covariance), got df={df!r}."
             )
         self.df = float(df)
+        self.cost = cost_model(cost)
         if vars is None:
             plans = collapsed_plans(model, cost=cost)
             records = [model[name] for name in plans]
@@ -275,8 +278,7 @@ class Collapsed(DPStep):
         self._n_adapt = 0
         self._cache = None  # (other values, θ, logp) of the last iteration
         self._started = False
-        self._eval_time = (0, 0.0)  # warm-up: (collapsed log density evaluations, seconds)
-        self._iter_time = (0, 0.0)  # warm-up: (kernel iterations, seconds)
+        self._warmup_counts = (0, 0)  # warm-up: (collapsed log density evaluations, iterations)
 
     def stop_tuning(self):
         if self.tune:
@@ -301,16 +303,24 @@ class Collapsed(DPStep):
         super().stop_tuning()
 
     def _max_tries(self) -> int:
-        """Independence tries per iteration allowed after warm-up, measured: as many as one
-        iteration's measured time (the records draw and overhead included) pays for in evaluations
+        """Independence tries per iteration allowed after warm-up: as many as one warm-up
+        iteration's estimated cost (the records draw and overhead included) pays for in evaluations
         of the collapsed log density, between `MIN_TRIES` and `MAX_TRIES` (cheap
-        densities, e.g. a few distinct local release rows, get more tries; a costly counts DP 4)."""
-        evals, seconds = self._eval_time
-        if not (evals and self._iter_time[0]):
+        densities, e.g. a few distinct local release rows, get more tries; a costly counts DP 4).
+        The cost is the work counted during warm-up (evaluations per iteration, terms of the plans,
+        the records draw) priced by the configured `pymc_dp.marginal.CostModel`, never a clock, so
+        the draws depend on the seed alone and not on the machine's load."""
+        evals, iters = self._warmup_counts
+        if not (evals and iters):
             return MIN_TRIES
-        per_eval = seconds / evals
-        per_iter = self._iter_time[1] / self._iter_time[0]
-        return int(min(max(per_iter / max(per_eval, 1e-9), MIN_TRIES), MAX_TRIES))
+        cost = self.cost
+        per_eval = cost.unit("collapsed_eval") + sum(cost.seconds(p) for p in self.plans.values())
+        per_iter = (
+            evals / iters * per_eval
+            + sum(cost.draw_seconds(p) for p in self.plans.values())
+            + cost.unit("collapsed_iteration")
+        )
+        return int(min(max(per_iter / per_eval, MIN_TRIES), MAX_TRIES))
 
     def _start_at_mode(self, theta, others):
         """Warm-up only: a first Student-t proposal at the mode of π(θ | s, φ) with the BFGS inverse
@@ -407,27 +417,17 @@ class Collapsed(DPStep):
         else:
             logp = float(self._logp(theta, *others))
 
-        timing = self.tune
+        evals = [0]
 
         def logp_fn(t):
-            if not timing:
-                return self._logp(t, *others)
-            t0 = time.perf_counter()
-            out = self._logp(t, *others)
-            self._eval_time = (
-                self._eval_time[0] + 1,
-                self._eval_time[1] + time.perf_counter() - t0,
-            )
-            return out
+            evals[0] += 1
+            return self._logp(t, *others)
 
         state = CollapsedState(theta, logp, ())
-        t0 = time.perf_counter()
         state, info = collapsed_kernel(self.rng, state, logp_fn, self._props, draw)
-        if timing:
-            self._iter_time = (
-                self._iter_time[0] + 1,
-                self._iter_time[1] + time.perf_counter() - t0,
-            )
+        if self.tune:
+            done, iters = self._warmup_counts
+            self._warmup_counts = (done + evals[0], iters + 1)
         # copies: another step may write its next values into the arrays the point holds now
         self._cache = (
             [np.array(o, copy=True) for o in others],
@@ -516,6 +516,32 @@ class Collapsed(DPStep):
         if self._n_adapt in _FIT_AT:
             self._fit()
         self._set_rw()
+
+    def route(self) -> dict:
+        plans = {
+            name: {
+                "case": plan.case
+                if plan.case != "additive"
+                else f"additive ({plan.closed or 'convolution'})",
+                "terms": int(plan.cost),
+                "support": int(len(plan.support)),
+                "records": int(plan.law.n),
+                "nodes": list(plan.nodes),
+                "iteration_ms": f"{iteration_seconds(plan, self.cost) * 1e3:.3g}",
+            }
+            for name, plan in self.plans.items()
+        }
+        return {
+            **super().route(),
+            "reason": (
+                f"discrete records {list(plans)} summed out exactly (marginalize); θ "
+                f"{self.theta_values} by independence + random-walk MH on the collapsed "
+                f"likelihood, the records drawn exactly given θ; estimated iteration "
+                f"{', '.join(p['iteration_ms'] for p in plans.values())} ms (pm.sample() picks "
+                f"it up to {MAX_ITERATION_SECONDS * 1e3:g} ms)"
+            ),
+            "plans": plans,
+        }
 
     @staticmethod
     def competence(var, has_grad):

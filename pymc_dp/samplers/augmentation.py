@@ -57,7 +57,6 @@ move pays only once the release carries less information than the records.
 from __future__ import annotations
 
 import math
-import time
 from typing import NamedTuple
 
 import numba
@@ -67,6 +66,7 @@ from pymc_dp._checks import child_rng
 from pymc_dp.distributions.graph import direct_parents
 from pymc_dp.mechanisms.base import check_kernel_codes, kernel_logpdf
 from pymc_dp.samplers.base import DPStep
+from pymc_dp.samplers.cost import cost_model
 from pymc_dp.samplers.counts_sweep import CountsSweep
 from pymc_dp.samplers.records import RecordBlock, record_groups
 
@@ -411,9 +411,9 @@ class DataAugmentation(DPStep):
         After the sweeps, also run the non-centred θ-move (module docstring) on the free continuous
         parents of each record group. ``"auto"`` (default): for the groups whose records have a
         θ-free representation (location–scale or icdf), run during warm-up and kept if it measured
-        faster in θ jumps per second (frozen when tuning ends; with too short a tuning, kept when
-        the weakness ratio ``r`` exceeds `WEAK_RATIO`); ``True``: every group, always (a
-        ``ValueError`` if one cannot);
+        faster in θ jumps per estimated second (the work counted, priced by ``cost``; frozen when
+        tuning ends; with too short a tuning, kept when the weakness ratio ``r`` exceeds
+        `WEAK_RATIO`); ``True``: every group, always (a ``ValueError`` if one cannot);
         ``False``: never.
     fast_proposals : bool
         Draw the record proposals of normal, Bernoulli, Poisson, exponential, gamma, binomial and
@@ -421,6 +421,11 @@ class DataAugmentation(DPStep):
         distribution, about 4× cheaper at n = 10⁵; `pymc_dp.samplers.fast_draws`). Other
         record families always use the graph. ``step.fast_proposals`` lists, per group, whether
         the fast route is used.
+    cost : pymc_dp.marginal.CostModel, optional
+        Seconds per unit of work (records updated by a sweep, evaluations of the θ-move's target,
+        the rest of an iteration) that price the warm-up decision of ``interweave="auto"``
+        (configuration, `pymc_dp.samplers.cost`; default the documented `CostModel()`). No clock
+        decides anything: the same ``random_seed`` gives the same draws under any machine load.
     model : pm.Model, optional
 
     Attributes
@@ -458,6 +463,7 @@ class DataAugmentation(DPStep):
         sweeps: int = 1,
         interweave="auto",
         fast_proposals=True,
+        cost=None,
         model=None,
         rng=None,
         blocked=True,
@@ -500,6 +506,7 @@ class DataAugmentation(DPStep):
         self.fast_proposals = [g.block.fast for g in self.groups]
         self.vars = [v for g in self.groups for v in g.block.value_vars]
         self.sweeps = int(sweeps)
+        self.cost = cost_model(cost)
         if not (interweave == "auto" or interweave is True or interweave is False):
             raise ValueError(
                 f"interweave must be 'auto', True or False, got interweave={interweave!r}."
@@ -641,11 +648,12 @@ class DataAugmentation(DPStep):
                 continue
             # the non-centred θ-move; writes θ and the records
             mover.rng, mover.tune = self.rng, self.tune
-            theta_in, t0 = mover.target.theta_flat(work), time.perf_counter()
+            theta_in = mover.target.theta_flat(work)
             work, (stats,) = mover.step(work)
-            t1 = time.perf_counter()
             if self.tune and mover.trial is not None:
-                mover.trial.record(theta_in, mover.target.theta_flat(work), t1, t1 - t0)
+                moved = self._move_seconds(self.groups[k].block.n, stats["dp_iw_evals"])
+                seconds = self._sweep_seconds() + moved
+                mover.trial.record(theta_in, mover.target.theta_flat(work), seconds, moved)
             evals += stats["dp_iw_evals"]
             move += stats["dp_iw_move"]
             route |= 1 << k
@@ -658,6 +666,33 @@ class DataAugmentation(DPStep):
                 dp_route=route,
             )
         ]
+
+    def theta_move_values(self) -> list:
+        """Value names of the parameters the non-centred θ-move moves in the current chain (for the
+        convergence guard): groups whose move runs always, or whose warm-up trial kept it (or is
+        still measuring)."""
+        out = []
+        for mover in getattr(self, "_movers", ()):
+            if mover is None:
+                continue
+            trial = mover.trial
+            if trial is None or trial.decision is None or trial.decision[0]:
+                out.extend(v.name for v in mover.vars if v.name not in out)
+        return out
+
+    def _sweep_seconds(self) -> float:
+        """Estimated seconds of one iteration without the θ-moves (the cost model's price of the
+        work counted, never a clock): the sweeps over every record group and the rest of the
+        iteration (PyMC's loop and the θ steps)."""
+        unit = self.cost.unit
+        per_sweep = sum(unit("sweep") + g.block.n * unit("record_update") for g in self.groups)
+        return unit("iteration") + self.sweeps * per_sweep
+
+    def _move_seconds(self, n, evals) -> float:
+        """Estimated seconds of a θ-move over ``n`` records that evaluated its target ``evals``
+        times."""
+        unit = self.cost.unit
+        return int(evals) * (unit("interweave_eval") + n * unit("interweave_record"))
 
     def _move_on(self, k, mover) -> bool:
         """Whether group ``k`` runs its θ-move now: always while a warm-up trial measures it, then
@@ -672,6 +707,24 @@ class DataAugmentation(DPStep):
             enabled, reason = trial.decide()
             self.interweave_decisions[k]["measured"].append({"enabled": enabled, "reason": reason})
         return trial.decision[0]
+
+    def route(self) -> dict:
+        nodes = [
+            f"{nd.rv.name} ({type(nd.statistic).__name__}, {type(nd.mechanism).__name__})"
+            for g in self.groups
+            for nd in g.block.nodes
+        ]
+        return {
+            **super().route(),
+            "reason": (
+                f"latent records of the DPObserved node(s) {', '.join(nodes)}: exact record-wise "
+                f"Metropolis-within-Gibbs, {self.sweeps} sweep(s) per iteration"
+            ),
+            "interweave": [
+                {**d, "measured": list(d["measured"])} if "measured" in d else dict(d)
+                for d in self.interweave_decisions
+            ],
+        }
 
     @staticmethod
     def competence(var, has_grad):

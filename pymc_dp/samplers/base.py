@@ -97,6 +97,21 @@ class DPStep(BlockedStep):
         """The stats dict of one iteration: ``values`` (the ``dp_stats`` keys) plus ``tune``."""
         return {**values, "tune": bool(self.tune)}
 
+    def route(self) -> dict:
+        """What ``idata.sample_stats.attrs["pymc_dp_route"]`` says about this step
+        (`pymc_dp.samplers.route_report`): ``step``, ``vars`` and ``reason``; subclasses add what
+        they decided (families, plans, the θ-move)."""
+        return {
+            "step": type(self).__name__,
+            "vars": [v.name for v in getattr(self, "vars", [])],
+            "reason": self.route_reason(),
+        }
+
+    def route_reason(self) -> str:
+        """Why this step moves its variables (default: the first line of the class docstring)."""
+        doc = (type(self).__doc__ or "").strip()
+        return doc.splitlines()[0] if doc else type(self).__name__
+
     @staticmethod
     def competence(var, has_grad):
         return Competence.INCOMPATIBLE

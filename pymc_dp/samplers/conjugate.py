@@ -538,6 +538,18 @@ class ConjugateTheta(DPStep):
                 new[name] = np.asarray(forward(draw, *args)).reshape(np.shape(point[name]))
         return {**point, **{name: new[name] for name, *_ in self._updates}}, [self.stats()]
 
+    def route(self) -> dict:
+        families = {v.name: p.family for v, p in zip(self.vars, self.patterns)}
+        children = sorted({c.name for p in self.patterns for c in p.children})
+        return {
+            **super().route(),
+            "reason": (
+                f"conjugate prior: exact draw from the posterior family ({', '.join(families.values())}) "
+                f"given the records, from sufficient statistics of {children}"
+            ),
+            "families": families,
+        }
+
     @staticmethod
     def competence(var, has_grad):
         return conjugate_competence(var)

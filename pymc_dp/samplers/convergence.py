@@ -46,6 +46,8 @@ __all__ = [
 RHAT_MAX = 1.01
 ESS_PER_DRAW_MIN = 0.05
 MIN_DRAWS = 100  # fewer draws per chain: no verdict (as PyMC's own checks)
+#: how the guard names a θ that DataAugmentation's own θ-move also moves (after its main step)
+THETA_MOVE = "DataAugmentation's θ-move"
 
 
 class ConvergenceWarning(UserWarning):
@@ -87,6 +89,12 @@ _ADVICE = {
         "reparameterise a hierarchical prior (non-centred)"
     ),
     "Metropolis": "a discrete θ left to PyMC's Metropolis: run longer or marginalise it",
+    # θ also moved by DataAugmentation's own non-centred θ-move (interweaving already runs)
+    THETA_MOVE: (
+        "DataAugmentation's non-centred move of the parameters already runs: try more record sweeps "
+        "(pdp.DataAugmentation(sweeps=5)), step=[pdp.MHAAR([θ])] (it integrates the records), "
+        "or pdp.Collapsed / pdp.marginalize(model) for discrete records"
+    ),
 }
 _DEFAULT_ADVICE = (
     "run more draws and tuning, or pass a θ-move from pymc_dp (MHAAR, PMMH, interweaving)"
@@ -95,7 +103,8 @@ _DEFAULT_ADVICE = (
 
 def advice(step_name: str, var: str) -> str:
     """What to try when ``var`` (moved by the step named ``step_name``) does not mix."""
-    text = _ADVICE.get(step_name, _DEFAULT_ADVICE)
+    key = THETA_MOVE if step_name.endswith(THETA_MOVE) else step_name
+    text = _ADVICE.get(key, _DEFAULT_ADVICE)
     return text.replace("θ", var)
 
 
@@ -117,7 +126,7 @@ def theta_value_names(model) -> dict:
 
 def _movers(steps) -> dict:
     """``{value-variable name: step class name}`` of the given step(s) (compound steps opened)."""
-    out = {}
+    out, also = {}, []
     pending = list(steps) if isinstance(steps, list | tuple) else [steps]
     while pending:
         step = pending.pop(0)
@@ -126,6 +135,11 @@ def _movers(steps) -> dict:
             continue
         for v in getattr(step, "vars", ()):
             out.setdefault(v.name, type(step).__name__)
+        moved = getattr(step, "theta_move_values", None)
+        if callable(moved):
+            also.extend(moved())
+    for name in also:  # θ moved by its own step and by DataAugmentation's non-centred θ-move
+        out[name] = f"{out.get(name, 'NUTS')} and {THETA_MOVE}"
     return out
 
 

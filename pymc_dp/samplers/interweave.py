@@ -374,19 +374,23 @@ class InterweaveTarget(ReleaseTarget):
 
 
 class InterweaveTrial:
-    """Warm-up measurement of whether the non-centred θ-move pays for itself (per chain).
+    r"""Warm-up measurement of whether the non-centred θ-move pays for itself (per chain).
 
     During tuning the move runs at every iteration and `record` keeps, per iteration, θ where
-    the other steps left it (``theta_in``), θ after the move (``theta_out``), the iteration's wall time
-    and the move's. At the end of tuning `decide` compares, over the last half of the tuning
-    window, the smallest standardised expected squared jump per second over θ's coordinates,
+    the other steps left it (``theta_in``), θ after the move (``theta_out``), and the iteration's
+    cost and the move's in estimated seconds: the work counted (records updated by the sweep,
+    evaluations of the move's target) priced by the configured `pymc_dp.samplers.cost.CostModel`,
+    never a clock, so the decision, and so the draws, depend on the seed alone and not on the
+    machine's load. At the end of tuning `decide` compares, over the last half of the tuning
+    window, the smallest standardised expected squared jump per estimated second over θ's
+    coordinates,
 
     ```text
-    \\min_j \frac{E[(\\Delta\theta_j)^2] / \\mathrm{var}(\theta_j)}{\text{seconds per iteration}},
+    \min_j \frac{E[(\Delta\theta_j)^2] / \mathrm{var}(\theta_j)}{\text{cost per iteration}},
     ```
 
-    with the move (jump from one iteration's output to the next, time of the whole iteration) and
-    without it (the jump of the centred steps alone, the iteration's time minus the move's), a proxy
+    with the move (jump from one iteration's output to the next, cost of the whole iteration) and
+    without it (the jump of the centred steps alone, the iteration's cost minus the move's), a proxy
     of θ's ESS/s (for a Gaussian AR(1) chain, ESJD/var = 2(1 − ρ)). The move is kept if it is larger
     with it. The decision is frozen when tuning ends, so after warm-up the kernel is a fixed
     composition of exact steps (each leaves the posterior invariant); the adaptation happens during
@@ -411,12 +415,11 @@ class InterweaveTrial:
         """Forget the measurements (start of a chain)."""
         self.rows = []
         self._last = None
-        self._t_last = None
         self.decision = None  # (enabled, reason) once frozen
 
-    def record(self, theta_in, theta_out, t_end: float, t_move: float) -> None:
-        """One tuning iteration: θ before and after the move, the time stamp at its end and the
-        seconds the move took."""
+    def record(self, theta_in, theta_out, seconds: float, move_seconds: float) -> None:
+        """One tuning iteration: θ before and after the move, the estimated seconds of the
+        iteration (the move included) and of the move (counted work × the cost model)."""
         theta_in = np.asarray(theta_in, dtype=float).ravel()
         theta_out = np.asarray(theta_out, dtype=float).ravel()
         if self._last is not None:
@@ -425,11 +428,11 @@ class InterweaveTrial:
                     theta_in - self._last,
                     theta_out - self._last,
                     theta_out,
-                    t_end - self._t_last,
-                    float(t_move),
+                    float(seconds),
+                    float(move_seconds),
                 )
             )
-        self._last, self._t_last = theta_out, float(t_end)
+        self._last = theta_out
 
     @property
     def full(self) -> bool:
@@ -461,8 +464,9 @@ class InterweaveTrial:
         self.decision = (
             enabled,
             (
-                f"measured at warm-up over {len(rows)} iterations: standardised θ jump²/s "
-                f"{with_move:.3g} with the move, {without:.3g} without"
+                f"measured at warm-up over {len(rows)} iterations: standardised θ jump² per "
+                f"estimated second (cost model) {with_move:.3g} with the move, {without:.3g} "
+                f"without ({seconds * 1e3:.3g} ms per iteration, the move {move * 1e3:.3g} ms)"
             ),
         )
         return self.decision

@@ -376,6 +376,22 @@ class SufficientTheta(DPStep):
             pos += k
         return {**point, **new}, [self.stats(dp_slice_evals=info.evals)]
 
+    def route(self) -> dict:
+        families = {
+            c.name: str(getattr(c.owner.op, "name", type(c.owner.op).__name__))
+            for c in self.children
+        }
+        return {
+            **super().route(),
+            "reason": (
+                "every term that depends on it is a child with sufficient statistics "
+                f"({', '.join(f'{k}: {v}' for k, v in families.items())}) or small: exact slice "
+                "updates given the records"
+            ),
+            "families": families,
+            "small_terms": [getattr(t, "name", str(t)) for t in self.small_terms],
+        }
+
     @staticmethod
     def competence(var, has_grad):
         return sufficient_competence(var)

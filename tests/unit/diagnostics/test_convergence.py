@@ -90,6 +90,8 @@ def test_pm_sample_warns_on_a_stuck_chain_and_names_parameter_and_step():
     assert all("'p' (moved by ConjugateTheta)" in t for t in texts)
     assert re.search(r"bulk ESS/draw 0\.0[0-4]", texts[-1]), texts[-1]
     assert "over 2 chain(s) × 300 draws" in texts[-1]  # cores=1: the last check covers both chains
+    assert re.search(r"'p' \(moved by ConjugateTheta\): R-hat \d\.\d+", texts[-1]), texts[-1]
+    assert "To fix: its exact draw given the records" in texts[-1] and "pdp.MHAAR([p])" in texts[-1]
 
 
 def test_pm_sample_does_not_warn_on_a_mixing_chain():
@@ -107,3 +109,41 @@ def test_no_guard_without_releases():
         pm.Normal("mu", 0, 1)
     with model:
         assert pdp.check_convergence(_idata({"mu": np.zeros((2, 200))}), warn=False).empty
+
+
+def test_guard_names_the_theta_move_of_data_augmentation_and_advises_something_else():
+    """θ moved by its own step *and* by DataAugmentation's non-centred θ-move: the warning names
+    both and does not advise turning interweaving on (it already runs); without the move it does."""
+    from tests.support.user_models import normal_scale
+
+    model, _ = normal_scale(n=10)
+    rng = np.random.default_rng(5)
+    stuck = _idata(
+        {
+            "mu": _ar1(rng, 0.995) + np.array([[0.0], [3.0]]),
+            "sigma": np.exp(0.1 * rng.normal(size=(2, 400))),
+        }
+    )
+    for interweave in (True, False):
+        with model:
+            steps = [
+                pdp.DataAugmentation(interweave=interweave),
+                pdp.ConjugateTheta([model["mu"]]),
+                pdp.SufficientTheta([model["sigma"]]),
+            ]
+        with pytest.warns(pdp.ConvergenceWarning) as record:
+            table = pdp.check_convergence(stuck, model, step=steps)
+        text = str(record[0].message)
+        row = table.set_index("variable").loc["mu"]
+        assert not row["ok"] and row["r_hat"] > 1.01
+        if interweave:
+            assert row["step"] == "ConjugateTheta and DataAugmentation's θ-move"
+            assert "'mu' (moved by ConjugateTheta and DataAugmentation's θ-move): R-hat" in text
+            assert (
+                "To fix: DataAugmentation's non-centred move of the parameters already runs" in text
+            )
+            assert "pdp.MHAAR([mu])" in text and "interweave=True" not in text
+        else:
+            assert row["step"] == "ConjugateTheta"
+            assert "'mu' (moved by ConjugateTheta): R-hat" in text
+            assert "pdp.DataAugmentation(interweave=True)" in text

@@ -67,3 +67,27 @@ def test_cost_model_is_checked():
     with pytest.raises(TypeError, match="cost must be a pymc_dp.marginal.CostModel"):
         pdp.marginalize(_slow_model(), cost=0.1)
     assert np.isfinite(CostModel(max_seconds=1).max_seconds)
+
+
+def test_units_of_work_are_configuration_too():
+    """The warm-up decisions (DataAugmentation's θ-move, Collapsed's tries) price counted work with
+    `seconds_per_unit`; the records draw of a plan with `draw_seconds_per_term`."""
+    from pymc_dp.samplers.cost import DRAW_SECONDS, SECONDS_PER_UNIT
+
+    assert CostModel().seconds_per_unit == SECONDS_PER_UNIT
+    slow = CostModel(seconds_per_unit={"interweave_eval": 1.0})
+    assert slow.unit("interweave_eval") == 1.0 and slow.unit("sweep") == SECONDS_PER_UNIT["sweep"]
+    with pytest.raises(ValueError, match=r"unknown units \['clock'\]"):
+        CostModel(seconds_per_unit={"clock": 1.0})
+    with pytest.raises(ValueError, match=r"seconds_per_unit\['sweep'\] must be a positive"):
+        CostModel(seconds_per_unit={"sweep": -1.0})
+    (plan,) = pdp.marginal.collapsed_plans(_small_model()).values()
+    assert CostModel().draw_seconds(plan) == pytest.approx(
+        DRAW_SECONDS["convolution"] * plan.law.n * plan.length * plan.n_cells
+    )
+    with _small_model():
+        fast = pdp.DataAugmentation(cost=slow)
+    assert fast.cost is slow
+    with pytest.raises(TypeError, match="cost must be a pymc_dp.marginal.CostModel"):
+        with _small_model():
+            pdp.DataAugmentation(cost=1e-3)
