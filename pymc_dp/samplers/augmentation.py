@@ -35,8 +35,9 @@ far narrower than p(θ | s_dp) and the centred alternation above crawls (ESS/dra
 group (one move for all groups that share a parent, e.g. the groups of a hierarchy), writing θ and
 the records `T_\theta(z)` into the returned point; θ stays assigned to
 NUTS or `ConjugateTheta`, which keep the centred update. Each move leaves the
-posterior invariant, so does the composition. ``"auto"`` decides per record group at construction
-with the *weakness ratio*
+posterior invariant, so does the composition. ``"auto"`` runs the move during warm-up and keeps it
+if it measured faster (`pymc_dp.samplers.interweave.InterweaveTrial`, a deterministic cost model);
+it reports, but no longer decides by, the *weakness ratio*
 
 ```text
 r = \max_j \frac{\mathrm{sd}(\text{noise}_j)}{\mathrm{sd}(S_j(x) \mid \theta_0)},
@@ -46,7 +47,7 @@ the noise sd of each released coordinate j (Laplace √2·b, Gaussian σ) over t
 under the records' conditional prior at the initial point θ₀, estimated from
 `WEAK_DRAWS` prior draws of the records (local releases: the per-record sd, pooled). For a
 Gaussian toy model the fraction of missing information of the centred sampler is
-λ = r² / (1 + r²) and its lag-1 autocorrelation ≈ λ. Interweaving is enabled when
+λ = r² / (1 + r²) and its lag-1 autocorrelation ≈ λ. Interweaving used to be enabled when
 ``r > WEAK_RATIO`` = 1 (λ > 1/2). Measured θ ESS/s with the move over without it
 (``benchmarks/bench_auto_assign.py``, ``benchmarks/MIXING_RESULTS.md``): ×0.7–1.2 at r ≈ 0.03
 (n = 10⁵, ε = 1), ×1.1 next to NUTS and ×0.7 next to ConjugateTheta at r ≈ 0.3, ×0.7 next to NUTS
@@ -320,7 +321,7 @@ class _Group(NamedTuple):
     )
 
 
-#: ``interweave="auto"`` enables the non-centred θ-move when the weakness ratio exceeds this
+#: the weakness ratio's old threshold (reported in the decisions' reasons; it decides nothing)
 WEAK_RATIO = 1.0
 #: prior draws of the records used to estimate sd(S(x) | θ₀)
 WEAK_DRAWS = 32
@@ -412,9 +413,9 @@ class DataAugmentation(DPStep):
         parents of each record group. ``"auto"`` (default): for the groups whose records have a
         θ-free representation (location–scale or icdf), run during warm-up and kept if it measured
         faster in θ jumps per estimated second (the work counted, priced by ``cost``; frozen when
-        tuning ends; with too short a tuning, kept when the weakness ratio ``r`` exceeds
-        `WEAK_RATIO`); ``True``: every group, always (a ``ValueError`` if one cannot);
-        ``False``: never.
+        tuning ends; with too short a tuning, kept); the joint move of groups that share parents
+        (a hierarchy) always runs; ``True``: every group, always (a ``ValueError`` if one cannot);
+        ``False``: never. The weakness ratio ``r`` is reported in ``interweave_decisions``.
     fast_proposals : bool
         Draw the record proposals of normal, Bernoulli, Poisson, exponential, gamma, binomial and
         categorical records with numba from the step's generator, not through the PyTensor graph (same
@@ -551,7 +552,6 @@ class DataAugmentation(DPStep):
                     "group sharing its parents"
                 )
                 continue
-            weak = True
             if mode == "auto":
                 if not parents:
                     decision["reason"] = "the records have no free continuous parent"
@@ -571,16 +571,21 @@ class DataAugmentation(DPStep):
                     raise ValueError(f"DataAugmentation(interweave=True): {err}") from err
                 decision["reason"] = str(err)
                 continue
-            decision["enabled"] = weak
+            # The ratio is drawn at construction, before PyMC hands the step its seeded generator,
+            # so it only informs: nothing that changes the draws depends on it.
+            decision["enabled"] = True
             if mode is True:
                 decision["reason"] = "interweave=True"
             elif len(members) > 1:  # a hierarchy: the one-step jump trial misjudges it (below)
                 decision["reason"] += (
-                    f"; records of {len(members)} groups sharing parents: the ratio rule, not "
-                    "measured"
+                    f"; records of {len(members)} groups sharing parents: the joint move always "
+                    "runs (not measured)"
                 )
-            else:  # measured at warm-up; the ratio rule is the guess kept if tuning is too short
-                movers[-1].trial = InterweaveTrial(weak, decision["reason"])
+            else:  # measured at warm-up; kept when tuning is too short to measure it
+                movers[-1].trial = InterweaveTrial(
+                    True,
+                    f"{decision['reason']}; the move is kept (exact, only its cost is at stake)",
+                )
                 decision["measured"] = []
         return movers
 
@@ -699,7 +704,7 @@ class DataAugmentation(DPStep):
         the trial's decision, frozen for the rest of the chain (reported once in
         ``interweave_decisions[k]["measured"]``)."""
         trial = mover.trial
-        if trial is None:
+        if trial is None:  # interweave=True, or the joint move of a hierarchy: always on
             return True
         if self.tune and trial.decision is None and not trial.full:
             return True

@@ -170,7 +170,10 @@ def test_model_without_dp_nodes_keeps_pymc_defaults():
     assert "ConjugateTheta" not in ours and "DataAugmentation" not in ours
 
 
-def test_interweave_auto_decision_from_the_weakness_ratio():
+def test_interweave_auto_measures_every_group_and_reports_the_weakness_ratio():
+    """``interweave="auto"``: every group with a θ-free representation gets the move, measured at
+    warm-up; the weakness ratio is reported, and decides nothing (it is drawn before PyMC hands the
+    step its seeded generator)."""
     model, *_ = clamped_model(50, 0.1)
     with model:
         weak = pdp.DataAugmentation()
@@ -179,13 +182,16 @@ def test_interweave_auto_decision_from_the_weakness_ratio():
     assert weak.interweaving and d["enabled"] and d["parents"] == ["mu"]
     # noise sd √2·60 = 85 against sd(Σ clip x) ≈ √50·0.98 ≈ 7: r ≈ 12
     assert 9.0 < d["ratio"] < 16.0
+    assert d["measured"] == [] and weak._movers[0].trial is not None
     assert not off.interweaving and off.interweave_decisions[0]["reason"] == "interweave=False"
     model, *_ = clamped_model(1000, 1.0)
     with model:
         informative = pdp.DataAugmentation()
     (d,) = informative.interweave_decisions
-    assert not informative.interweaving and 0.2 < d["ratio"] < 0.4  # √2·6 = 8.5 vs √1000 ≈ 31
+    assert 0.2 < d["ratio"] < 0.4  # √2·6 = 8.5 vs √1000 ≈ 31
     assert d["reason"].startswith("release informative: r = ")
+    trial = informative._movers[0].trial  # measured like the weak one, not guessed
+    assert trial is not None and trial.fallback  # too short to measure: kept
     model, _ = poisson_model(n=10)
     with model:
         discrete = pdp.DataAugmentation()
