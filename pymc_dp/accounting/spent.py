@@ -316,6 +316,33 @@ def _stats_group(idata):
     return None
 
 
+def _check_full_run(iters, exhausted, attrs):
+    """Refuse sample stats from which draws were removed (sliced, thinned): ε is read from the
+    last ``dp_iterations`` of each chain and would miss the iterations no longer shown.
+
+    Per chain and step the counter grows by 1 per draw (by 0 only on draws marked
+    ``dp_budget_exhausted``, which read no data); with PyMC's ``tuning_steps`` attribute (tuning
+    discarded or kept in ``warmup_``), a draw that read data is draw ``i`` of the run at
+    ``tuning_steps + i + 1``. Checks public counters only.
+    """
+    it = np.asarray(iters, dtype=np.int64)
+    frozen = np.zeros(it.shape, bool) if exhausted is None else np.asarray(exhausted, bool)
+    step = np.diff(it, axis=1)
+    ok = np.all((step == 1) | ((step == 0) & frozen[:, 1:]))
+    tune = attrs.get("tuning_steps") if hasattr(attrs, "get") else None
+    if ok and tune is not None and np.ndim(tune) == 0:
+        expected = int(tune) + 1 + np.arange(it.shape[1])[None, :, None]
+        ok = bool(np.all((it == expected) | frozen))
+    if not ok:
+        raise ValueError(
+            "the sample stats' dp_iterations show that draws were removed from this run (a sliced, "
+            "thinned or concatenated trace), so its privacy loss cannot be read from them: every "
+            "iteration that read the data counts, shown or not. Pass the full result of pm.sample "
+            "to privacy_spent / publishable, and slice or thin the published result afterwards "
+            "(post-processing)."
+        )
+
+
 def _events_from_idata(idata):
     stats = _stats_group(idata)
     if stats is None:
@@ -337,6 +364,7 @@ def _events_from_idata(idata):
 
     # (chain, draw) for one PenaltyMH step; (chain, draw, step) when several steps record the stat
     iters = iters[..., None] if iters.ndim == 2 else iters
+    _check_full_run(iters, col("dp_budget_exhausted"), getattr(stats, "attrs", {}))
     z, zg = col("dp_noise_multiplier"), col("dp_grad_noise_multiplier")
     nrec, batch = col("dp_n_records"), col("dp_batch_size")
     events = []

@@ -117,7 +117,12 @@ def test_released_ratio_moves_within_its_sensitivity(case, variant):
     d = sum(np.size(v) for v in model.initial_point().values())
     theta0 = np.random.default_rng(3).normal(0.0, 0.5, (TRIALS, d))
     params = PenaltyParams(
-        kw["proposal"], np.full(d, 0.3), 1.5, kw.get("tau", 2.0), kw["acceptance"], kw.get("temperature", 1.0)
+        kw["proposal"],
+        np.full(d, 0.3),
+        1.5,
+        kw.get("tau", 2.0),
+        kw["acceptance"],
+        kw.get("temperature", 1.0),
     )
     a = _released(model, data, params, need_grad, theta0, seed=5)
     b = _released(build(neighbour), neighbour, params, need_grad, theta0, seed=5)
