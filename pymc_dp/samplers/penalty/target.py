@@ -220,6 +220,7 @@ class ModelTarget:
         ll = _drop_record_shape_checks(ll, inputs)
         self._ll = pm_compile(self.all_vars + inputs, ll, on_unused_input="ignore")
         check_prior_is_data_free(model, obs, per_record, self.n, self._owner)
+        self._records = _record_sources(model, obs, per_record, self.n)
         prior = model.logp(vars=model.free_RVs)
         if model.potentials:
             prior = prior + pt.sum([pt.sum(p) for p in model.potentials])
@@ -251,6 +252,12 @@ class ModelTarget:
                 self.all_vars + inputs, [ll, pt.stack(cols, axis=1)], on_unused_input="ignore"
             )
         return self
+
+    def reads_records(self, graph) -> bool:
+        """Whether ``graph`` reads the confidential records (the observed values, their data
+        containers, per-record covariate containers, or a constant equal to the records)."""
+        sources, arrays = self._records
+        return _reads_records(graph, sources, arrays, self.n)
 
     def refresh(self, check=None) -> bool:
         """Read the current records if a data container changed; return True if anything changed.

@@ -96,3 +96,22 @@ def test_clipping_warning_states_no_data_dependent_count():
     msgs = [str(w.message) for w in caught if w.category.__name__ == "ClippingWarning"]
     assert msgs, "heavy clipping must still warn"
     assert all("%" not in m and "dp_clipped_fraction" in m for m in msgs), msgs
+
+
+def test_publishable_refuses_keeping_a_deterministic_of_the_records():
+    with pm.Model():
+        d = pm.Data("d", Y)
+        mu = pm.Normal("mu", 0, 10)
+        pm.Deterministic("resid", ((d - mu) ** 2).mean())  # a statistic of the records
+        pm.Deterministic("mu2", 2 * mu)  # a function of θ alone
+        pm.Normal("y", mu, 1, observed=d)
+        step = _step(init=(-1, 1))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            idata = pm.sample(
+                draws=30, tune=0, chains=1, step=[step], random_seed=1, progressbar=False
+            )
+    with pytest.raises(ValueError, match=r"keep=.*\['resid'\].*confidential records"):
+        pdp.publishable(idata, step, delta=1e-5, keep=["resid"], allow_unmixed=True)
+    pub = pdp.publishable(idata, step, delta=1e-5, keep=["mu2"], allow_unmixed=True)
+    assert set(pub["posterior"].data_vars) == {"mu", "mu2"}
