@@ -36,7 +36,7 @@ Refused unless acknowledged:
 Attached attributes (on the result — ``InferenceData.attrs`` or the DataTree root — and on the
 posterior group): ``dp_epsilon``, ``dp_delta`` (`pymc_dp.accounting.privacy_spent` on the full
 ``idata``, tuning included), ``dp_accountant``, ``dp_neighbouring_relation``, ``dp_iterations``
-(over all chains), ``dp_public_stats``, ``dp_max_rhat``, ``dp_min_ess``, ``dp_mixed``, the
+(over all chains and PenaltyMH steps), ``dp_public_stats``, ``dp_max_rhat``, ``dp_min_ess``, ``dp_mixed``, the
 ``dp_removed_*`` lists and, when the steps ran more iterations in this process than the run shows
 (several ``pm.sample`` calls with the same step), ``dp_epsilon_all_runs``.
 """
@@ -332,7 +332,9 @@ def publishable(
     stats = groups["sample_stats"]
     accountant = accountant or _default_accountant(stats)
     epsilon = privacy_spent(idata, delta=delta, accountant=accountant)
-    iterations = int(np.asarray(stats["dp_iterations"]).max(axis=-1).sum())
+    counts = np.asarray(stats["dp_iterations"])  # (chain, draw) or (chain, draw, step)
+    counts = counts[..., None] if counts.ndim == 2 else counts
+    iterations = int(counts.max(axis=1).sum())  # every chain's and every step's last count
     out, removed_groups, removed_stats, removed_vars = {}, [], set(), set()
     for name, ds in groups.items():
         allowed = wanted if name in _POSTERIOR else PUBLIC_STATS if name in _STATS else None

@@ -70,3 +70,29 @@ def test_a_sliced_trace_is_refused(run, sel):
         pdp.privacy_spent(part, delta=1e-5)
     with pytest.raises(ValueError, match=r"dp_iterations.*full result of pm.sample"):
         pdp.publishable(part, step, delta=1e-5, allow_unmixed=True)
+
+
+def test_two_penalty_steps_count_their_iterations():
+    """Stats of two PenaltyMH steps are (chain, draw, step); publishable's ``dp_iterations`` used
+    to sum the counter over every draw (20100 for 2 chains × 150 iterations × 2 steps)."""
+    x = np.random.default_rng(1).normal([0.5, -1], 1, (80, 2))
+    with pm.Model():
+        a = pm.Normal("a", 0, 2)
+        b = pm.Normal("b", 0, 2)
+        pm.Normal("y", pm.math.stack([a, b]), 1.0, observed=x)
+        s1 = pdp.PenaltyMH([a], lipschitz=10, tau=0.8, scale=0.05, init=(-1, 1))
+        s2 = pdp.PenaltyMH([b], lipschitz=10, tau=2.0, scale=0.05, init=(-1, 1))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            idata = pm.sample(
+                draws=DRAWS,
+                tune=TUNE,
+                chains=2,
+                cores=1,
+                step=[s1, s2],
+                random_seed=3,
+                progressbar=False,
+                compute_convergence_checks=False,
+            )
+            pub = pdp.publishable(idata, [s1, s2], delta=1e-5, allow_unmixed=True)
+    assert pub.attrs["dp_iterations"] == 2 * 2 * (TUNE + DRAWS)
