@@ -143,6 +143,23 @@ def check_prior_is_data_free(model, obs, per_record, n, owner="PenaltyMH"):
         )
 
 
+def _refuse_imputed(model, owner):
+    """Refuse records with missing values, which PyMC splits into ``<name>_observed`` and a free
+    ``<name>_unobserved``: the size of the latter is the number of missing records, and the
+    published draws and ``dp_n_records`` would carry it (a noise-free count)."""
+    free = {rv.name for rv in model.free_RVs}
+    for rv in model.observed_RVs:
+        base = rv.name.removesuffix("_observed")
+        if base != rv.name and f"{base}_unobserved" in free:
+            raise ValueError(
+                f"observed variable {base!r} has missing values, which PyMC imputes as the free "
+                f"variable '{base}_unobserved'. {owner} would publish its draws, whose size is the "
+                "number of missing confidential records, and dp_n_records, the number of complete "
+                "ones: noise-free counts of the data. Handle missing values before building the "
+                "model, e.g. replace them by a public value within the declared bounds."
+            )
+
+
 class ModelTarget:
     """Compiled per-record log-likelihood and log prior of a PyMC model over a flat θ.
 
@@ -188,6 +205,7 @@ class ModelTarget:
         self._readers = [_reader(model.rvs_to_values[rv], rv.name, owner) for rv in obs]
         self.obs_names = [rv.name for rv in obs]
         self._owner = owner
+        _refuse_imputed(model, owner)
         left_out = [rv.name for rv in model.observed_RVs if rv not in obs]
         if left_out:
             raise ValueError(

@@ -115,3 +115,18 @@ def test_publishable_refuses_keeping_a_deterministic_of_the_records():
         pdp.publishable(idata, step, delta=1e-5, keep=["resid"], allow_unmixed=True)
     pub = pdp.publishable(idata, step, delta=1e-5, keep=["mu2"], allow_unmixed=True)
     assert set(pub["posterior"].data_vars) == {"mu", "mu2"}
+
+
+def test_missing_values_in_the_records_are_refused():
+    """PyMC imputes NaN records as a free variable ``y_unobserved`` whose size (the number of
+    missing records) and ``dp_n_records`` (the complete ones) publishable used to publish."""
+    x = Y.copy()
+    x[[3, 7, 11]] = np.nan
+    with pm.Model():
+        mu = pm.Normal("mu", 0, 10)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pm.Normal("y", mu, 1, observed=x)
+        with pytest.raises(ValueError, match=r"'y' has missing values.*'y_unobserved'") as err:
+            _step()
+    assert "3" not in str(err.value)  # the count is not in the message
