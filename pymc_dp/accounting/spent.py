@@ -316,6 +316,33 @@ def _stats_group(idata):
     return None
 
 
+def _check_full_run(iters, exhausted, attrs):
+    """Refuse sample stats from which draws were removed (sliced, thinned): ε is read from the
+    last ``dp_iterations`` of each chain and would miss the iterations no longer shown.
+
+    Per chain and step the counter grows by 1 per draw (by 0 only on draws marked
+    ``dp_budget_exhausted``, which read no data); with PyMC's ``tuning_steps`` attribute (tuning
+    discarded or kept in ``warmup_``), a draw that read data is draw ``i`` of the run at
+    ``tuning_steps + i + 1``. Checks public counters only.
+    """
+    it = np.asarray(iters, dtype=np.int64)
+    frozen = np.zeros(it.shape, bool) if exhausted is None else np.asarray(exhausted, bool)
+    step = np.diff(it, axis=1)
+    ok = np.all((step == 1) | ((step == 0) & frozen[:, 1:]))
+    tune = attrs.get("tuning_steps") if hasattr(attrs, "get") else None
+    if ok and tune is not None and np.ndim(tune) == 0:
+        expected = int(tune) + 1 + np.arange(it.shape[1])[None, :, None]
+        ok = bool(np.all((it == expected) | frozen))
+    if not ok:
+        raise ValueError(
+            "the sample stats' dp_iterations show that draws were removed from this run (a sliced, "
+            "thinned or concatenated trace), so its privacy loss cannot be read from them: every "
+            "iteration that read the data counts, shown or not. Pass the full result of pm.sample "
+            "to privacy_spent / publishable, and slice or thin the published result afterwards "
+            "(post-processing)."
+        )
+
+
 def _events_from_idata(idata):
     stats = _stats_group(idata)
     if stats is None:
@@ -337,6 +364,7 @@ def _events_from_idata(idata):
 
     # (chain, draw) for one PenaltyMH step; (chain, draw, step) when several steps record the stat
     iters = iters[..., None] if iters.ndim == 2 else iters
+    _check_full_run(iters, col("dp_budget_exhausted"), getattr(stats, "attrs", {}))
     z, zg = col("dp_noise_multiplier"), col("dp_grad_noise_multiplier")
     nrec, batch = col("dp_n_records"), col("dp_batch_size")
     events = []
@@ -507,7 +535,9 @@ def privacy_spent(source, *, delta, accountant: str | None = None) -> PrivacySpe
           state a ``partition=(key, cell)`` composed in parallel across the cells of a key (the
           worst cell; `pymc_dp.accounting.parts`).
     delta : float
-        δ in (0, 1).
+        δ in (0, 1), or 0 when every part is pure ε-DP (`Laplace`, `DiscreteLaplace`,
+        `RandomizedResponse`, `Staircase`): their ε then add up (basic composition, parallel
+        across partition cells; ``accountant`` is ``"pure"``), and anything else is refused.
     accountant : {None, "pld", "rdp"}
         Privacy-loss-distribution (tight) or Rényi accountant. ``None`` (default) uses ``"pld"``
         unless the composition holds an event it cannot take (subsampling without replacement, a
@@ -521,7 +551,8 @@ def privacy_spent(source, *, delta, accountant: str | None = None) -> PrivacySpe
         also carries ``rho`` (zCDP, for Gaussian-type compositions, else None), ``delta``,
         ``accountant`` and the composed ``event``.
     """
-    delta = check_delta(delta)
+    pure_only = _is_zero(delta)
+    delta = 0.0 if pure_only else check_delta(delta)
     if accountant not in (None, "pld", "rdp"):
         raise ValueError(
             f"accountant must be 'pld' or 'rdp', got accountant={accountant!r}. Leave it None to "
@@ -530,6 +561,9 @@ def privacy_spent(source, *, delta, accountant: str | None = None) -> PrivacySpe
     parts = []
     _collect(source, parts)
     parts = unique_parts(parts)
+    if pure_only:
+        spents = [_compose_pure(chosen, cells) for chosen, cells in cell_choices(parts)]
+        return max(spents, key=float)
     if accountant is None:
         every = [p.event for p in parts if p.event is not None]
         accountant = "rdp" if every and _needs_rdp(dp_accounting.ComposedDpEvent(every)) else "pld"
@@ -538,6 +572,42 @@ def privacy_spent(source, *, delta, accountant: str | None = None) -> PrivacySpe
     rhos = [s.rho for s in spents]
     best.rho = None if any(r is None for r in rhos) else max(rhos)
     return best
+
+
+def _is_zero(delta) -> bool:
+    return (
+        isinstance(delta, int | float | np.integer | np.floating)
+        and not isinstance(delta, bool | np.bool_)
+        and delta == 0
+    )
+
+
+def _compose_pure(parts, cells):
+    """ε at δ = 0: basic composition of pure ε-DP parts; anything else is refused, named."""
+
+    def pure(p):  # the part's pure ε, or None
+        if p.approx is not None:
+            return float(p.approx[0]) if p.approx[1] == 0 else None
+        return p.epsilon
+
+    bad = [
+        f"{p.label} ({type(p.event).__name__ if p.event is not None else 'epsilon, delta > 0'})"
+        for p in parts
+        if pure(p) is None
+    ]
+    if bad:
+        raise ValueError(
+            f"delta=0 asks for pure epsilon-DP, but {bad} hold only (epsilon, delta) guarantees "
+            "(Gaussian noise, zCDP, subsampling, smooth sensitivity, PenaltyMH runs). Pass delta > 0, "
+            "e.g. delta=1e-6, or leave those parts out."
+        )
+    events = [p.event for p in parts if p.event is not None]
+    event = events[0] if len(events) == 1 else dp_accounting.ComposedDpEvent(events)
+    eps = float(sum(pure(p) for p in parts))
+    extra = [p.approx for p in parts if p.approx is not None]
+    return PrivacySpent(
+        eps, delta=0.0, rho=None, accountant="pure", event=event, extra=extra, cells=cells
+    )
 
 
 def _compose(parts, delta, accountant, cells):

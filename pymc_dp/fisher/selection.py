@@ -336,15 +336,24 @@ def _estimate_cost(items, points, n_params, n, rng, max_seconds) -> dict:
 
 
 def _points(values, n_params, name):
+    """θ points as ``(G,)`` (scalar θ) or ``(G, d)``; any other shape is refused, never reshaped."""
     arr = np.asarray(values, dtype=float)
     if n_params is None:
+        if arr.ndim == 2 and arr.shape[1] == 1:
+            arr = arr[:, 0]
+        if arr.ndim > 1:
+            raise ValueError(
+                f"{name} must have shape (G,) (or (G, 1)) for a scalar parameter, got "
+                f"{np.shape(values)}. Pass the grid or draws as a 1-D array."
+            )
         arr = arr.reshape(-1)
     else:
-        arr = arr.reshape(-1, int(n_params)) if arr.size % int(n_params) == 0 else arr
-        if arr.ndim != 2 or arr.shape[1] != int(n_params):
+        d = int(n_params)
+        if arr.ndim == 1 and arr.size == d:
+            arr = arr[None, :]  # one point
+        if arr.ndim != 2 or arr.shape[1] != d:
             raise ValueError(
-                f"{name} must have shape (G, {n_params}) for {n_params} parameters, got "
-                f"{np.shape(values)}."
+                f"{name} must have shape (G, {d}) for {d} parameters, got {np.shape(values)}."
             )
     if len(arr) == 0:
         raise ValueError(f"{name} must hold at least one value, got an empty array.")

@@ -148,7 +148,7 @@ class Staircase(Mechanism):
         """``r``: the centre holds the ``2r - 1`` values with ``|z| < r``."""
         if self.r is not None:
             return self.r
-        gamma = 1.0 / (1.0 + math.exp(self.epsilon / 2.0))
+        gamma = 1.0 / (1.0 + math.exp(min(self.epsilon / 2.0, 700.0)))  # e^700: gamma ≈ 0
         return max(1, round(gamma * self.width))
 
     @property
@@ -159,7 +159,8 @@ class Staircase(Mechanism):
     @property
     def log_normaliser(self) -> float:
         """``log N = log((2r - 1) + 2Δ / (e^{1/t} - 1))``."""
-        return math.log((2 * self.flat - 1) + 2.0 * self.width / math.expm1(1.0 / self.step_scale))
+        x = 1.0 / self.step_scale  # 1 / (e^x - 1) without overflow at a large ε
+        return math.log((2 * self.flat - 1) + 2.0 * self.width * math.exp(-x) / -math.expm1(-x))
 
     def noise_key(self):
         return ("staircase", self.step_scale, self.flat, self.width)

@@ -1,7 +1,8 @@
 r"""The curator's side: per-node noisy sufficient statistics of a linear regression (seed 000 §5.2).
 
 Each of ``J`` data nodes holds rows ``(X_j, y_j)`` and releases, with the Gaussian mechanism
-calibrated by Balle & Wang's analytic rule (`pymc_dp.mechanisms.analytic_gaussian_sigma`),
+calibrated by Balle & Wang's analytic rule (`pymc_dp.mechanisms.analytic_gaussian_sigma`, raised
+as `pymc_dp.Gaussian` does so the accountant never reports more than ε),
 
 ```text
 \hat S_j = S_j + \sigma_s M_j,\qquad \hat z_j = z_j + \sigma_z v_j,\qquad
@@ -50,7 +51,7 @@ import math
 import numpy as np
 
 from pymc_dp._checks import check_delta, check_epsilon, check_positive, check_rng
-from pymc_dp.mechanisms.gaussian import Gaussian, analytic_gaussian_sigma
+from pymc_dp.mechanisms.gaussian import Gaussian
 from pymc_dp.regression._kwargs import explain_kwargs
 from pymc_dp.regression.trust import check_node_split
 
@@ -310,6 +311,13 @@ def _check_data(X, y, x_bound, y_bound, clip):
     return X, y
 
 
+def _calibrated_sigma(epsilon, delta, sensitivity):
+    """σ of `pymc_dp.Gaussian(epsilon=, delta=)` for this L2 sensitivity: Balle & Wang's analytic
+    σ, raised (by about 1e-8 relative) until the default accountant reports at most ``epsilon``
+    at ``delta`` (docs/privacy.md, "Calibration agrees with the accountant")."""
+    return Gaussian(epsilon=epsilon, delta=delta, sensitivity=sensitivity).noise_sd
+
+
 def _noisy(value, sigma, rng):
     """``value`` plus Gaussian(0, sigma²) noise from the package's exact lattice sampler
     (`pymc_dp.Gaussian.sample`: OpenDP when ``rng`` is None)."""
@@ -417,16 +425,16 @@ def release_suff_stats(
     if scheme == "adassp":
         eps3, del3 = epsilon / 3.0, delta / 3.0
         ss, sz, sl = adassp_sensitivities(x_bound, y_bound, neighbouring=neighbouring)
-        sigma_s = analytic_gaussian_sigma(eps3, del3, ss)
-        sigma_z = analytic_gaussian_sigma(eps3, del3, sz)
-        sigma_lam = analytic_gaussian_sigma(eps3, del3, sl)
+        sigma_s = _calibrated_sigma(eps3, del3, ss)
+        sigma_z = _calibrated_sigma(eps3, del3, sz)
+        sigma_lam = _calibrated_sigma(eps3, del3, sl)
         lam = np.linalg.eigvalsh(S)[:, 0]
         extra = dict(lam_hat=_noisy(lam, sigma_lam, rng), sigma_lam=sigma_lam)
     else:
         sens = suff_stat_sensitivity(
             x_bound, y_bound, include_yty=scheme == "szu", neighbouring=neighbouring
         )
-        sigma_s = sigma_z = analytic_gaussian_sigma(epsilon, delta, sens)
+        sigma_s = sigma_z = _calibrated_sigma(epsilon, delta, sens)
     S_hat = _noisy_symmetric(S, sigma_s, rng)
     z_hat = _noisy(z, sigma_z, rng)
     if scheme == "szu":

@@ -36,7 +36,7 @@ Refused unless acknowledged:
 Attached attributes (on the result — ``InferenceData.attrs`` or the DataTree root — and on the
 posterior group): ``dp_epsilon``, ``dp_delta`` (`pymc_dp.accounting.privacy_spent` on the full
 ``idata``, tuning included), ``dp_accountant``, ``dp_neighbouring_relation``, ``dp_iterations``
-(over all chains), ``dp_public_stats``, ``dp_max_rhat``, ``dp_min_ess``, ``dp_mixed``, the
+(over all chains and PenaltyMH steps), ``dp_public_stats``, ``dp_max_rhat``, ``dp_min_ess``, ``dp_mixed``, the
 ``dp_removed_*`` lists and, when the steps ran more iterations in this process than the run shows
 (several ``pm.sample`` calls with the same step), ``dp_epsilon_all_runs``.
 """
@@ -222,6 +222,28 @@ def _scrub(ds, keep_vars, public_coords):
     return out.assign_coords(coords)
 
 
+def _check_keep(model, penalty, keep):
+    """Refuse ``keep`` variables computed from the confidential records (e.g. a Deterministic
+    of θ and the data): their draws are not covered by ε."""
+    bad = []
+    for name in keep:
+        try:
+            var = model[name]
+        except KeyError:
+            continue
+        if var in model.free_RVs:  # drawn by a step: non_private_variables decides
+            continue
+        if any(s.target.reads_records(var) for s in penalty):
+            bad.append(name)
+    if bad:
+        raise ValueError(
+            f"keep={list(keep)} names {bad}, computed from the confidential records (the observed "
+            "data or a per-record data container), so their draws are not covered by dp_epsilon. "
+            "Keep only quantities of the PenaltyMH variables and public constants, or compute "
+            "them from the published draws afterwards."
+        )
+
+
 def _check_non_private(names, allow):
     if names and not allow:
         raise ValueError(
@@ -300,7 +322,9 @@ def publishable(
         raise ValueError(
             f"keep names variables absent from the posterior: {missing}. Check the names."
         )
-    non_private = non_private_variables(_model_of(penalty, model), private)
+    the_model = _model_of(penalty, model)
+    _check_keep(the_model, penalty, keep)
+    non_private = non_private_variables(the_model, private)
     _check_non_private(non_private, allow_non_private)
     wanted = [v for v in groups["posterior"].data_vars if v in private or v in set(keep)]
     diag = mixing_diagnostics(groups["posterior"][[v for v in wanted if v in private]])
@@ -308,7 +332,9 @@ def publishable(
     stats = groups["sample_stats"]
     accountant = accountant or _default_accountant(stats)
     epsilon = privacy_spent(idata, delta=delta, accountant=accountant)
-    iterations = int(np.asarray(stats["dp_iterations"]).max(axis=-1).sum())
+    counts = np.asarray(stats["dp_iterations"])  # (chain, draw) or (chain, draw, step)
+    counts = counts[..., None] if counts.ndim == 2 else counts
+    iterations = int(counts.max(axis=1).sum())  # every chain's and every step's last count
     out, removed_groups, removed_stats, removed_vars = {}, [], set(), set()
     for name, ds in groups.items():
         allowed = wanted if name in _POSTERIOR else PUBLIC_STATS if name in _STATS else None

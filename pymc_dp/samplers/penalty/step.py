@@ -554,9 +554,9 @@ class PenaltyMH(DPStep):
         if frac > self.clip_warning:
             self._warned = True
             warnings.warn(
-                f"PenaltyMH clipped {frac:.1%} of the per-record log-likelihood ratios over "
-                f"{self._chain_iters} iterations (threshold clip_warning={self.clip_warning}). The "
-                "chain targets the clipped posterior, not the exact one. The proposal scale does "
+                f"PenaltyMH clipped more than clip_warning={self.clip_warning} of the per-record "
+                "log-likelihood ratios of this chain so far (the fraction itself, sample stat dp_clipped_fraction, is a noise-free statistic of "
+                "the records: keep it with the curator). The chain targets the clipped posterior, not the exact one. The proposal scale does "
                 "not change this fraction (a ratio and its bound L*||theta'-theta|| shrink together). "
                 "Raise lipschitz to a bound derived from declared bounds of the data (e.g. "
                 "pymc_dp.accounting.lipschitz_normal_regression; the noise grows with it: replan the "

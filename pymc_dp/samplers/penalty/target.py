@@ -78,6 +78,88 @@ def _reader(value, name, owner):
     return lambda: fn()
 
 
+def _record_sources(model, obs, per_record, n):
+    """What holds the confidential records: the observed values, the data containers they are
+    read from, and the ``pm.Data`` containers the per-record log-likelihood reads with one row
+    per record (covariates)."""
+    from pymc_dp.distributions.graph import upstream
+
+    values = [model.rvs_to_values[rv] for rv in obs]
+    sources = set(values) | set(_shared_data(values))
+    for v in _shared_data([per_record]):
+        shape = np.shape(v.get_value(borrow=True))
+        if len(shape) >= 1 and shape[0] == n:
+            sources.add(v)
+    arrays = [a for a in map(_held, upstream(values)) if a is not None]
+    return sources, arrays
+
+
+def _held(v):
+    """The array a constant or a data container holds (``None`` for anything else)."""
+    from pytensor.compile.sharedvalue import SharedVariable
+    from pytensor.graph.basic import Constant
+    from pytensor.tensor.random.type import RandomType
+
+    if isinstance(v, Constant):
+        return np.asarray(v.data)
+    if isinstance(v, SharedVariable) and not isinstance(v.type, RandomType):
+        return np.asarray(v.get_value(borrow=True))
+    return None
+
+
+def _reads_records(graph, sources, arrays, n) -> bool:
+    """Whether ``graph`` reads a record source, or a constant equal to the observed records."""
+    from pymc_dp.distributions.graph import upstream
+
+    for v in upstream([graph]):
+        if v in sources:
+            return True
+        data = _held(v)
+        if data is not None and data.ndim >= 1 and data.shape[0] == n:
+            if any(a.shape == data.shape and np.array_equal(a, data) for a in arrays):
+                return True
+    return False
+
+
+def check_prior_is_data_free(model, obs, per_record, n, owner="PenaltyMH"):
+    """Refuse a log prior (free variables' priors, ``Potential`` terms) that reads the records.
+
+    The prior ratio enters the released log ratio without clipping, so its sensitivity is only
+    bounded if it does not depend on the confidential data. The message names the terms, never
+    a value.
+    """
+    sources, arrays = _record_sources(model, obs, per_record, n)
+    terms = [(rv.name, model.logp(vars=[rv])) for rv in model.free_RVs]
+    terms += [(pot.name, pot) for pot in model.potentials]
+    bad = [name for name, term in terms if _reads_records(term, sources, arrays, n)]
+    if bad:
+        raise ValueError(
+            f"the prior terms {bad} read the confidential records (the observed data of "
+            f"{[rv.name for rv in obs]}, or a data container with one row per record), but {owner} "
+            "adds the prior ratio of the free variables and Potentials to the released log ratio "
+            "without clipping: its sensitivity would be unbounded. Write the likelihood of the "
+            "records as observed variables (records on axis 0) and set priors and Potentials from "
+            "public constants only."
+        )
+
+
+def _refuse_imputed(model, owner):
+    """Refuse records with missing values, which PyMC splits into ``<name>_observed`` and a free
+    ``<name>_unobserved``: the size of the latter is the number of missing records, and the
+    published draws and ``dp_n_records`` would carry it (a noise-free count)."""
+    free = {rv.name for rv in model.free_RVs}
+    for rv in model.observed_RVs:
+        base = rv.name.removesuffix("_observed")
+        if base != rv.name and f"{base}_unobserved" in free:
+            raise ValueError(
+                f"observed variable {base!r} has missing values, which PyMC imputes as the free "
+                f"variable '{base}_unobserved'. {owner} would publish its draws, whose size is the "
+                "number of missing confidential records, and dp_n_records, the number of complete "
+                "ones: noise-free counts of the data. Handle missing values before building the "
+                "model, e.g. replace them by a public value within the declared bounds."
+            )
+
+
 class ModelTarget:
     """Compiled per-record log-likelihood and log prior of a PyMC model over a flat θ.
 
@@ -122,6 +204,16 @@ class ModelTarget:
             )
         self._readers = [_reader(model.rvs_to_values[rv], rv.name, owner) for rv in obs]
         self.obs_names = [rv.name for rv in obs]
+        self._owner = owner
+        _refuse_imputed(model, owner)
+        left_out = [rv.name for rv in model.observed_RVs if rv not in obs]
+        if left_out:
+            raise ValueError(
+                f"observed={self.obs_names} leaves the observed variables {left_out} out, so "
+                f"{owner} would drop their likelihood from its target without a word. Pass "
+                "observed=None (every observed variable holds confidential records), or remove "
+                "them from the model (fix public quantities with pm.Data, not observed=)."
+            )
         self._spec = (model, value_vars, obs, inputs, need_grad)
         self._values = None  # values of every value variable, in the order of all_vars
         self._info = None  # (name, shape, size, dtype) of the θ variables
@@ -145,6 +237,8 @@ class ModelTarget:
         (ll,) = clone_replace([per_record], replace=dict(zip(values, inputs)), rebuild_strict=False)
         ll = _drop_record_shape_checks(ll, inputs)
         self._ll = pm_compile(self.all_vars + inputs, ll, on_unused_input="ignore")
+        check_prior_is_data_free(model, obs, per_record, self.n, self._owner)
+        self._records = _record_sources(model, obs, per_record, self.n)
         prior = model.logp(vars=model.free_RVs)
         if model.potentials:
             prior = prior + pt.sum([pt.sum(p) for p in model.potentials])
@@ -176,6 +270,12 @@ class ModelTarget:
                 self.all_vars + inputs, [ll, pt.stack(cols, axis=1)], on_unused_input="ignore"
             )
         return self
+
+    def reads_records(self, graph) -> bool:
+        """Whether ``graph`` reads the confidential records (the observed values, their data
+        containers, per-record covariate containers, or a constant equal to the records)."""
+        sources, arrays = self._records
+        return _reads_records(graph, sources, arrays, self.n)
 
     def refresh(self, check=None) -> bool:
         """Read the current records if a data container changed; return True if anything changed.

@@ -321,3 +321,35 @@ def test_two_penalty_steps_in_one_model_compose():
     # a model's releases and its penalty runs compose in one call
     _, _, r1, _ = _releases()
     assert privacy_spent([r1, idata], delta=1e-5) > spent
+
+
+def test_pure_releases_compose_at_delta_zero():
+    """δ = 0 is meaningful for pure ε-DP releases (basic composition); it used to be refused
+    by the (0, 1) check. A release that is only (ε, δ)-DP is refused at δ = 0, named."""
+    import numpy as np
+
+    import pymc_dp as pdp
+
+    x = np.random.default_rng(0).integers(0, 2, 50)
+    rels = [
+        pdp.release(x, pdp.Sum(0, 1), pdp.Laplace(epsilon=0.5), rng=1),
+        pdp.release(x, pdp.Sum(0, 1), pdp.DiscreteLaplace(epsilon=0.3), rng=1),
+        pdp.release(x, pdp.Local(0, 1), pdp.RandomizedResponse(1.0), rng=1),
+        pdp.release(x, pdp.Sum(0, 1), pdp.Staircase(epsilon=0.7), rng=1),
+    ]
+    spent = pdp.privacy_spent(rels, delta=0)
+    assert float(spent) == pytest.approx(2.5, rel=1e-9) and float(spent) <= 2.5
+    assert spent.delta == 0.0
+    bands = [
+        pdp.release(x, pdp.Sum(0, 1), pdp.Laplace(epsilon=1.0), rng=1, partition=("band", b))
+        for b in "ab"
+    ]
+    assert float(pdp.privacy_spent(bands, delta=0)) == pytest.approx(1.0, rel=1e-9)
+    g = pdp.release(x, pdp.Sum(0, 1), pdp.Gaussian(epsilon=1.0, delta=1e-6), rng=1)
+    with pytest.raises(ValueError, match=r"delta=0.*pure.*Gaussian"):
+        pdp.privacy_spent([*rels, g], delta=0)
+    m = pdp.release(x.astype(float), pdp.Median(0, 1), pdp.SmoothLaplace(1.0, 1e-6), rng=1)
+    with pytest.raises(ValueError, match=r"delta=0.*pure"):
+        pdp.privacy_spent([*rels, m], delta=0)
+    with pytest.raises(ValueError, match=r"delta must lie"):
+        pdp.privacy_spent(rels, delta=-1e-9)

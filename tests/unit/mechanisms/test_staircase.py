@@ -209,3 +209,13 @@ def test_intervals_and_marginalize_use_its_facts():
     bound = pdp.Staircase(epsilon=1.0, r=2, sensitivity=3)
     want = [special.logsumexp(bound.logpdf(9, S) + stats.binom(15, q).logpmf(S)) for q in ps]
     np.testing.assert_allclose(got, want, rtol=1e-10)
+
+
+def test_a_huge_epsilon_calibrates_without_overflow():
+    """ε ≥ 1420 raised a bare OverflowError (e^{ε/2} in the flat width)."""
+    import pymc_dp as pdp
+
+    x = np.ones(10, dtype=int)
+    for eps in (1500.0, 1e300):
+        r = pdp.release(x, pdp.Sum(0, 1), pdp.Staircase(epsilon=eps), rng=1)
+        assert float(r) == 10.0 and np.isfinite(r.mechanism.log_normaliser)

@@ -1,0 +1,132 @@
+"""PenaltyMH refuses models where its privacy claim or its target would silently not hold.
+
+* The log prior (free variables' priors and ``pm.Potential`` terms) enters the released ratio
+  without clipping: if it reads the confidential records, each iteration releases a function of
+  them with unbounded sensitivity. A likelihood written as a Potential, or a prior centred on the
+  data's mean, must be refused, naming the term.
+* ``observed=`` naming only some observed variables would drop the others' likelihood from the
+  target without a word.
+"""
+
+import warnings
+
+import numpy as np
+import pymc as pm
+import pytest
+
+import pymc_dp as pdp
+
+Y = np.random.default_rng(0).normal(1.0, 1.0, 40)
+
+
+def _step(**kw):
+    return pdp.PenaltyMH(lipschitz=5.0, tau=1.0, scale=0.1, **kw)
+
+
+def test_potential_reading_the_records_is_refused():
+    with pm.Model():
+        d = pm.Data("d", Y)
+        mu = pm.Normal("mu", 0, 10)
+        pm.Normal("y", mu, 1, observed=d)
+        pm.Potential("extra", pm.logp(pm.Normal.dist(mu, 1), d).sum())
+        with pytest.raises(ValueError, match=r"'extra'.*confidential records") as err:
+            _step()
+    assert str(Y[0])[:8] not in str(err.value)
+
+
+def test_prior_computed_from_the_records_is_refused():
+    with pm.Model():
+        d = pm.Data("d", Y)
+        mu = pm.Normal("mu", d.mean(), 10)
+        pm.Normal("y", mu, 1, observed=d)
+        with pytest.raises(ValueError, match=r"'mu'.*confidential records"):
+            _step()
+
+
+def test_potential_on_a_numpy_copy_of_the_records_is_refused():
+    with pm.Model():
+        mu = pm.Normal("mu", 0, 10)
+        pm.Normal("y", mu, 1, observed=Y)
+        pm.Potential("again", pm.logp(pm.Normal.dist(mu, 1), Y.copy()).sum())
+        with pytest.raises(ValueError, match=r"'again'.*confidential records"):
+            _step()
+
+
+def test_potential_on_a_per_record_covariate_is_refused():
+    x = np.linspace(-1, 1, Y.size)
+    with pm.Model():
+        X = pm.Data("X", x)
+        b = pm.Normal("b", 0, 1)
+        pm.Normal("y", b * X, 1, observed=Y)
+        pm.Potential("cov", -((b * X) ** 2).sum())
+        with pytest.raises(ValueError, match=r"'cov'.*confidential records"):
+            _step()
+
+
+def test_public_hyperparameters_shared_with_the_likelihood_are_fine():
+    with pm.Model():
+        s = pm.Data("s", 2.0)  # a public constant read by the prior and the likelihood
+        w = pm.Data("w", np.ones(3))  # a public vector of another length
+        mu = pm.Normal("mu", 0, 10 * s)
+        pm.Normal("y", mu, s, observed=Y)
+        pm.Potential("soft", -(mu**2) * w.sum() / 100)
+        step = _step()
+    assert step.n == Y.size
+
+
+def test_observed_subset_that_drops_a_likelihood_is_refused():
+    with pm.Model():
+        mu = pm.Normal("mu", 0, 10)
+        pm.Normal("y1", mu, 1, observed=Y)
+        pm.Normal("y2", mu, 1, observed=Y[:10])
+        with pytest.raises(ValueError, match=r"observed=.*'y2'"):
+            _step(observed=["y1"])
+
+
+def test_clipping_warning_states_no_data_dependent_count():
+    """The clipped fraction is a noise-free statistic of the records (kept with the curator as
+    ``dp_clipped_fraction``); the warning says that the threshold was passed, not the value."""
+    with pm.Model():
+        mu = pm.Normal("mu", 0, 10)
+        pm.Normal("y", mu, 1, observed=np.r_[Y, 50 * np.ones(10)])
+        step = pdp.PenaltyMH(lipschitz=0.01, tau=0.5, scale=0.5, init=(-1, 1))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            pm.sample(draws=60, tune=0, chains=1, step=[step], random_seed=1, progressbar=False)
+    msgs = [str(w.message) for w in caught if w.category.__name__ == "ClippingWarning"]
+    assert msgs, "heavy clipping must still warn"
+    assert all("%" not in m and "dp_clipped_fraction" in m for m in msgs), msgs
+
+
+def test_publishable_refuses_keeping_a_deterministic_of_the_records():
+    with pm.Model():
+        d = pm.Data("d", Y)
+        mu = pm.Normal("mu", 0, 10)
+        pm.Deterministic("resid", ((d - mu) ** 2).mean())  # a statistic of the records
+        pm.Deterministic("mu2", 2 * mu)  # a function of θ alone
+        pm.Normal("y", mu, 1, observed=d)
+        step = _step(init=(-1, 1))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            idata = pm.sample(
+                draws=30, tune=0, chains=1, step=[step], random_seed=1, progressbar=False
+            )
+    with pytest.raises(ValueError, match=r"keep=.*\['resid'\].*confidential records"):
+        pdp.publishable(idata, step, delta=1e-5, keep=["resid"], allow_unmixed=True)
+    pub = pdp.publishable(idata, step, delta=1e-5, keep=["mu2"], allow_unmixed=True)
+    assert set(pub["posterior"].data_vars) == {"mu", "mu2"}
+
+
+def test_missing_values_in_the_records_are_refused():
+    """PyMC imputes NaN records as a free variable ``y_unobserved`` whose size (the number of
+    missing records) and ``dp_n_records`` (the complete ones) publishable used to publish."""
+    x = Y.copy()
+    x[[3, 7, 11]] = np.nan
+    with pm.Model():
+        mu = pm.Normal("mu", 0, 10)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pm.Normal("y", mu, 1, observed=x)
+        with pytest.raises(ValueError, match=r"'y' has missing values.*'y_unobserved'") as err:
+            _step()
+    assert "3" not in str(err.value)  # the count is not in the message
