@@ -168,6 +168,16 @@ class RecordBlock:
                 fed[d].append(name)
             self.nodes.append(node)
         unfed = [r for r, names in fed.items() if not names]
+        for r in unfed:  # a release of a variable computed from the records (a Deterministic)
+            via = [(k, d) for k, nd in nodes.items() for d in nd.data if depends_on(d, [r])]
+            if via:
+                k, d = via[0]
+                raise ValueError(
+                    f"{owner} updates record variables, but {r.name!r} feeds DPObserved {k!r} "
+                    f"only through {d.name or str(d)!r}, a variable computed from it. Pass {r.name!r} "
+                    "as the node's data and the computation as the statistic's fn=, e.g. "
+                    "pdp.Sum(lower, upper, fn=lambda x: 2 * x)."
+                )
         if unfed:
             raise ValueError(
                 f"{owner} updates records that feed a pdp.DPObserved node, but {_names(unfed)} "
