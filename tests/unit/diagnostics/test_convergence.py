@@ -119,7 +119,9 @@ def test_pm_sample_names_pymc_metropolis_for_a_discrete_parameter():
     with pm.Model() as model:
         up = pm.DiscreteUniform("up", 1, 5)
         x = pm.DiscreteUniform("x", 0, up, shape=n)
-        pdp.DPObserved("s", x, statistic=stat, mechanism=pdp.DiscreteLaplace(epsilon=1.0), observed=r)
+        pdp.DPObserved(
+            "s", x, statistic=stat, mechanism=pdp.DiscreteLaplace(epsilon=1.0), observed=r
+        )
     with pytest.warns(pdp.ConvergenceWarning) as record:  # stuck: R-hat 2.4 at 1000 draws
         sample(model, draws=150, tune=100, seed=1)
     texts = [str(w.message) for w in record if issubclass(w.category, pdp.ConvergenceWarning)]
