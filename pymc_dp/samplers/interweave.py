@@ -85,6 +85,17 @@ def _names(rvs):
 # ----------------------------------------------------------------------------------------------
 # pure kernel
 # ----------------------------------------------------------------------------------------------
+def _draws_randomly(graphs) -> bool:
+    """Whether ``graphs`` still read a random generator once the model's variables are replaced
+    by their values: PyMC derives the icdf of a ``pm.CustomDist(dist=...)`` from a clone of its
+    graph, whose clones of θ the replacement cannot reach."""
+    from pytensor.tensor.random.type import RandomGeneratorType
+
+    from pymc_dp.distributions.graph import upstream
+
+    return any(isinstance(v.type, RandomGeneratorType) for v in upstream(graphs))
+
+
 class InterweaveState(NamedTuple):
     """θ (flat, value space), its log target, the slice widths, the adaptation counter, and the
     slice directions (columns of ``basis``; ``None``: the coordinate axes)."""
@@ -260,6 +271,10 @@ class InterweaveTarget:
                 rvs_to_values=model.rvs_to_values,
                 rvs_to_transforms=model.rvs_to_transforms,
             )
+            if _draws_randomly([x_nat, log_u]):
+                return (
+                    None  # derived from a clone of the graph (pm.CustomDist(dist=...)): θ redrawn
+                )
             z_now = pt.exp(log_u)
             kind = "icdf"
         x_nat = pt.broadcast_to(x_nat, rv.shape) if x_nat.ndim < rv.ndim else x_nat
