@@ -51,7 +51,13 @@ from pymc.pytensorf import compile as pm_compile
 from pymc.util import get_value_vars_from_user_vars
 from pytensor.graph.replace import graph_replace
 
-from pymc_dp.distributions.graph import depends_on, free_records, reads, released_records
+from pymc_dp.distributions.graph import (
+    depends_on,
+    draws_randomly,
+    free_records,
+    reads,
+    released_records,
+)
 from pymc_dp.samplers.base import DPStep
 from pymc_dp.samplers.points import flatten_vars, replace_flat
 from pymc_dp.samplers.records import required_nodes
@@ -85,17 +91,6 @@ def _names(rvs):
 # ----------------------------------------------------------------------------------------------
 # pure kernel
 # ----------------------------------------------------------------------------------------------
-def _draws_randomly(graphs) -> bool:
-    """Whether ``graphs`` still read a random generator once the model's variables are replaced
-    by their values: PyMC derives the icdf of a ``pm.CustomDist(dist=...)`` from a clone of its
-    graph, whose clones of θ the replacement cannot reach."""
-    from pytensor.tensor.random.type import RandomGeneratorType
-
-    from pymc_dp.distributions.graph import upstream
-
-    return any(isinstance(v.type, RandomGeneratorType) for v in upstream(graphs))
-
-
 class InterweaveState(NamedTuple):
     """θ (flat, value space), its log target, the slice widths, the adaptation counter, and the
     slice directions (columns of ``basis``; ``None``: the coordinate axes)."""
@@ -271,7 +266,7 @@ class InterweaveTarget:
                 rvs_to_values=model.rvs_to_values,
                 rvs_to_transforms=model.rvs_to_transforms,
             )
-            if _draws_randomly([x_nat, log_u]):
+            if draws_randomly([x_nat, log_u]):
                 return (
                     None  # derived from a clone of the graph (pm.CustomDist(dist=...)): θ redrawn
                 )
