@@ -124,7 +124,7 @@ def test_z_space_refuses_custom_dist_records_whose_icdf_redraws_theta():
     graph whose θ the value replacement cannot reach, so z-space drew θ afresh in every map and
     MHAAR([mu]) returned a wrong posterior (sd 37.7 against an exact 0.24) without a word.
     ``space="z"`` refuses; ``space="auto"`` takes u-space."""
-    with pm.Model() as model:
+    with pm.Model():
         mu = pm.Normal("mu", 0, 3)
         x = pm.CustomDist(
             "x", mu, dist=lambda mu, size: pm.Normal.dist(mu, 1.0, size=size), shape=20
