@@ -26,6 +26,7 @@ kept on its op (`pymc_dp.distributions.registry`), so copies of the model keep i
 from __future__ import annotations
 
 import dataclasses
+import warnings
 
 import numpy as np
 import pymc as pm
@@ -245,6 +246,34 @@ def _as_record_tensors(data, *, in_model: bool):
     return tuple(out)
 
 
+def _warn_computed_data(model, name, data_t):
+    """Warn for ``data`` that is not a random variable of ``model`` (a ``pm.Deterministic`` or an
+    expression of the records, a partly observed variable): the node is valid, but pymc-dp's
+    record samplers need the record variables themselves, so ``pm.sample()`` leaves the records
+    to PyMC's own samplers."""
+    from pymc_dp.distributions.graph import direct_upstream
+
+    rvs = model.basic_RVs
+    for d in data_t:
+        if any(d is v for v in rvs):
+            continue
+        found = direct_upstream(model, [d])
+        sources = [v.name for v in model.free_RVs if v in found]
+        if not sources:  # fixed (public) records: nothing to sample
+            continue
+        label = d.name if d.name else str(d)
+        warnings.warn(
+            f"DPObserved {name!r}: data {label!r} is not a random variable of the model but is "
+            f"computed from {sources}. The release is valid, but pymc-dp's record samplers "
+            "(DataAugmentation, Collapsed) take only record variables, so pm.sample() leaves "
+            "the records to PyMC's own samplers (exact, one record at a time, slow for many "
+            "records). To fix: pass the record variable(s) as data and the computation as the "
+            "statistic's fn=, e.g. pdp.Sum(lower, upper, fn=lambda x: 2 * x).",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
 def _build(data_t, statistic, mechanism):
     """Shapes, calibrated mechanism, parameters and the CustomDist pieces of one release node."""
     shapes = [_static_shape(d, f"data {d.name!r}") for d in data_t]
@@ -378,6 +407,7 @@ class DPObserved:
     ):
         model = pm.modelcontext(model)
         data_t = _as_record_tensors(data, in_model=True)
+        _warn_computed_data(model, name, data_t)
         n, dim, mech, shape, contributions, params, pieces = _build(data_t, statistic, mechanism)
         value = _observed_value(observed)
         _validate_release(name, value, shape, mech)

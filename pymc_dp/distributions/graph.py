@@ -72,6 +72,15 @@ def depends_on(graphs, variables) -> bool:
     return any(v in found for v in variables)
 
 
+def draws_randomly(graphs) -> bool:
+    """Whether ``graphs`` read a random generator: a graph PyMC derived (``pm.icdf``, ``pm.logcdf``,
+    ``pm.logp``) from a clone of a ``pm.CustomDist(dist=...)`` keeps clones of its parents that
+    replacing the model's variables by their values cannot reach, so it would draw them afresh."""
+    from pytensor.tensor.random.type import RandomGeneratorType
+
+    return any(isinstance(v.type, RandomGeneratorType) for v in upstream(graphs))
+
+
 def is_constant(var) -> bool:
     """Whether every root of ``var``'s graph is a constant (its value is fixed in the graph)."""
     return all(isinstance(a, Constant) for a in ancestors([var]) if a.owner is None)

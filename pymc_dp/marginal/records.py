@@ -90,6 +90,13 @@ def record_law(rv, n: int | None = None) -> RecordLaw:
                 "discrete records with an enumerable support. Sample the records with "
                 "pdp.DataAugmentation instead."
             )
+        if kind == "multinomial":
+            raise TypeError(
+                f"Record variable {name!r} is a latent count table ({dist}); collapsed "
+                f"likelihoods support records of {sorted(_KNOWN)}. A table released by "
+                "pdp.Cells / pdp.Marginals is sampled cell by cell by pdp.TableCells, which "
+                "pm.sample() picks by itself."
+            )
         raise TypeError(
             f"Record variable {name!r} has distribution {dist}; collapsed likelihoods support "
             f"{sorted(_KNOWN)}. Sample the records with pdp.DataAugmentation instead."

@@ -48,6 +48,12 @@ def reject_bool(value, name: str):
     is_real = isinstance(value, numbers.Real) or (
         isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf"
     )
+    if not is_real and type(value).__module__.startswith("pytensor"):
+        raise TypeError(
+            f"{name} must be a number, but {name}={value} is a PyTensor variable (a random "
+            "variable, pm.Data or an expression). A mechanism's parameters are public: pass "
+            f"the published number, e.g. {name}=1.0; an unknown noise parameter is not supported."
+        )
     if not is_real:
         raise TypeError(
             f"{name} must be a real number, got {name}={value!r} (type {type(value).__name__}). "

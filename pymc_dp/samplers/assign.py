@@ -138,7 +138,9 @@ def _group_refusal(model, var, nodes):
     cache = _VERDICTS.setdefault(model, {})
     if key not in cache:
         try:
-            RecordBlock(model, group, require_additive=True, owner="DataAugmentation")
+            RecordBlock(  # as DataAugmentation() builds it (fast proposals by default)
+                model, group, require_additive=True, owner="DataAugmentation", fast_draws=True
+            )
             cache[key] = None
         except Exception as err:  # noqa: BLE001 - any refusal means "not ours", with its reason
             cache[key] = str(err)

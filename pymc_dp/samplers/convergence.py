@@ -293,6 +293,7 @@ class _ChainWatch:
         self.history = history  # finished chains of this step object: list of {name: (draw, ...)}
         self.i = 0
         self.buffer = {name: [] for name in self.labels}
+        self.discrete = {}  # value name -> integer-valued (PyMC gives a discrete θ Metropolis)
 
     @property
     def started(self) -> bool:
@@ -302,6 +303,8 @@ class _ChainWatch:
         if self.leader() is not step or self.i >= self.tune + self.draws:
             return
         self.i += 1
+        if not self.discrete:
+            self.discrete = {n: np.asarray(point[n]).dtype.kind in "iub" for n in self.buffer}
         if self.i > self.tune:
             for name, buf in self.buffer.items():
                 buf.append(np.array(point[name], dtype=float, copy=True))
@@ -316,6 +319,8 @@ class _ChainWatch:
         chains = [h for h in self.history if all(len(v) == self.draws for v in h.values())]
         values = {name: np.stack([h[name] for h in chains]) for name in self.labels}
         movers = _movers([m() for m in self.members if m() is not None])
+        for name in self.labels:  # not moved by a pymc-dp step: PyMC's default for its type
+            movers.setdefault(name, "Metropolis" if self.discrete.get(name) else "NUTS")
         table = _diagnose(values, self.labels, movers, RHAT_MAX, ESS_PER_DRAW_MIN)
         _warn(table, rhat_max=RHAT_MAX, ess_min=ESS_PER_DRAW_MIN, stacklevel=4)
 

@@ -50,7 +50,12 @@ from pymc.logprob.utils import replace_rvs_by_values
 from pymc.pytensorf import compile as pm_compile
 from pytensor.graph.replace import graph_replace
 
-from pymc_dp.distributions.graph import depends_on, names, reads
+from pymc_dp.distributions.graph import (
+    depends_on,
+    draws_randomly,
+    names,
+    reads,
+)
 from pymc_dp.samplers.base import DPStep
 from pymc_dp.samplers.points import layout_point
 from pymc_dp.samplers.slice import as_log_density, slice_along
@@ -222,6 +227,10 @@ class InterweaveTarget(ReleaseTarget):
                 rvs_to_values=model.rvs_to_values,
                 rvs_to_transforms=model.rvs_to_transforms,
             )
+            if draws_randomly([x_nat, log_u]):
+                return (
+                    None  # derived from a clone of the graph (pm.CustomDist(dist=...)): θ redrawn
+                )
             z_now = pt.exp(log_u)
             kind = "icdf"
         x_nat = pt.broadcast_to(x_nat, rv.shape) if x_nat.ndim < rv.ndim else x_nat

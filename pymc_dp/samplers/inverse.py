@@ -29,7 +29,7 @@ from pymc.logprob.utils import replace_rvs_by_values
 from pymc.pytensorf import compile as pm_compile
 from pytensor.graph.replace import vectorize_graph
 
-from pymc_dp.distributions.graph import depends_on, names
+from pymc_dp.distributions.graph import depends_on, draws_randomly, names
 
 __all__ = ["RecordInverse", "DiscreteInverse", "SupportInverse", "finite_support"]
 
@@ -54,6 +54,8 @@ class DiscreteInverse:
         (logcdf,) = replace_rvs_by_values(
             [logcdf], rvs_to_values=others_v, rvs_to_transforms=others_t
         )
+        if draws_randomly([logcdf]):  # derived from a clone (pm.CustomDist(dist=...))
+            raise NotImplementedError("its CDF is derived from a copy of the model's graph")
         kb = pt.tensor(f"{rv.name}_kb", dtype="int64", shape=(None, *rv.type.shape))
         batched = vectorize_graph(pt.cast(logcdf, "float64"), replace={k: kb})
         self._logcdf = pm_compile(model.value_vars + [kb], batched, on_unused_input="ignore")
@@ -104,6 +106,12 @@ class SupportInverse:
         v = pt.tensor(f"{rv.name}_v", dtype=rv.dtype, shape=rv.type.shape)
         logp = pm.logp(rv, v)
         (logp,) = replace_rvs_by_values([logp], rvs_to_values=others_v, rvs_to_transforms=others_t)
+        if draws_randomly([logp]):  # derived from a clone (pm.CustomDist(dist=...))
+            raise ValueError(
+                f"z-space needs the pmf of the records {rv.name!r} given θ, but PyMC derives it "
+                "from a copy of the model's graph (pm.CustomDist(dist=...)) whose parameters "
+                "cannot be fixed. Use space='u' or PMMH."
+            )
         vb = pt.tensor(f"{rv.name}_vb", dtype=rv.dtype, shape=(None, *rv.type.shape))
         batched = vectorize_graph(pt.cast(logp, "float64"), replace={v: vb})
         self._logp = pm_compile(model.value_vars + [vb], batched, on_unused_input="ignore")
@@ -241,6 +249,13 @@ class RecordInverse:
                     "space='u' or PMMH."
                 ) from None
             (x,) = replace_rvs_by_values([x], rvs_to_values=others_v, rvs_to_transforms=others_t)
+            if draws_randomly([x]):  # derived from a clone of the graph: θ would be redrawn
+                raise ValueError(
+                    f"{owner} z-space (x = F_θ^-1(z), seed 001 Algorithm 7) needs PyMC's icdf "
+                    f"of the records given θ, but PyMC derives the icdf of {rv.name!r} "
+                    f"({rv.owner.op}) from a copy of the model's graph (pm.CustomDist(dist=...)) "
+                    "whose parameters cannot be fixed. Use space='u' or PMMH."
+                )
             tr = model.rvs_to_transforms.get(rv)
             if tr is not None:
                 x = tr.forward(x, *rv.owner.inputs)

@@ -25,7 +25,7 @@ from pytensor.graph.replace import graph_replace
 from pytensor.tensor.random.type import RandomGeneratorType
 
 from pymc_dp._checks import child_rng
-from pymc_dp.distributions.graph import free_records, names, other_readers, upstream
+from pymc_dp.distributions.graph import depends_on, free_records, names, other_readers, upstream
 from pymc_dp.samplers.fast_draws import FastRecordDraw
 from pymc_dp.samplers.target import required_nodes
 
@@ -168,6 +168,16 @@ class RecordBlock:
                 fed[d].append(name)
             self.nodes.append(node)
         unfed = [r for r, names in fed.items() if not names]
+        for r in unfed:  # a release of a variable computed from the records (a Deterministic)
+            via = [(k, d) for k, nd in nodes.items() for d in nd.data if depends_on(d, [r])]
+            if via:
+                k, d = via[0]
+                raise ValueError(
+                    f"{owner} updates record variables, but {r.name!r} feeds DPObserved {k!r} "
+                    f"only through {d.name or str(d)!r}, a variable computed from it. Pass {r.name!r} "
+                    "as the node's data and the computation as the statistic's fn=, e.g. "
+                    "pdp.Sum(lower, upper, fn=lambda x: 2 * x)."
+                )
         if unfed:
             raise ValueError(
                 f"{owner} updates records that feed a pdp.DPObserved node, but {names(unfed)} "

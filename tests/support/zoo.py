@@ -757,6 +757,157 @@ def rr_table_two_answers():
     return model, None, rr_table_two_answers.__doc__
 
 
+# ---------------------------------------------------------------------------------------------
+# models written for the red-team pass (link functions, other record families, other priors)
+# ---------------------------------------------------------------------------------------------
+def _poisson_binomial(ps):
+    """pmf of a sum of independent Bernoulli(p_i) (convolution)."""
+    pmf = np.array([1.0])
+    for p in ps:
+        pmf = np.convolve(pmf, [1.0 - p, p])
+    return pmf
+
+
+@case("additive", "Laplace", "finite (Bernoulli, logit link with a covariate)")
+def bernoulli_logit_covariate():
+    """x_i ~ Bernoulli(sigmoid(a + 0.8 z_i)) with a public covariate z (NumPy), a ~ N(0, 1.5),
+    n = 40, Sum(0, 1) + Laplace(ε = 1): records not iid given a (Poisson-binomial enumeration)."""
+    rng = np.random.default_rng(501)
+    n = 40
+    z = rng.normal(size=n)
+    stat, mech = pdp.Sum(lower=0, upper=1), pdp.Laplace(epsilon=1.0)
+    _, s = _rel((rng.random(n) < special.expit(0.3 + 0.8 * z)).astype(int), stat, mech, rng)
+    with pm.Model() as model:
+        a = pm.Normal("a", 0, 1.5)
+        x = pm.Bernoulli("x", pm.math.sigmoid(a + 0.8 * z), shape=n)
+        pdp.DPObserved("s", x, statistic=stat, mechanism=mech, observed=s)
+    grid = np.linspace(-5, 5, 801)
+    k = np.arange(n + 1)
+    lik = np.exp(-np.abs(float(s) - k))  # Laplace scale Δ/ε = 1
+    loglik = np.array([np.log(_poisson_binomial(special.expit(u + 0.8 * z)) @ lik) for u in grid])
+    return (
+        model,
+        {"a": _grid_moments(grid, stats.norm.logpdf(grid, 0, 1.5) + loglik)},
+        bernoulli_logit_covariate.__doc__,
+    )
+
+
+@case("additive", "Gaussian", "continuous (NormalMixture records)")
+def normal_mixture_weight():
+    """x_i ~ NormalMixture(w = (1 − w1, w1), μ = (−2, 2), σ = 1), w1 ~ Beta(1, 1), n = 20,
+    Σx + Gaussian(σ = 2): enumeration over the number of records in the second component."""
+    rng = np.random.default_rng(502)
+    n, sig = 20, 2.0
+    comp = rng.random(n) < 0.3
+    _, s = _rel(
+        np.where(comp, 2.0, -2.0) + rng.normal(size=n), pdp.Sum(), pdp.Gaussian(sigma=sig), rng
+    )
+    with pm.Model() as model:
+        w1 = pm.Beta("w1", 1, 1)
+        x = pm.NormalMixture(
+            "x", w=pt.stack([1 - w1, w1]), mu=np.array([-2.0, 2.0]), sigma=1.0, shape=n
+        )
+        pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=pdp.Gaussian(sigma=sig), observed=s)
+    grid, k = _beta_grid(), np.arange(n + 1)
+    log_noise = stats.norm.logpdf(float(s), 4.0 * k - 2.0 * n, math.sqrt(n + sig**2))
+    loglik = _lse(stats.binom.logpmf(k[None, :], n, grid[:, None]) + log_noise[None, :])
+    return model, {"w1": _grid_moments(grid, loglik)}, normal_mixture_weight.__doc__
+
+
+@case("additive", "DiscreteLaplace", "unbounded (NegativeBinomial)")
+def negative_binomial_sum_discrete_laplace():
+    """x_i ~ NegativeBinomial(mu, alpha = 2), mu ~ Gamma(2, 1) (ints), n = 20, Σx +
+    DiscreteLaplace(scale 3): Σx ~ NB(n mu, n alpha) summed against the noise."""
+    rng = np.random.default_rng(503)
+    n, alpha, b = 20, 2.0, 3.0
+    mech = pdp.DiscreteLaplace(scale=b)
+    _, s = _rel(rng.negative_binomial(alpha, alpha / (alpha + 2.5), n), pdp.Sum(), mech, rng)
+    with pm.Model() as model:
+        mu = pm.Gamma("mu", 2, 1)
+        x = pm.NegativeBinomial("x", mu=mu, alpha=alpha, shape=n)
+        pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=mech, observed=s)
+    grid, k, A = np.linspace(0.05, 10, 2000), np.arange(800), n * alpha
+    lp = stats.nbinom.logpmf(k[None, :], A, A / (A + n * grid[:, None]))
+    loglik = _count_loglik(lp, k, lambda kk: -np.abs(float(s) - kk) / b)
+    return (
+        model,
+        {"mu": _grid_moments(grid, stats.gamma.logpdf(grid, 2) + loglik)},
+        negative_binomial_sum_discrete_laplace.__doc__,
+    )
+
+
+@case("additive", "Staircase", "finite (Bernoulli)")
+def bernoulli_sum_staircase():
+    """p ~ Beta(1, 1) (ints), x ~ Bernoulli(p), n = 30, Sum(0, 1) + Staircase(ε = 1)."""
+    rng = np.random.default_rng(504)
+    n, stat = 30, pdp.Sum(lower=0, upper=1)
+    r, s = _rel((rng.random(n) < 0.3).astype(int), stat, pdp.Staircase(epsilon=1.0), rng)
+    with pm.Model() as model:
+        p = pm.Beta("p", 1, 1)
+        x = pm.Bernoulli("x", p, shape=n)
+        pdp.DPObserved("s", x, statistic=stat, mechanism=pdp.Staircase(epsilon=1.0), observed=r)
+    mech = r.mechanism  # calibrated (Δ = 1): its density, checked against scipy in the unit tests
+    log_noise = lambda k: np.array([float(mech.logpdf(s, kk)) for kk in k])  # noqa: E731
+    grid, k = _beta_grid(), np.arange(n + 1)
+    loglik = _count_loglik(stats.binom.logpmf(k[None, :], n, grid[:, None]), k, log_noise)
+    return model, {"p": _grid_moments(grid, loglik)}, bernoulli_sum_staircase.__doc__
+
+
+@case("additive", "Gaussian", "continuous (per-record random effects)")
+def normal_record_random_effects():
+    """b_i ~ N(mu, 0.7) per record, x_i ~ N(b_i, 1), mu ~ N(0, 3), n = 15, Σx + Gaussian(σ = 2):
+    conjugate (Σx ~ N(n mu, n(1 + 0.7²)))."""
+    rng = np.random.default_rng(505)
+    n, sig, tau = 15, 2.0, 0.7
+    _, s = _rel(rng.normal(1 + rng.normal(0, tau, n), 1), pdp.Sum(), pdp.Gaussian(sigma=sig), rng)
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0, 3)
+        b = pm.Normal("b", mu, tau, shape=n)
+        x = pm.Normal("x", b, 1, shape=n)
+        pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=pdp.Gaussian(sigma=sig), observed=s)
+    exact = _normal_conjugate(n, float(s), 0.0, 3.0, sig**2, rec_sd=math.sqrt(1 + tau**2))
+    return model, {"mu": exact}, normal_record_random_effects.__doc__
+
+
+@case("counts", "Laplace", "finite (Categorical, Counts and a Sum of category values)")
+def categorical_counts_and_value_sum():
+    """pi ~ Dirichlet(1, 1, 1), x ~ Categorical(pi), n = 20; two releases of the same records:
+    Counts(3) + Laplace(ε = 0.5) and Sum(0, 5, fn = value[x]) + Laplace(ε = 0.5), values (0, 1, 5)."""
+    rng = np.random.default_rng(506)
+    n, vals = 20, np.array([0.0, 1.0, 5.0])
+    stat2 = pdp.Sum(lower=0, upper=5, fn=lambda c: pt.as_tensor(vals)[c])
+    xc = rng.choice(3, n, p=[0.3, 0.3, 0.4])
+    r1, c_obs = _rel(xc, pdp.Counts(3), pdp.Laplace(epsilon=0.5), rng)
+    r2, t_obs = _rel(xc, stat2, pdp.Laplace(epsilon=0.5), rng)
+    with pm.Model() as model:
+        pi = pm.Dirichlet("pi", np.ones(3))
+        x = pm.Categorical("x", pi, shape=n)
+        pdp.DPObserved(
+            "c", x, statistic=pdp.Counts(3), mechanism=pdp.Laplace(epsilon=0.5), observed=r1
+        )
+        pdp.DPObserved("t", x, statistic=stat2, mechanism=pdp.Laplace(epsilon=0.5), observed=r2)
+    comps = np.array([(a, b, n - a - b) for a in range(n + 1) for b in range(n + 1 - a)])
+    post = 1.0 + comps  # Dirichlet parameters given the counts
+    logw = (
+        special.gammaln(n + 1)
+        - special.gammaln(comps + 1).sum(1)
+        + special.gammaln(post).sum(1)
+        - special.gammaln(post.sum(1))
+        - np.abs(c_obs - comps).sum(1) * 0.5 / 2.0  # Counts: Δ₁ = 2
+        - np.abs(float(t_obs) - comps @ vals) * 0.5 / 5.0  # Sum(0, 5): Δ₁ = 5
+    )
+    w = np.exp(logw - logw.max())
+    w /= w.sum()
+    tot = post.sum(1, keepdims=True)
+    mean = w @ (post / tot)
+    sd = np.sqrt(w @ (post * (post + 1) / (tot * (tot + 1))) - mean**2)
+    return (
+        model,
+        {f"pi[{j}]": (mean[j], sd[j]) for j in range(3)},
+        categorical_counts_and_value_sum.__doc__,
+    )
+
+
 def by_name(name: str) -> Case:
     return next(c for c in CASES if c.name == name)
 

@@ -147,3 +147,23 @@ def test_guard_names_the_theta_move_of_data_augmentation_and_advises_something_e
             assert row["step"] == "ConjugateTheta"
             assert "'mu' (moved by ConjugateTheta): R-hat" in text
             assert "pdp.DataAugmentation(interweave=True)" in text
+
+
+def test_pm_sample_names_pymc_metropolis_for_a_discrete_parameter():
+    """A discrete θ (the upper bound of DiscreteUniform records) is moved by PyMC's Metropolis,
+    not by NUTS: the in-sample guard must name the step that moved it (it named NUTS)."""
+    rng = np.random.default_rng(47)
+    n = 20
+    stat = pdp.Sum(lower=0, upper=5)
+    r = pdp.release(rng.integers(0, 4, n), stat, pdp.DiscreteLaplace(epsilon=1.0), rng=rng)
+    with pm.Model() as model:
+        up = pm.DiscreteUniform("up", 1, 5)
+        x = pm.DiscreteUniform("x", 0, up, shape=n)
+        pdp.DPObserved(
+            "s", x, statistic=stat, mechanism=pdp.DiscreteLaplace(epsilon=1.0), observed=r
+        )
+    with pytest.warns(pdp.ConvergenceWarning) as record:  # stuck: R-hat 2.4 at 1000 draws
+        sample(model, draws=150, tune=100, seed=1)
+    texts = [str(w.message) for w in record if issubclass(w.category, pdp.ConvergenceWarning)]
+    assert texts and all("'up' (moved by Metropolis)" in t for t in texts), texts
+    assert "marginalise it" in texts[-1]

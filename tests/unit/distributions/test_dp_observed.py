@@ -1,6 +1,7 @@
 """DPObserved: logp vs scipy, draws that agree with the logp, dims, pm.Data, several nodes, errors."""
 
 import re
+import warnings
 
 import numpy as np
 import pymc as pm
@@ -215,3 +216,31 @@ def test_posterior_predictive_adds_fresh_noise_to_the_statistic():
     s_rep = np.asarray(pp.posterior_predictive["s"]).ravel()
     stat = np.asarray(idata.posterior["x"]).sum(axis=-1).ravel()
     assert stats.kstest(s_rep - stat, stats.norm(0, 0.7).cdf).pvalue > 1e-3
+
+
+def test_computed_data_warns_and_names_the_records_and_fn():
+    """``data`` computed from the records (a pm.Deterministic) builds a valid node, but pymc-dp's
+    record samplers take only record variables: pm.sample() left the records to NUTS without a
+    word and ``DataAugmentation([x])`` said 'x' feeds no release. DPObserved now says so at
+    construction and names the record variable and the statistic's ``fn=``."""
+    with pm.Model():
+        mu = pm.Normal("mu")
+        x = pm.Normal("x", mu, 1, shape=10)
+        y = pm.Deterministic("y", 2 * x)
+        with pytest.warns(UserWarning, match=r"'y' is not a random variable.*'x'.*fn=") as rec:
+            pdp.DPObserved(
+                "s", y, statistic=pdp.Sum(-3, 3), mechanism=pdp.Laplace(epsilon=1.0), observed=1.0
+            )
+        assert "PyMC's own samplers" in str(rec[0].message)
+        with pytest.raises(ValueError, match=r"'x'.*only through 'y'.*fn="):
+            pdp.DataAugmentation([x])
+
+
+def test_record_variables_as_data_do_not_warn():
+    with pm.Model():
+        x = pm.Normal("x", 0, 1, shape=10)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UserWarning)
+            pdp.DPObserved(
+                "s", x, statistic=pdp.Sum(-3, 3), mechanism=pdp.Laplace(epsilon=1.0), observed=1.0
+            )

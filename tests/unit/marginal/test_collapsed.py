@@ -557,3 +557,21 @@ def test_mixed_model_keeps_continuous_releases_for_data_augmentation():
 
 
 # ------------------------------------------------------------------- NUTS exactness (slow tier)
+
+
+def test_latent_count_table_refusal_names_table_cells():
+    """A pm.Multinomial table behind Cells is sampled by pdp.TableCells (pm.sample() picks it);
+    the refusal told the user to use pdp.DataAugmentation, which refuses tables."""
+    with pm.Model() as m:
+        pi = pm.Dirichlet("pi", np.ones(4))
+        c = pm.Multinomial("c", n=100, p=pi)
+        pdp.DPObserved(
+            "s",
+            c,
+            statistic=pdp.Cells(total=100),
+            mechanism=pdp.DiscreteGaussian(sigma=3.0),
+            observed=np.array([30, 20, 10, 40]),
+        )
+    with pytest.raises(TypeError, match=r"'c' is a latent count table.*pdp\.TableCells") as err:
+        pdp.marginalize(m)
+    assert "DataAugmentation" not in str(err.value)

@@ -288,3 +288,15 @@ def test_integer_mechanisms_release_integers_and_float_ones_lattice_points():
     lap = pdp.Laplace(scale=2.0)
     out = lap.sample(np.array([0.1, 7.3]), rng)
     assert np.all(np.ldexp(out, -lap.lattice_k) == np.round(np.ldexp(out, -lap.lattice_k)))
+
+
+def test_symbolic_noise_parameter_is_refused_with_the_reason():
+    """A user who makes the noise scale a random variable (or pm.Data) was told 'not a string'."""
+    import pymc as pm
+
+    with pm.Model():
+        b = pm.HalfNormal("b", 1.0)
+        with pytest.raises(TypeError, match=r"scale=b is a PyTensor variable.*published number"):
+            pdp.Laplace(scale=b)
+        with pytest.raises(TypeError, match=r"epsilon=e is a PyTensor variable"):
+            pdp.Gaussian(epsilon=pm.Data("e", 1.0), delta=1e-5)

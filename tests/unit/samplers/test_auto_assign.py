@@ -239,3 +239,32 @@ def test_default_sampling_interweaves_and_reports_stats():
     assert np.all(np.diff(mu, axis=1) != 0)  # ConjugateTheta and the θ-move both redraw mu
     x = np.asarray(idata.posterior["x"])
     assert np.isfinite(x).all() and x.shape == (2, 30, 50)
+
+
+def test_competence_builds_the_block_the_step_builds():
+    """Binomial records whose n is a `pm.Data` (PyMC stores 4 as float64): PyMC's own draw of
+    the graph fails (NumPy's binomial refuses a float n), but DataAugmentation's default fast
+    proposals draw them. The competence built the block with graph proposals only, so
+    pm.sample() refused records the step takes, with NumPy's cast error as the reason."""
+    import warnings
+
+    from pymc.step_methods.compound import Competence
+
+    from pymc_dp.samplers.assign import augmentation_competence
+
+    with pm.Model() as model:
+        big_n = pm.Data("N", 4)
+        p = pm.Beta("p", 2, 2)
+        x = pm.Binomial("x", big_n, p, shape=20)
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.Sum(0, 4),
+            mechanism=pdp.DiscreteGaussian(sigma=3.0),
+            observed=40,
+        )
+    with model:
+        pdp.DataAugmentation([x])  # the step accepts the records
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        assert augmentation_competence(x) == Competence.IDEAL

@@ -9,6 +9,7 @@ import pytest
 from scipy import stats
 
 import pymc_dp as pdp
+from tests.support.sampling import sample
 from pymc_dp.samplers.interweave import (
     InterweaveTarget,
 )
@@ -149,3 +150,30 @@ def test_records_depending_on_a_kept_record():
     np.testing.assert_allclose(
         got[0] - got[1], by_hand(new_beta) - by_hand(np.array([1.0, 0.5])), rtol=1e-9
     )
+
+
+def _custom_dist_records_model():
+    rng = np.random.default_rng(101)
+    n, sig = 20, 2.0
+    s = rng.normal(1, 1, n).sum() + rng.normal(0, sig)
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0, 3)
+        x = pm.CustomDist(
+            "x", mu, dist=lambda mu, size: pm.Normal.dist(mu, 1.0, size=size), shape=n
+        )
+        pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=pdp.Gaussian(sigma=sig), observed=s)
+    return model
+
+
+def test_custom_dist_records_without_a_theta_free_map_are_refused():
+    """Records from ``pm.CustomDist(dist=...)``: PyMC derives their icdf from a clone of the
+    graph, with clones of θ that the value replacement does not reach, so the θ-free map drew
+    a fresh θ and the slice move crashed (log density -inf) inside pm.sample(). Refused now;
+    pm.sample() runs DataAugmentation without the θ-move."""
+    model = _custom_dist_records_model()
+    with model, pytest.raises(ValueError, match="has none"):
+        pdp.Interweave([model["mu"]], records=[model["x"]])
+    with model:
+        step = pdp.DataAugmentation([model["x"]])
+    assert not step.interweave_decisions[0]["enabled"]
+    sample(model, draws=60, tune=60, chains=1, seed=3)  # the default route samples

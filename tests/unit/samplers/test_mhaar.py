@@ -117,3 +117,21 @@ def test_latent_statistic_needs_both_moments():
             pdp.CLTRelease(
                 "s", th, None, 10, mechanism=pdp.Laplace(scale=1.0), sensitivity=1.0, observed=1.0
             )
+
+
+def test_z_space_refuses_custom_dist_records_whose_icdf_redraws_theta():
+    """Records from ``pm.CustomDist(dist=...)``: PyMC derives their icdf from a clone of the
+    graph whose θ the value replacement cannot reach, so z-space drew θ afresh in every map and
+    MHAAR([mu]) returned a wrong posterior (sd 37.7 against an exact 0.24) without a word.
+    ``space="z"`` refuses; ``space="auto"`` takes u-space."""
+    with pm.Model():
+        mu = pm.Normal("mu", 0, 3)
+        x = pm.CustomDist(
+            "x", mu, dist=lambda mu, size: pm.Normal.dist(mu, 1.0, size=size), shape=20
+        )
+        pdp.DPObserved(
+            "s", x, statistic=pdp.Sum(), mechanism=pdp.Gaussian(sigma=2.0), observed=18.0
+        )
+        with pytest.raises(ValueError, match=r"z-space.*copy of the model's graph.*space='u'"):
+            pdp.MHAAR([mu], space="z", n_particles=5)
+        assert pdp.MHAAR([mu], n_particles=5).space == "u"
