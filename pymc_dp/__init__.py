@@ -51,6 +51,7 @@ from pymc_dp.samplers import (
 from pymc_dp.samplers.assign import register as _register
 from pymc_dp.samplers.trace_memory import install as _install_trace_rule
 from pymc_dp.samplers.cells import TableCells
+from pymc_dp.samplers.dirichlet_hyper import DirichletHyper
 from pymc_dp.samplers.penalty.publish import publishable
 from pymc_dp.statistics import Counts, Local, Max, Mean, Median, RecordSum, Sum
 from pymc_dp.statistics.cells import Cells, Marginals
@@ -59,10 +60,11 @@ from pymc_dp.statistics.cells import Cells, Marginals
 # every class of pm.STEP_METHODS for its competence and keeps the first of the most competent, so
 # pymc-dp's steps go first, in this order: Collapsed (discrete records summed out when cheap),
 # TableCells (count tables released by pdp.Cells), DataAugmentation (other latent records; before
-# PyMC's IDEAL Bernoulli/Categorical Gibbs), ConjugateTheta, then SufficientTheta (θ given records).
+# PyMC's IDEAL Bernoulli/Categorical Gibbs), ConjugateTheta, DirichletHyper (α, base of Dirichlet
+# rows), then SufficientTheta (θ given records).
 # The same place wraps PyMC's trace set-up: pm.sample() without var_names leaves latent records and
 # cells above 10^7 numbers out of its default trace (samplers/trace_memory.py, pdp.keep_latent).
-_register(Collapsed, TableCells, DataAugmentation, ConjugateTheta, SufficientTheta)
+_register(Collapsed, TableCells, DataAugmentation, ConjugateTheta, DirichletHyper, SufficientTheta)
 _install_trace_rule()
 
 __version__ = "0.1.0"
@@ -105,6 +107,7 @@ __all__ = [
     # samplers
     "DataAugmentation",
     "TableCells",
+    "DirichletHyper",
     "Interweave",
     "ConjugateTheta",
     "SufficientTheta",
