@@ -60,11 +60,12 @@ from pymc_dp.statistics.cells import Cells, Marginals
 # every class of pm.STEP_METHODS for its competence and keeps the first of the most competent, so
 # pymc-dp's steps go first, in this order: Collapsed (discrete records summed out when cheap),
 # TableCells (count tables released by pdp.Cells), DataAugmentation (other latent records; before
-# PyMC's IDEAL Bernoulli/Categorical Gibbs), ConjugateTheta, SufficientTheta (θ given records), then
-# DirichletHyper (α, base of Dirichlet rows; coupled, so SufficientTheta never takes them).
+# PyMC's IDEAL Bernoulli/Categorical Gibbs), DirichletHyper (α, base and, with the table's π summed
+# out, π of rows π_g ~ Dirichlet(α·base); before ConjugateTheta, which would take π), ConjugateTheta,
+# then SufficientTheta (θ given records).
 # The same place wraps PyMC's trace set-up: pm.sample() without var_names leaves latent records and
 # cells above 10^7 numbers out of its default trace (samplers/trace_memory.py, pdp.keep_latent).
-_register(Collapsed, TableCells, DataAugmentation, ConjugateTheta, SufficientTheta, DirichletHyper)
+_register(Collapsed, TableCells, DataAugmentation, DirichletHyper, ConjugateTheta, SufficientTheta)
 _install_trace_rule()
 
 __version__ = "0.1.0"

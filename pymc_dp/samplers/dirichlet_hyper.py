@@ -25,11 +25,26 @@ One iteration computes ``S`` (one O(G·K) pass over PyMC's simplex value of π, 
 All moves are exact for any bracket width (the α width is adapted during warm-up only) and never
 reject; the base moves run in numba. Nothing here grows with G except the one pass computing ``S``.
 
-``pm.sample()`` assigns this step by itself to α and base when π's update is pymc-dp's own (its
-rows feed a count table or records that pymc-dp samples; `dirichlet_hyper_competence`). At the first
-warm-up iteration of each chain the step leaves (α, base) as they are: PyMC's initial π has identical
-rows (their mean, base), which would push α towards infinity; the next iteration sees π drawn from
-the data. The chain's kernel after warm-up is unchanged.
+**π summed out.** When π's only child is a latent ``pm.Multinomial`` table ``c`` of it (p = π,
+fixed n; e.g. a (G, K) table of areas released by ``pdp.Cells``), the same moves run on
+``p(α, base | c)`` with π integrated out — rows Dirichlet-multinomial,
+
+```text
+Σ_g [log Γ(α) − log Γ(N_g + α)] + Σ_k Σ_g [log Γ(c_gk + α b_k) − log Γ(α b_k)],
+```
+
+the second sum written as ``Σ_k Σ_v #{g: c_gk ≥ v} log(α b_k + v − 1)`` (`count_tails`, one
+O(G·K) pass over the integer table; an evaluation of coordinate k costs max_g c_gk) — and the step
+then draws π | α, base, c (Dirichlet(α·base + c_g) per row, `dirichlet_rows_simplex`). That is a
+blocked Gibbs update of (α, base, π) given c, exact, and it avoids the slow centred coupling of α and
+π (given π, α is pinned by G·K numbers). ``pm.sample()`` then gives π to this step too.
+
+``pm.sample()`` assigns this step by itself to α and base (and π, summed out as above) when pymc-dp
+samples what π feeds (a count table or records; `dirichlet_hyper_competence`). At the first warm-up
+iteration of each chain the step leaves (α, base) as they are: PyMC's initial π has identical rows
+(their mean, base) and the initial table is the most even one, which would push α towards
+infinity; the next iteration sees the table moved to the releases. The chain's kernel after warm-up
+is unchanged.
 """
 
 from __future__ import annotations
@@ -50,7 +65,7 @@ from pytensor.tensor.random import basic as rb
 from pymc_dp.distributions.graph import depends_on, direct_upstream
 from pymc_dp.samplers.assign import cached_verdict
 from pymc_dp.samplers.base import DPStep
-from pymc_dp.samplers.conjugate import conjugate_competence
+from pymc_dp.samplers.conjugate import conjugate_competence, dirichlet_rows_simplex
 from pymc_dp.samplers.slice import as_log_density, slice_1d
 
 __all__ = ["DirichletHyper", "dirichlet_hyper_competence", "row_log_sums"]
@@ -133,6 +148,91 @@ def alpha_terms(alpha, b, n, s):
     return out
 
 
+@numba.njit(cache=True)
+def count_tails(c):
+    """For a (G, K) count table: ``offsets`` (K + 1) and ``tails`` with
+    ``tails[offsets[k] + v − 1] = #{g: c_gk ≥ v}``, v = 1 … max_g c_gk, so that
+    ``Σ_g [log Γ(c_gk + a) − log Γ(a)] = Σ_v tails[offsets[k] + v − 1] · log(a + v − 1)``."""
+    n_rows, k = c.shape
+    top = np.zeros(k, dtype=np.int64)
+    for g in range(n_rows):
+        for j in range(k):
+            if c[g, j] > top[j]:
+                top[j] = c[g, j]
+    offsets = np.zeros(k + 1, dtype=np.int64)
+    for j in range(k):
+        offsets[j + 1] = offsets[j] + top[j]
+    tails = np.zeros(offsets[k], dtype=np.float64)
+    for g in range(n_rows):
+        for j in range(k):
+            if c[g, j] > 0:
+                tails[offsets[j] + c[g, j] - 1] += 1.0
+    for j in range(k):  # counts of each value -> counts of values ≥ v
+        for i in range(offsets[j + 1] - 2, offsets[j] - 1, -1):
+            tails[i] += tails[i + 1]
+    return offsets, tails
+
+
+@numba.njit(cache=True, inline="always")
+def _rising(a, j, offsets, tails):
+    """Σ_g log Γ(c_gj + a) − log Γ(a), from `count_tails`."""
+    out = 0.0
+    for i in range(offsets[j], offsets[j + 1]):
+        out += tails[i] * math.log(a + (i - offsets[j]))
+    return out
+
+
+@numba.njit(cache=True, inline="always")
+def _marginal_coord(x, alpha, j, offsets, tails, beta_j):
+    return (beta_j - 1.0) * math.log(x) + _rising(alpha * x, j, offsets, tails)
+
+
+@numba.njit(cache=True)
+def pair_sweep_marginal(rng, b, alpha, offsets, tails, beta, order):
+    """`pair_sweep` on the target with π summed out (Dirichlet-multinomial rows, `count_tails`)."""
+    evals = 0
+    for i in range(0, order.shape[0] - 1, 2):
+        j, k = order[i], order[i + 1]
+        x0, t = b[j], b[j] + b[k]
+        f0 = _marginal_coord(x0, alpha, j, offsets, tails, beta[j]) + _marginal_coord(
+            t - x0, alpha, k, offsets, tails, beta[k]
+        )
+        level = f0 - rng.standard_exponential()
+        lo, hi = 0.0, t
+        x = x0
+        while True:
+            x = lo + rng.random() * (hi - lo)
+            if x > 0.0 and x < t:
+                f = _marginal_coord(x, alpha, j, offsets, tails, beta[j]) + _marginal_coord(
+                    t - x, alpha, k, offsets, tails, beta[k]
+                )
+                evals += 1
+                if f >= level:
+                    break
+            if x < x0:
+                lo = x
+            else:
+                hi = x
+            if hi - lo <= _COLLAPSED * t:
+                x = x0
+                break
+        b[j] = x
+        b[k] = t - x
+    return evals
+
+
+@numba.njit(cache=True)
+def alpha_terms_marginal(alpha, b, totals, weights, offsets, tails):
+    """The α terms with π summed out: Σ_rows [log Γ(α) − log Γ(N_g + α)] (distinct totals with their
+    counts) + Σ_k Σ_g [log Γ(c_gk + α b_k) − log Γ(α b_k)]."""
+    out = 0.0
+    for i in range(totals.shape[0]):
+        out += weights[i] * (math.lgamma(alpha) - math.lgamma(totals[i] + alpha))
+    for j in range(b.shape[0]):
+        out += _rising(alpha * b[j], j, offsets, tails)
+    return out
+
+
 def _scalar(var) -> bool:
     shape = var.type.shape
     return all(d == 1 for d in shape) and None not in shape
@@ -208,18 +308,44 @@ def find_pattern(model, alpha, base):
     return pi
 
 
+def _multinomial_table(model, pi):
+    """The latent ``pm.Multinomial`` table ``c`` (p = π itself, same shape, n fixed) when it is the
+    only term that depends on π; None otherwise."""
+    rvs = set(model.basic_RVs)
+    children = [
+        var
+        for var in list(model.basic_RVs) + list(model.potentials)
+        if var is not pi and pi in direct_upstream(model, var.owner.inputs if var in rvs else [var])
+    ]
+    if len(children) != 1:
+        return None
+    c = children[0]
+    if c not in model.free_RVs or not isinstance(c.owner.op, rb.MultinomialRV):
+        return None
+    n, p = c.owner.op.dist_params(c.owner)
+    if p is not pi or tuple(c.type.shape) != tuple(pi.type.shape):
+        return None
+    if any(v in model.free_RVs for v in direct_upstream(model, [n])):
+        return None
+    if model.rvs_to_transforms.get(c) is not None:
+        return None
+    return c
+
+
 class DirichletHyper(DPStep):
     """Exact O(K) updates of (α, base) for rows ``π_g ~ Dirichlet(α·base)`` (module docstring).
 
-    ``pm.sample()`` assigns it by itself to α and base when pymc-dp updates π (e.g. a (G, K) count
-    table of areas released by ``pdp.Cells``, `ConjugateTheta` on π). Explicitly:
-    ``pm.sample(step=[pdp.TableCells([c]), pdp.ConjugateTheta([pi]), pdp.DirichletHyper([alpha, base])])``.
+    ``pm.sample()`` assigns it by itself to α, base and π when π feeds a latent Multinomial table
+    (e.g. a (G, K) count table of areas released by ``pdp.Cells``), else to α and base when pymc-dp
+    updates π. Explicitly:
+    ``pm.sample(step=[pdp.DirichletHyper([alpha, base, pi]), pdp.TableCells([c])])``.
 
     Parameters
     ----------
     vars : list
         The concentration α (a positive scalar, any prior) and the mean ``base``
-        (``pm.Dirichlet(β)``, β free of α), in any order.
+        (``pm.Dirichlet(β)``, β free of α), in any order, and optionally the rows π (only with π
+        summed out). With π summed out the step redraws π whether or not it is listed.
     sweeps : int
         Pair sweeps over base (each followed by one α update) per iteration (default 4).
     width : float
@@ -259,10 +385,10 @@ class DirichletHyper(DPStep):
         from pymc.util import get_value_vars_from_user_vars
 
         model = pm.modelcontext(model)
-        if vars is None or not isinstance(vars, list | tuple) or len(vars) != 2:
+        if vars is None or not isinstance(vars, list | tuple) or len(vars) not in (2, 3):
             raise ValueError(
                 f"DirichletHyper needs vars=[alpha, base] (the concentration and the mean of "
-                f"π ~ Dirichlet(alpha * base)); got {vars!r}."
+                f"π ~ Dirichlet(alpha * base)), or [alpha, base, pi]; got {vars!r}."
             )
         if not (isinstance(sweeps, int | np.integer) and sweeps >= 1):
             raise ValueError(f"sweeps must be an integer >= 1, got sweeps={sweeps!r}.")
@@ -272,10 +398,31 @@ class DirichletHyper(DPStep):
             raise ValueError(f"max_steps must be an integer >= 1, got max_steps={max_steps!r}.")
         values = list(get_value_vars_from_user_vars(list(vars), model))
         rvs = [model.values_to_rvs[v] for v in values]
-        if isinstance(rvs[0].owner.op, rb.DirichletRV) and rvs[0].type.ndim == 1:
-            rvs, values = rvs[::-1], values[::-1]
-        alpha, base = rvs
+        rows = [r for r in rvs if isinstance(r.owner.op, rb.DirichletRV) and r.type.ndim > 1]
+        if len(vars) == 3 and len(rows) != 1:
+            raise ValueError(
+                "DirichletHyper with three variables needs [alpha, base, pi], pi the (G, K) rows; "
+                f"got {[r.name for r in rvs]}."
+            )
+        rest = [r for r in rvs if r not in rows]
+        if isinstance(rest[0].owner.op, rb.DirichletRV) and rest[0].type.ndim == 1:
+            rest = rest[::-1]
+        alpha, base = rest
         self.pi = find_pattern(model, alpha, base)
+        if rows and rows[0] is not self.pi:
+            raise ValueError(f"{rows[0].name!r} is not the rows Dirichlet(alpha * base).")
+        #: π summed out when its only child is a Multinomial table of it (module docstring)
+        self.table = _multinomial_table(model, self.pi)
+        if rows and self.table is None:
+            raise ValueError(
+                f"DirichletHyper updates {self.pi.name!r} only when its one child is a latent "
+                f"pm.Multinomial table with p={self.pi.name} and fixed n; pass vars=[alpha, base]."
+            )
+        values = [model.rvs_to_values[alpha], model.rvs_to_values[base]]
+        if rows:
+            values.append(model.rvs_to_values[self.pi])
+        self.marginal = self.table is not None
+        self.table_name = model.rvs_to_values[self.table].name if self.marginal else None
         self.vars = values
         self.alpha_name, self.base_name = values[0].name, values[1].name
         self.pi_name = model.rvs_to_values[self.pi].name
@@ -283,7 +430,7 @@ class DirichletHyper(DPStep):
         self.n_rows = float(np.prod(self.pi.type.shape[:-1], dtype=int))
         self.alpha_shape = tuple(int(d) for d in values[0].type.shape)
         self.sweeps, self.init_width, self.max_steps = int(sweeps), float(width), max_steps
-        others = [v for v in model.value_vars if v not in values]
+        others = [v for v in model.value_vars if v not in values[:2]]
         # α: natural value and PyMC's own log density of α in its value space (Jacobian included)
         a_value = values[0]
         v = pt.scalar("v", dtype="float64")
@@ -334,6 +481,33 @@ class DirichletHyper(DPStep):
 
         return fn
 
+    def marginal_log_density(self, point):
+        """``(v, b) -> log p(α, base | table)`` with π summed out (the moves' target when
+        ``self.marginal``): α's prior (value space), base's Dirichlet density and Σ_g log
+        DirichletMultinomial(c_g | N_g, α·base) up to a constant."""
+        fixed = self._others(point)
+        beta = np.asarray(self._beta(*fixed), dtype=np.float64)
+        offsets, tails, totals, weights = self._table_stats(point)
+
+        def fn(v, b):
+            b = np.asarray(b, dtype=np.float64)
+            a, prior = (float(x) for x in self._alpha(float(v), *fixed))
+            return (
+                prior
+                + alpha_terms_marginal(a, b, totals, weights, offsets, tails)
+                + float(((beta - 1.0) * np.log(b)).sum())
+            )
+
+        return fn
+
+    def _table_stats(self, point):
+        c = np.ascontiguousarray(
+            np.asarray(point[self.table_name], dtype=np.int64).reshape(-1, self.k)
+        )
+        offsets, tails = count_tails(c)
+        totals, weights = np.unique(c.sum(axis=1), return_counts=True)
+        return offsets, tails, totals.astype(np.float64), weights.astype(np.float64)
+
     def _others(self, point):
         return [point[n] for n in self.other_names]
 
@@ -351,31 +525,40 @@ class DirichletHyper(DPStep):
             return dict(point), [self.stats(dp_slice_evals=0)]
         self._fresh = False
         fixed = self._others(point)
-        s = self.row_stats(point)
         beta = np.asarray(self._beta(*fixed), dtype=np.float64)
         b = self._base_of(point)
         v = float(np.asarray(point[self.alpha_name]).reshape(-1)[0])
-        a, prior = (float(x) for x in self._alpha(v, *fixed))
-        n, evals = self.n_rows, 0
+        a = float(self._alpha(v, *fixed)[0])
+        evals = 0
+        if self.marginal:
+            offsets, tails, totals, weights = self._table_stats(point)
+
+            def terms(x):
+                return alpha_terms_marginal(x, b, totals, weights, offsets, tails)
+
+            def base_sweep(order):
+                return pair_sweep_marginal(self.rng, b, a, offsets, tails, beta, order)
+        else:
+            s, n = self.row_stats(point), self.n_rows
+
+            def terms(x):
+                return alpha_terms(x, b, n, s)
+
+            def base_sweep(order):
+                return pair_sweep(self.rng, b, a, n, s, beta, order)
 
         def alpha_density(x):
             nat, lp = self._alpha(x, *fixed)
             nat = float(nat)
             if not nat > 0.0:
                 return -math.inf
-            return as_log_density(float(lp) + alpha_terms(nat, b, n, s))
+            return as_log_density(float(lp) + terms(nat))
 
         for _ in range(self.sweeps):
-            order = self.rng.permutation(self.k).astype(np.int64)
-            evals += pair_sweep(self.rng, b, a, n, s, beta, order)
+            evals += base_sweep(self.rng.permutation(self.k).astype(np.int64))
             b /= b.sum()
             draw = slice_1d(
-                self.rng,
-                alpha_density,
-                v,
-                alpha_density(v),
-                self.width,
-                self.max_steps,
+                self.rng, alpha_density, v, alpha_density(v), self.width, self.max_steps
             )
             v, evals = draw.x, evals + draw.n_evals
             if self.tune:  # running mean of the final brackets (warm-up only)
@@ -389,6 +572,14 @@ class DirichletHyper(DPStep):
                 np.asarray(point[self.base_name]).dtype
             ),
         }
+        if self.marginal:  # (α, base) were drawn with π summed out: π | α, base, table now
+            c = np.asarray(point[self.table_name], dtype=np.float64).reshape(-1, self.k)
+            conc = np.ascontiguousarray(a * b[None, :] + c)
+            out = np.empty((conc.shape[0], self.k - 1))
+            dirichlet_rows_simplex(self.rng, conc, out)
+            new[self.pi_name] = out.reshape(np.shape(point[self.pi_name])).astype(
+                np.asarray(point[self.pi_name]).dtype, copy=False
+            )
         return {**point, **new}, [self.stats(dp_slice_evals=evals)]
 
     @staticmethod
@@ -410,6 +601,19 @@ def dirichlet_hyper_competence(var) -> Competence:
 
 
 def _verdict(model, var) -> Competence:
+    if isinstance(var.owner.op, rb.DirichletRV) and var.type.ndim > 1:  # π: only with π summed out
+        conc = var.owner.op.dist_params(var.owner)[0]
+        free = [v for v in direct_upstream(model, [conc]) if v in model.free_RVs]
+        if len(free) != 2 or _multinomial_table(model, var) is None:
+            return Competence.INCOMPATIBLE
+        pair = _pair_of(model, free[0])
+        if pair is None or var is not _pattern_or_none(model, pair):
+            return Competence.INCOMPATIBLE
+        return (
+            Competence.IDEAL
+            if conjugate_competence(var) == Competence.IDEAL
+            else Competence.INCOMPATIBLE
+        )
     pair = _pair_of(model, var)
     if pair is None:
         return Competence.INCOMPATIBLE
@@ -422,6 +626,13 @@ def _verdict(model, var) -> Competence:
         if conjugate_competence(pi) == Competence.IDEAL
         else Competence.INCOMPATIBLE
     )
+
+
+def _pattern_or_none(model, pair):
+    try:
+        return find_pattern(model, *pair)
+    except Exception:  # noqa: BLE001 - not this pattern
+        return None
 
 
 def _pair_of(model, var):

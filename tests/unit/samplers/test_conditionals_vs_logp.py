@@ -303,7 +303,7 @@ def test_dirichlet_hyper_matches_joint_logp(prior):
     """α moves (value space, Jacobians on both sides) and pair moves of base (natural space, no
     Jacobian) change DirichletHyper's target exactly as they change PyMC's joint logp; the numba
     pair terms and S = Σ_g log π_g are the ones of that target."""
-    from pymc_dp.samplers.dirichlet_hyper import _coord
+    from pymc_dp.samplers.dirichlet_hyper import _coord, _marginal_coord, count_tails
 
     rng = np.random.default_rng(18)
     g, k = 3, 4
@@ -318,6 +318,7 @@ def test_dirichlet_hyper_matches_joint_logp(prior):
         )
         step = pdp.DirichletHyper([alpha, base])
     value_logp, natural_logp = model.compile_logp(), model.compile_logp(jacobian=False)
+    alpha_prior = model.compile_logp(vars=[model["alpha"]])
     natural = _natural_fn(model, ["alpha", "base", "pi"])
     a_name, b_name = step.alpha_name, step.base_name
     for point in V.points(model, rng, 3):
@@ -349,3 +350,27 @@ def test_dirichlet_hyper_matches_joint_logp(prior):
         beta = np.array([0.7, 2.0, 1.5, 3.0])
         pair = lambda x: sum(_coord(x[i], a, float(g), s[i], beta[i]) for i in (j, m))  # noqa: E731
         _close(pair(b_new) - pair(b), target(v, b_new) - target(v, b), "numba pair terms")
+        # π summed out (the step's target here): PyMC's DirichletMultinomial, Dirichlet and α prior
+        assert step.marginal
+        marginal, table = step.marginal_log_density(point), point["c"]
+
+        def reference(v_, b_):
+            alpha_nat = float(natural({**point, a_name: np.asarray(v_)})["alpha"])
+            rows = pm.DirichletMultinomial.dist(
+                n=np.array([5, 7, 4]), a=alpha_nat * b_, shape=(g, k)
+            )
+            return float(
+                alpha_prior({**point, a_name: np.asarray(v_)})
+                + pm.logp(pm.Dirichlet.dist(beta), b_).eval()
+                + pm.logp(rows, table).sum().eval()
+            )
+
+        _close(
+            marginal(v_new, b_new) - marginal(v, b),
+            reference(v_new, b_new) - reference(v, b),
+            "marginal (π summed out)",
+        )
+        ms = lambda x: sum(  # noqa: E731
+            _marginal_coord(x[i], a, i, *count_tails(table), beta[i]) for i in (j, m)
+        )
+        _close(ms(b_new) - ms(b), marginal(v, b_new) - marginal(v, b), "numba marginal pair terms")

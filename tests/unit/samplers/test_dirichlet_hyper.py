@@ -47,7 +47,11 @@ def _assigned(model):
 
 
 def test_pm_sample_assigns_dirichlet_hyper():
-    assert _assigned(_model())["DirichletHyper"] == ["alpha_log__", "base_simplex__"]
+    assert _assigned(_model())["DirichletHyper"] == [
+        "alpha_log__",
+        "base_simplex__",
+        "pi_simplex__",
+    ]
 
 
 @pytest.mark.parametrize(
