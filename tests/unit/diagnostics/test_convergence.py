@@ -107,3 +107,21 @@ def test_no_guard_without_releases():
         pm.Normal("mu", 0, 1)
     with model:
         assert pdp.check_convergence(_idata({"mu": np.zeros((2, 200))}), warn=False).empty
+
+
+def test_guard_skips_theta_too_large_to_copy_each_draw():
+    """π of a (G, K) table of areas (millions of numbers) is not copied per draw inside pm.sample();
+    the small θ of the same chain is still checked."""
+    from pymc_dp.samplers.convergence import WATCH_SIZE, _ChainWatch
+
+    class Leader:
+        pass
+
+    leader = Leader()
+    labels = {"small": "small", "big": "big"}
+    watch = _ChainWatch(leader, labels, tune=1, draws=100, history=[])
+    rng = np.random.default_rng(0)
+    for _ in range(101):
+        watch.observe(leader, {"small": rng.normal(size=2), "big": np.zeros(WATCH_SIZE + 1)})
+    (chain,) = watch.history
+    assert set(chain) == {"small"} and chain["small"].shape == (100, 2)
