@@ -235,14 +235,19 @@ def _setup_seconds(g, k, seed):
     return stamps[0] - t
 
 
-def _step_breakdown(model, iters=5):
+def _step_breakdown(model, reps, iters=5):
     """CPU ms per call of each step ``pm.sample()`` assigns (steps alone, after 3 warm iterations)."""
     import numpy as np
     from pymc.sampling.mcmc import assign_step_methods, instantiate_steppers
 
+    import pymc_dp as pdp
+
     with model:
-        _, selected = assign_step_methods(model)
-        step = instantiate_steppers(model, [], selected)
+        given = [] if reps is None else [pdp.TableCells([model["c"]], reps=reps)]
+        given_vars = [model.rvs_to_values[model["c"]]] if given else []
+        _, selected = assign_step_methods(model, given)
+        selected = {cls: [v for v in vs if v not in given_vars] for cls, vs in selected.items()}
+        step = instantiate_steppers(model, given, {c: v for c, v in selected.items() if v})
     methods = step if isinstance(step, list) else getattr(step, "methods", [step])
     point = model.initial_point(0)
     for m in methods:
@@ -264,10 +269,13 @@ def areas_mixing(g, k, tune, draws, reps, seed=0, opendp=True):
     TableCells, ConjugateTheta and DirichletHyper by itself), ``var_names=["alpha", "base"]`` (the
     (G, K) latents c and π would be 32 MB per draw), one chain; CPU seconds for the release, the
     build, pm.sample's set-up (G = 10 and G) and per iteration; ESS/draw of α and base; CPU ms per
-    step. ``reps`` is unused (TableCells' default reps is what pm.sample gives)."""
+    step (as pm.sample() assigns them). ``reps``: None passes no step at all; an integer passes
+    ``step=[pdp.TableCells([c], reps=reps)]`` and lets pm.sample() assign the rest."""
     import arviz as az
     import numpy as np
     import pymc as pm
+
+    import pymc_dp as pdp
 
     rng = np.random.default_rng(seed)
     t = time.process_time()
@@ -276,11 +284,15 @@ def areas_mixing(g, k, tune, draws, reps, seed=0, opendp=True):
     stamps = []
     t = time.process_time()
     with model:
+        # reps=None: nothing passed (TableCells' default reps); else only TableCells(c, reps) is
+        # passed and pm.sample() assigns the rest
+        step = None if reps is None else [pdp.TableCells([model["c"]], reps=reps)]
         idata = pm.sample(
             tune=tune,
             draws=draws,
             chains=1,
             cores=1,
+            step=step,
             var_names=["alpha", "base"],  # the (G, K) latents stay out of the trace
             random_seed=6,
             progressbar=False,
@@ -306,7 +318,7 @@ def areas_mixing(g, k, tune, draws, reps, seed=0, opendp=True):
         "ess_base_median": float(np.median(ess_base)),
         "ess_base_min": float(ess_base.min()),
         "alpha_mean": float(idata.posterior["alpha"].mean()),
-        "step_ms": _step_breakdown(model),
+        "step_ms": _step_breakdown(model, reps),
     }
 
 
@@ -324,15 +336,18 @@ def areas_section(rows):
         "`pm.sample()` to its first draw (step assignment, compilation, initial point), at G = 10 "
         "and at G. CPU ms per step: each step alone on the same model, 5 iterations.",
         "",
-        "| G | K | noisy counts | iterations (warm-up + draws) | release CPU s | build CPU s "
+        "| G | K | noisy counts | step= passed | iterations (warm-up + draws) | release CPU s | build CPU s "
         "| set-up CPU s, G = 10 / G | iterations/s | ESS/draw α | ESS/draw base: median | min "
         "| posterior mean α (true K) | CPU ms per step |",
-        "|---:|---:|---:|---|---:|---:|---|---:|---:|---:|---:|---:|---|",
+        "|---:|---:|---:|---|---|---:|---:|---|---:|---:|---:|---:|---:|---|",
     ]
     for a in rows:
         steps = ", ".join(f"{name} {ms:.0f}" for name, ms in a["step_ms"].items())
+        passed = "nothing" if a["reps"] is None else f"`TableCells([c], reps={a['reps']})`"
         lines.append(
-            f"| {a['g']:,} | {a['k']:,} | {a['g'] * a['k']:,} | {a['tune']} + {a['draws']} "
+            f"| {a['g']:,} | {a['k']:,} | {a['g'] * a['k']:,} "
+            f"| {passed} "
+            f"| {a['tune']} + {a['draws']} "
             f"| {a['release_s']:.1f}{'' if a['opendp'] else ' (NumPy noise)'} | {a['build_s']:.1f} | {a['setup_s_g10']:.1f} / {a['setup_s']:.1f} "
             f"| {a['it_per_s']:.2f} | {a['ess_alpha']:.2f} "
             f"| {a['ess_base_median']:.2f} | {a['ess_base_min']:.3f} | {a['alpha_mean']:.1f} | {steps} |"
@@ -419,7 +434,12 @@ def main():
     )
     parser.add_argument("--areas-tune", type=int, default=100)
     parser.add_argument("--areas-draws", type=int, default=200)
-    parser.add_argument("--areas-reps", type=int, default=1)
+    parser.add_argument(
+        "--areas-reps",
+        type=int,
+        default=None,
+        help="pass step=[pdp.TableCells([c], reps=R)] (pm.sample() assigns the rest); default: no step",
+    )
     parser.add_argument(
         "--areas-numpy-noise",
         action="store_true",
