@@ -266,7 +266,7 @@ def areas_mixing(g, k, tune, draws, reps, seed=0, opendp=True):
     """(G, K) table of G areas in one node (issue 18 item 4): π_g ~ Dirichlet(α·base), base ~
     Dirichlet(1), α ~ LogNormal(log K, 1.5), c_g ~ Multinomial(4,000, π_g), ``pdp.Cells()`` under
     ``DiscreteGaussian(3.18)``. ``pm.sample()`` with no ``step=`` and no ``initvals`` (it assigns
-    TableCells, ConjugateTheta and DirichletHyper by itself), ``var_names=["alpha", "base"]`` (the
+    DirichletHyper (α, base, π) and TableCells by itself), ``var_names=["alpha", "base"]`` (the
     (G, K) latents c and π would be 32 MB per draw), one chain; CPU seconds for the release, the
     build, pm.sample's set-up (G = 10 and G) and per iteration; ESS/draw of α and base; CPU ms per
     step (as pm.sample() assigns them). ``reps``: None passes no step at all; an integer passes
@@ -329,7 +329,7 @@ def areas_section(rows):
         "A (G, K) table of noisy counts in one `DPObserved` with `pdp.Cells()`: π_g ~ Dirichlet(α·base), "
         "base ~ Dirichlet(1), α ~ LogNormal(log K, 1.5), c_g ~ Multinomial(4,000, π_g), "
         "`DiscreteGaussian(3.18)`. `pm.sample()` with no `step=` and no `initvals` (it assigns "
-        "TableCells(c), ConjugateTheta(π) and DirichletHyper(α, base) by itself), "
+        "DirichletHyper(α, base, π) and TableCells(c) by itself), "
         '`var_names=["alpha", "base"]` (c and π are 2 × G·K numbers per draw), one chain '
         "(`benchmarks/bench_tables.py --areas GxK`). CPU time of the measuring process; the release is "
         "the curator's side (OpenDP's discrete Gaussian, per count). Set-up: CPU s from the call of "
