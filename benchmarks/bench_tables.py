@@ -182,26 +182,24 @@ def table_mixing(n, k, tune, draws):
     }
 
 
-def areas_mixing(g, k, tune, draws, reps, seed=0):
-    """(G, K) table of G areas in one node (issue 18 item 4): π_g ~ Dirichlet(α·base), base ~
-    Dirichlet(1), α ~ LogNormal(log K, 1.5), c_g ~ Multinomial(4,000, π_g), ``pdp.Cells()`` under
-    ``DiscreteGaussian(3.18)``. Steps: TableCells(c, reps) → ConjugateTheta(π) → SufficientTheta(α,
-    base), one chain; CPU seconds for the release, the build, per iteration; ESS/draw of α and base."""
-    import arviz as az
+def _areas_model(g, k, rng, release=True):
+    """The many-areas model and its release CPU seconds (``release=False``: the noise is drawn with
+    NumPy, for the G-independence of compile time only; OpenDP's per-count draw takes minutes)."""
     import numpy as np
     import pymc as pm
 
     import pymc_dp as pdp
 
-    rng = np.random.default_rng(seed)
     n = np.full(g, 4000)
     base0 = rng.dirichlet(np.ones(k))
     pi0 = rng.dirichlet(float(k) * base0, size=g)
     table = rng.multinomial(n, pi0)
     t = time.process_time()
-    rel = pdp.release(table, pdp.Cells(), pdp.DiscreteGaussian(sigma=SIGMA), rng=rng)
+    if release:
+        rel = pdp.release(table, pdp.Cells(), pdp.DiscreteGaussian(sigma=SIGMA), rng=rng)
+    else:
+        rel = table + np.rint(rng.normal(0.0, SIGMA, table.shape)).astype(np.int64)
     release_s = time.process_time() - t
-    t = time.process_time()
     with pm.Model() as model:
         base = pm.Dirichlet("base", np.ones(k))
         alpha = pm.LogNormal("alpha", np.log(k), 1.5)
@@ -210,21 +208,91 @@ def areas_mixing(g, k, tune, draws, reps, seed=0):
         pdp.DPObserved(
             "s", c, statistic=pdp.Cells(), mechanism=pdp.DiscreteGaussian(sigma=SIGMA), observed=rel
         )
-        steps = [
-            pdp.TableCells([c], reps=reps),
-            pdp.ConjugateTheta([pi]),
-            pdp.SufficientTheta([alpha, base]),
-        ]
-    build_s = time.process_time() - t
+    return model, release_s
+
+
+def _setup_seconds(g, k, seed):
+    """CPU s from ``pm.sample()``'s call to its first draw (step assignment, compilation, initial
+    point, one iteration), 2 iterations, on a model of G areas."""
+    import numpy as np
+    import pymc as pm
+
+    model, _ = _areas_model(g, k, np.random.default_rng(seed), release=False)
     stamps = []
+    t = time.process_time()
     with model:
+        pm.sample(
+            tune=1,
+            draws=1,
+            chains=1,
+            cores=1,
+            var_names=["alpha"],
+            random_seed=1,
+            progressbar=False,
+            compute_convergence_checks=False,
+            callback=lambda **_: stamps.append(time.process_time()),
+        )
+    return stamps[0] - t
+
+
+def _step_breakdown(model, reps, iters=5):
+    """CPU ms per call of each step ``pm.sample()`` assigns (steps alone, after 3 warm iterations)."""
+    import numpy as np
+    from pymc.sampling.mcmc import assign_step_methods, instantiate_steppers
+
+    import pymc_dp as pdp
+
+    with model:
+        given = [] if reps is None else [pdp.TableCells([model["c"]], reps=reps)]
+        given_vars = [model.rvs_to_values[model["c"]]] if given else []
+        _, selected = assign_step_methods(model, given)
+        selected = {cls: [v for v in vs if v not in given_vars] for cls, vs in selected.items()}
+        step = instantiate_steppers(model, given, {c: v for c, v in selected.items() if v})
+    methods = step if isinstance(step, list) else getattr(step, "methods", [step])
+    point = model.initial_point(0)
+    for m in methods:
+        m.set_rng(np.random.default_rng(1))
+    ms = {type(m).__name__: 0.0 for m in methods}
+    for it in range(3 + iters):
+        for m in methods:
+            t = time.process_time()
+            point, _ = m.step(point)
+            if it >= 3:
+                ms[type(m).__name__] += (time.process_time() - t) * 1e3 / iters
+    return ms
+
+
+def areas_mixing(g, k, tune, draws, reps, seed=0, opendp=True):
+    """(G, K) table of G areas in one node (issue 18 item 4): π_g ~ Dirichlet(α·base), base ~
+    Dirichlet(1), α ~ LogNormal(log K, 1.5), c_g ~ Multinomial(4,000, π_g), ``pdp.Cells()`` under
+    ``DiscreteGaussian(3.18)``. ``pm.sample()`` with no ``step=`` and no ``initvals`` (it assigns
+    DirichletHyper (α, base, π) and TableCells by itself), ``var_names=["alpha", "base"]`` (the
+    (G, K) latents c and π would be 32 MB per draw), one chain; CPU seconds for the release, the
+    build, pm.sample's set-up (G = 10 and G) and per iteration; ESS/draw of α and base; CPU ms per
+    step (as pm.sample() assigns them). ``reps``: None passes no step at all; an integer passes
+    ``step=[pdp.TableCells([c], reps=reps)]`` and lets pm.sample() assign the rest."""
+    import arviz as az
+    import numpy as np
+    import pymc as pm
+
+    import pymc_dp as pdp
+
+    rng = np.random.default_rng(seed)
+    t = time.process_time()
+    model, release_s = _areas_model(g, k, rng, release=opendp)
+    build_s = time.process_time() - t - release_s
+    stamps = []
+    t = time.process_time()
+    with model:
+        # reps=None: nothing passed (TableCells' default reps); else only TableCells(c, reps) is
+        # passed and pm.sample() assigns the rest
+        step = None if reps is None else [pdp.TableCells([model["c"]], reps=reps)]
         idata = pm.sample(
             tune=tune,
             draws=draws,
             chains=1,
             cores=1,
-            step=steps,
-            initvals={"c": rng.multinomial(n, np.full(k, 1.0 / k))},  # PyMC's N·π start fails here
+            step=step,
             var_names=["alpha", "base"],  # the (G, K) latents stay out of the trace
             random_seed=6,
             progressbar=False,
@@ -241,12 +309,16 @@ def areas_mixing(g, k, tune, draws, reps, seed=0):
         "tune": tune,
         "draws": draws,
         "release_s": release_s,
+        "opendp": opendp,
         "build_s": build_s,
+        "setup_s": stamps[0] - t - per_it,
+        "setup_s_g10": _setup_seconds(10, k, seed),
         "it_per_s": 1.0 / per_it,
         "ess_alpha": float(ess["alpha"]) / draws,
         "ess_base_median": float(np.median(ess_base)),
         "ess_base_min": float(ess_base.min()),
         "alpha_mean": float(idata.posterior["alpha"].mean()),
+        "step_ms": _step_breakdown(model, reps),
     }
 
 
@@ -256,19 +328,29 @@ def areas_section(rows):
         "",
         "A (G, K) table of noisy counts in one `DPObserved` with `pdp.Cells()`: π_g ~ Dirichlet(α·base), "
         "base ~ Dirichlet(1), α ~ LogNormal(log K, 1.5), c_g ~ Multinomial(4,000, π_g), "
-        "`DiscreteGaussian(3.18)`; steps TableCells(c) → ConjugateTheta(π) → SufficientTheta(α, base), "
-        "one chain, only α and base traced (`benchmarks/bench_tables.py --areas G K`). CPU time of the "
-        "measuring process; the release is the curator's side (OpenDP's discrete Gaussian, per count).",
+        "`DiscreteGaussian(3.18)`. `pm.sample()` with no `step=` and no `initvals` (it assigns "
+        "DirichletHyper(α, base, π) and TableCells(c) by itself), "
+        '`var_names=["alpha", "base"]` (c and π are 2 × G·K numbers per draw), one chain '
+        "(`benchmarks/bench_tables.py --areas GxK`). CPU time of the measuring process; the release is "
+        "the curator's side (OpenDP's discrete Gaussian, per count). Set-up: CPU s from the call of "
+        "`pm.sample()` to its first draw (step assignment, compilation, initial point), at G = 10 "
+        "and at G. CPU ms per step: each step alone on the same model, 5 iterations.",
         "",
-        "| G | K | noisy counts | TableCells reps | iterations (warm-up + draws) | release CPU s "
-        "| build CPU s | iterations/s | ESS/draw α | ESS/draw base: median | min | posterior mean α (true K) |",
-        "|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| G | K | noisy counts | step= passed | iterations (warm-up + draws) | release CPU s | build CPU s "
+        "| set-up CPU s, G = 10 / G | iterations/s | ESS/draw α | ESS/draw base: median | min "
+        "| posterior mean α (true K) | CPU ms per step |",
+        "|---:|---:|---:|---|---|---:|---:|---|---:|---:|---:|---:|---:|---|",
     ]
     for a in rows:
+        steps = ", ".join(f"{name} {ms:.0f}" for name, ms in a["step_ms"].items())
+        passed = "nothing" if a["reps"] is None else f"`TableCells([c], reps={a['reps']})`"
         lines.append(
-            f"| {a['g']:,} | {a['k']:,} | {a['g'] * a['k']:,} | {a['reps']} | {a['tune']} + {a['draws']} "
-            f"| {a['release_s']:.1f} | {a['build_s']:.1f} | {a['it_per_s']:.2f} | {a['ess_alpha']:.2f} "
-            f"| {a['ess_base_median']:.2f} | {a['ess_base_min']:.3f} | {a['alpha_mean']:.1f} |"
+            f"| {a['g']:,} | {a['k']:,} | {a['g'] * a['k']:,} "
+            f"| {passed} "
+            f"| {a['tune']} + {a['draws']} "
+            f"| {a['release_s']:.1f}{'' if a['opendp'] else ' (NumPy noise)'} | {a['build_s']:.1f} | {a['setup_s_g10']:.1f} / {a['setup_s']:.1f} "
+            f"| {a['it_per_s']:.2f} | {a['ess_alpha']:.2f} "
+            f"| {a['ess_base_median']:.2f} | {a['ess_base_min']:.3f} | {a['alpha_mean']:.1f} | {steps} |"
         )
     return lines
 
@@ -278,7 +360,16 @@ def areas_main(args):
     rows = []
     for spec in args.areas:
         g, k = (int(v) for v in spec.split("x"))
-        rows.append(areas_mixing(g, k, args.areas_tune, args.areas_draws, args.areas_reps))
+        rows.append(
+            areas_mixing(
+                g,
+                k,
+                args.areas_tune,
+                args.areas_draws,
+                args.areas_reps,
+                opendp=not args.areas_numpy_noise,
+            )
+        )
         print(rows[-1], flush=True)
     load = os.getloadavg()
     path = HERE / "TABLES_RESULTS.md"
@@ -343,7 +434,18 @@ def main():
     )
     parser.add_argument("--areas-tune", type=int, default=100)
     parser.add_argument("--areas-draws", type=int, default=200)
-    parser.add_argument("--areas-reps", type=int, default=1)
+    parser.add_argument(
+        "--areas-reps",
+        type=int,
+        default=None,
+        help="pass step=[pdp.TableCells([c], reps=R)] (pm.sample() assigns the rest); default: no step",
+    )
+    parser.add_argument(
+        "--areas-numpy-noise",
+        action="store_true",
+        help="simulate the release's noise with NumPy (rounded normal) instead of OpenDP's discrete "
+        "Gaussian: the curator's side only (minutes of CPU at 2 million counts); the sampler is the same",
+    )
     args = parser.parse_args()
     if args.areas:
         return areas_main(args)

@@ -52,6 +52,7 @@ from pymc_dp.samplers.assign import register as _register
 from pymc_dp.samplers.route_report import install as _install_route_report
 from pymc_dp.samplers.trace_memory import install as _install_trace_rule
 from pymc_dp.samplers.cells import TableCells
+from pymc_dp.samplers.dirichlet_hyper import DirichletHyper
 from pymc_dp.samplers.penalty.publish import publishable
 from pymc_dp.statistics import Counts, Local, Max, Mean, Median, RecordSum, Sum
 from pymc_dp.statistics.cells import Cells, Marginals
@@ -60,12 +61,14 @@ from pymc_dp.statistics.cells import Cells, Marginals
 # every class of pm.STEP_METHODS for its competence and keeps the first of the most competent, so
 # pymc-dp's steps go first, in this order: Collapsed (discrete records summed out when cheap),
 # TableCells (count tables released by pdp.Cells), DataAugmentation (other latent records; before
-# PyMC's IDEAL Bernoulli/Categorical Gibbs), ConjugateTheta, then SufficientTheta (θ given records).
+# PyMC's IDEAL Bernoulli/Categorical Gibbs), DirichletHyper (α, base and, with the table's π summed
+# out, π of rows π_g ~ Dirichlet(α·base); before ConjugateTheta, which would take π), ConjugateTheta,
+# then SufficientTheta (θ given records).
 # The same place wraps PyMC's trace set-up: pm.sample() without var_names leaves latent records and
 # cells above 10^7 numbers out of its default trace (samplers/trace_memory.py, pdp.keep_latent),
 # and PyMC's result: idata.sample_stats.attrs say which pymc-dp step moved what, and why
 # (samplers/route_report.py).
-_register(Collapsed, TableCells, DataAugmentation, ConjugateTheta, SufficientTheta)
+_register(Collapsed, TableCells, DataAugmentation, DirichletHyper, ConjugateTheta, SufficientTheta)
 _install_trace_rule()
 _install_route_report()
 
@@ -109,6 +112,7 @@ __all__ = [
     # samplers
     "DataAugmentation",
     "TableCells",
+    "DirichletHyper",
     "Interweave",
     "ConjugateTheta",
     "SufficientTheta",

@@ -345,6 +345,36 @@ def _check_declared_total(name, statistic, data_t):
         )
 
 
+def _start_multinomial_table(model, statistic, data_t):
+    """Give a ``pm.Multinomial`` table released by ``Cells``/``Marginals`` (fixed ``n``, no initial
+    value of the user's) the most even table of each row as its initial value.
+
+    PyMC's own start for a Multinomial (``round(n·p)`` with the rounding error put on one cell)
+    fails ("Negative value in computed support_point") when many cells are small, as in tables
+    of thousands of cells. Any table with the right totals is a valid start; the count sampler
+    (`pymc_dp.samplers.cells.TableCells`) moves it to the releases at its first iteration.
+    """
+    rv = data_t[0]
+    if (
+        not getattr(statistic, "latent_table", False)
+        or rv.owner is None
+        or type(rv.owner.op).__name__ != "MultinomialRV"
+        or rv not in model.free_RVs
+        or model.rvs_to_initial_values.get(rv) is not None
+        or any(d is None for d in rv.type.shape)
+    ):
+        return
+    shape = tuple(int(d) for d in rv.type.shape)
+    k = shape[-1]
+    try:
+        n = np.asarray(rv.owner.op.dist_params(rv.owner)[0].eval(), dtype=np.int64)
+        n = np.broadcast_to(n, shape[:-1])[..., None]
+    except Exception:  # noqa: BLE001 - n depends on other variables: PyMC's start stays
+        return
+    start = n // k + (np.arange(k) < n % k)
+    model.set_initval(rv, start.astype(rv.dtype))
+
+
 @dataclasses.dataclass(frozen=True)
 class _NodeCheck:
     """The checks a new value of a ``pdp.ReleaseData`` container must pass for one node."""
@@ -414,6 +444,7 @@ class DPObserved:
         _check_integer_mechanism(name, statistic, mech, data_t, contributions, n)
         check_domain(name, statistic, mech, data_t)
         _check_declared_total(name, statistic, data_t)
+        _start_multinomial_table(model, statistic, data_t)
         data_names = [d.name for d in data_t]
         _check_against_release(name, observed, statistic, mech, n, data_names)
         meta = _release_meta(observed)

@@ -38,6 +38,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 import pytensor.tensor as pt
+from pymc.distributions.transforms import SimplexTransform
 from pymc.logprob.utils import replace_rvs_by_values
 from pymc.pytensorf import compile as pm_compile
 from pymc.step_methods.compound import Competence
@@ -78,15 +79,26 @@ def _shift(codes, a, b, r, s, idx, k, d):
     return out
 
 
-@numba.njit(cache=True, inline="always")
-def _log_falling(x, d):
-    """log(x (x − 1) ⋯ (x − d + 1)) = lgamma(x + 1) − lgamma(x − d + 1), for x ≥ d ≥ 1."""
-    if d <= 8:
-        prod = x
-        for i in range(1, d):
-            prod *= x - i
-        return math.log(prod)
-    return math.lgamma(x + 1.0) - math.lgamma(x - d + 1.0)
+def log_table(top: int) -> np.ndarray:
+    """``log i`` for i = 0 … ``top`` (``log 0 = −inf``, never read by the moves)."""
+    with np.errstate(divide="ignore"):
+        return np.log(np.arange(top + 1, dtype=np.float64))
+
+
+@numba.njit(cache=True)
+def simplex_logits(y):
+    """``log π`` up to a constant per row, from PyMC's simplex values ``y`` (rows × (K − 1)):
+    ``y`` with ``−Σ y`` appended (PyMC's value is ``log π[:-1] − mean(log π)``), flattened."""
+    n_rows, k1 = y.shape
+    out = np.empty(n_rows * (k1 + 1))
+    for row in range(n_rows):
+        tot = 0.0
+        base = row * (k1 + 1)
+        for j in range(k1):
+            out[base + j] = y[row, j]
+            tot += y[row, j]
+        out[base + k1] = -tot
+    return out
 
 
 @numba.njit(cache=True)
@@ -131,9 +143,10 @@ def independent_cells_sweep(rng, c, kind, p1, p2, codes, a, b, r, s, idx, width,
 
 
 @numba.njit(cache=True)
-def multinomial_rows_sweep(rng, c, log_p, n_cols, codes, a, b, r, s, idx, width, reps):
+def multinomial_rows_sweep(rng, c, log_p, n_cols, codes, a, b, r, s, idx, width, reps, logs):
     """``reps``·K pairwise moves of 1..``width`` people between two cells of each row (rows of
-    ``n_cols`` cells, flattened into ``c``), in place; ``s`` kept up to date (module doc)."""
+    ``n_cols`` cells, flattened into ``c``), in place; ``s`` kept up to date (module doc).
+    ``logs[i] = log i`` for i up to the largest row total plus ``width`` (`log_table`)."""
     n_acc = 0
     if n_cols < 2:
         return 0
@@ -147,8 +160,10 @@ def multinomial_rows_sweep(rng, c, log_p, n_cols, codes, a, b, r, s, idx, width,
             d = 1 + int(rng.random() * width)
             if c[j] < d:
                 continue
-            cj, ck = float(c[j]), float(c[k])
-            lr = d * (log_p[k] - log_p[j]) + _log_falling(cj, d) - _log_falling(ck + d, d)
+            cj, ck = c[j], c[k]
+            lr = d * (log_p[k] - log_p[j])
+            for i in range(d):  # log c_j!/(c_j − d)! − log (c_k + d)!/c_k!
+                lr += logs[cj - i] - logs[ck + d - i]
             for m in range(idx.shape[0]):
                 ej, ek = idx[m, j], idx[m, k]
                 if ej != ek:
@@ -317,6 +332,17 @@ class TableCells(DPStep):
             rvs_to_transforms=model.rvs_to_transforms,
         )
         self._param = pm_compile(model.value_vars, graphs, on_unused_input="ignore")
+        #: a Multinomial whose p is a simplex-transformed free RV of the table's shape: its log
+        #: probabilities come from PyMC's value directly, up to a row constant (`simplex_logits`)
+        p_rv = dist[1] if self.kind == MULTINOMIAL_TABLE else None
+        self._logits_of = (
+            model.rvs_to_values[p_rv].name
+            if p_rv is not None
+            and p_rv in model.free_RVs
+            and isinstance(model.rvs_to_transforms.get(p_rv), SimplexTransform)
+            and tuple(p_rv.type.shape) == self.shape
+            else None
+        )
         releases = [pt.cast(pt.flatten(model.rvs_to_values[nd.rv]), "float64") for nd in nodes]
         self._releases = pytensor.function([], pt.concatenate(releases))
         self.input_names = [v.name for v in model.value_vars]
@@ -348,23 +374,44 @@ class TableCells(DPStep):
         start[keep] = c[keep]
         return start.reshape(-1)
 
+    def _logs(self, c):
+        """`log_table` up to the largest row total plus the width (grown when a total is larger)."""
+        top = int(c.reshape(-1, self.shape[-1]).sum(axis=1).max(initial=0)) + self.width
+        if getattr(self, "_log_tab", None) is None or self._log_tab.size <= top:
+            self._log_tab = log_table(top)
+        return self._log_tab
+
     def step(self, point):
         c = np.array(point[self.name_], dtype=np.int64, copy=True).reshape(-1)
         r = np.asarray(self._releases(), dtype=np.float64)
-        pars = [
-            np.asarray(p, dtype=np.float64).reshape(-1)
-            for p in self._param(*[point[n] for n in self.input_names])
-        ]
-        if self._fresh and self.tune and self.start_at_release:
+        fast = self._logits_of is not None
+        start = self._fresh and self.tune and self.start_at_release
+        pars = (
+            []
+            if fast and not start
+            else [
+                np.asarray(p, dtype=np.float64).reshape(-1)
+                for p in self._param(*[point[n] for n in self.input_names])
+            ]
+        )
+        if start:
             c = self._start_table(c, r, pars[-1] if self.kind != NEGBIN_TABLE else pars[0])
         self._fresh = False
         s = entry_values(c, self.idx, self.n_entries)
         args = (self.codes, self.a, self.b, r, s, self.idx, self.width, self.reps)
         with np.errstate(divide="ignore"):
-            if self.kind == MULTINOMIAL_TABLE:
+            if fast:  # log π up to a row constant, which the pair moves never see
+                y = np.asarray(point[self._logits_of], dtype=np.float64)
+                log_p = simplex_logits(np.ascontiguousarray(y.reshape(-1, self.shape[-1] - 1)))
+                n_acc = multinomial_rows_sweep(
+                    self.rng, c, log_p, self.shape[-1], *args, self._logs(c)
+                )
+            elif self.kind == MULTINOMIAL_TABLE:
                 p = pars[0].reshape(-1, self.shape[-1])
                 log_p = np.log(p / p.sum(axis=1, keepdims=True)).reshape(-1)
-                n_acc = multinomial_rows_sweep(self.rng, c, log_p, self.shape[-1], *args)
+                n_acc = multinomial_rows_sweep(
+                    self.rng, c, log_p, self.shape[-1], *args, self._logs(c)
+                )
             elif self.kind == POISSON_TABLE:
                 n_acc = independent_cells_sweep(
                     self.rng, c, POISSON_TABLE, np.log(pars[0]), pars[0], *args

@@ -33,10 +33,12 @@ log density with the model's (``tests/unit/samplers/test_conditionals_vs_logp.py
 
 from __future__ import annotations
 
+import math
 import warnings
 import weakref
 from typing import NamedTuple
 
+import numba
 import numpy as np
 import pymc as pm
 import pytensor
@@ -405,6 +407,29 @@ class ThetaConditional(NamedTuple):
         return float(np.sum(lp))
 
 
+@numba.njit(cache=True)
+def dirichlet_rows_simplex(rng, a, out):
+    """PyMC's simplex values ``y = log θ[:-1] − mean(log θ)`` of one Dirichlet draw per row of
+    ``a`` (rows × K), into ``out`` (rows × (K − 1)), from log-gamma draws ``g`` (``y = g[:-1] −
+    mean(g)``: the normalisation cancels). ``log Gamma(a) = log Gamma(a + 1) + log(U) / a`` for
+    a < 1, exact where the gamma draw itself underflows (as `ThetaConditional.log_dirichlet`)."""
+    n_rows, k = a.shape
+    g = np.empty(k)
+    for row in range(n_rows):
+        tot = 0.0
+        for j in range(k):
+            aj = a[row, j]
+            if aj < 1.0:
+                v = math.log(rng.standard_gamma(aj + 1.0)) + math.log(1.0 - rng.random()) / aj
+            else:
+                v = math.log(rng.standard_gamma(aj))
+            g[j] = v
+            tot += v
+        mean = tot / k
+        for j in range(k - 1):
+            out[row, j] = g[j] - mean
+
+
 def _dirichlet_posterior(a, codes):
     """Dirichlet(a + counts of the children's codes): counted with np.bincount, O(n + K)."""
     a = np.asarray(a, dtype=np.float64)
@@ -524,9 +549,12 @@ class ConjugateTheta(DPStep):
             args = [new[n] for n in self.input_names]
             cond = self._conditional(update, new)
             if family == "dirichlet" and self._simplex[name]:  # value space from log θ: exact
-                log_pi = cond.log_dirichlet(self.rng)  # however small θ is
-                new[name] = (log_pi[..., :-1] - log_pi.mean(axis=-1, keepdims=True)).reshape(
-                    np.shape(point[name])
+                a = np.ascontiguousarray(cond.params[0], dtype=np.float64)  # however small θ is
+                k = a.shape[-1]
+                out = np.empty((a.size // k, k - 1))
+                dirichlet_rows_simplex(self.rng, a.reshape(-1, k), out)
+                new[name] = out.reshape(np.shape(point[name])).astype(
+                    np.asarray(point[name]).dtype, copy=False
                 )
                 continue
             draw = np.asarray(cond.draw(self.rng), dtype=float)

@@ -15,7 +15,9 @@ of a model with ``DPObserved`` nodes (the free variables that are not latent rec
   R-hat and ESS of the chain). The chain length comes from ``setup_chain(rng, tune, draws)``
   (PyMC ≥ 6.3); PyMC 5 does not pass it to the steps, so it is read from PyMC's sampling loop
   that called ``set_rng`` (its ``tune``/``draws``); where neither is available there is no check
-  during sampling and `check_convergence` remains.
+  during sampling and `check_convergence` remains. θ variables of more than `WATCH_SIZE`
+  numbers per draw (π of a table of thousands of areas) are not watched; `check_convergence` on the
+  finished run still covers them.
 
 R-hat is compared at the two decimals ``az.summary`` shows (1.0149 passes, 1.015 does not): with a
 few hundred draws its third decimal is noise, and a guard that cries wolf is ignored.
@@ -48,6 +50,9 @@ ESS_PER_DRAW_MIN = 0.05
 MIN_DRAWS = 100  # fewer draws per chain: no verdict (as PyMC's own checks)
 #: how the guard names a θ that DataAugmentation's own θ-move also moves (after its main step)
 THETA_MOVE = "DataAugmentation's θ-move"
+#: θ variables with more numbers per draw are not watched inside pm.sample() (e.g. π of a (G, K)
+#: table of areas: copying and diagnosing 2 million entries per draw would cost more than sampling)
+WATCH_SIZE = 10_000
 
 
 class ConvergenceWarning(UserWarning):
@@ -307,9 +312,12 @@ class _ChainWatch:
             self.discrete = {n: np.asarray(point[n]).dtype.kind in "iub" for n in self.buffer}
         if self.i > self.tune:
             for name, buf in self.buffer.items():
-                buf.append(np.array(point[name], dtype=float, copy=True))
+                value = point[name]
+                if np.size(value) > WATCH_SIZE:  # e.g. π of a (G, K) table: not copied per draw
+                    continue
+                buf.append(np.array(value, dtype=float, copy=True))
         if self.i == self.tune + self.draws:
-            self.history.append({name: np.stack(buf) for name, buf in self.buffer.items()})
+            self.history.append({name: np.stack(buf) for name, buf in self.buffer.items() if buf})
             self.buffer = {}
             self._check()
 
@@ -317,11 +325,15 @@ class _ChainWatch:
         if self.draws < MIN_DRAWS or not self.labels:
             return
         chains = [h for h in self.history if all(len(v) == self.draws for v in h.values())]
-        values = {name: np.stack([h[name] for h in chains]) for name in self.labels}
+        names = [n for n in self.labels if chains and all(n in h for h in chains)]
+        if not names:
+            return
+        values = {name: np.stack([h[name] for h in chains]) for name in names}
         movers = _movers([m() for m in self.members if m() is not None])
-        for name in self.labels:  # not moved by a pymc-dp step: PyMC's default for its type
+        for name in names:  # not moved by a pymc-dp step: PyMC's default for its type
             movers.setdefault(name, "Metropolis" if self.discrete.get(name) else "NUTS")
-        table = _diagnose(values, self.labels, movers, RHAT_MAX, ESS_PER_DRAW_MIN)
+        labels = {n: self.labels[n] for n in names}
+        table = _diagnose(values, labels, movers, RHAT_MAX, ESS_PER_DRAW_MIN)
         _warn(table, rhat_max=RHAT_MAX, ess_min=ESS_PER_DRAW_MIN, stacklevel=4)
 
 

@@ -132,3 +132,84 @@ def test_negative_binomial_cells():
         mean[k] = w @ grid
         sd[k] = np.sqrt(w @ grid**2 - mean[k] ** 2)
     assert_mc_close(draws, mean, sd, label="NegativeBinomial cells")
+
+
+def test_hierarchical_areas_default_sample():
+    """``pm.sample()`` with no ``step=`` on two areas under a shared Dirichlet mean: it assigns
+    TableCells and DirichletHyper (α, base and π) by itself, and log α, base and every cell match
+    quadrature over (log α, base) with the tables enumerated (areas independent given α·base)."""
+    from pymc.sampling.mcmc import assign_step_methods
+    from scipy.special import gammaln
+
+    n, k, mu, sd = np.array([4, 3]), 3, np.log(3.0), 1.0
+    mech, r = pdp.DiscreteGaussian(sigma=1.0), np.array([[3, 0, 1], [0, 2, 1]])
+    with pm.Model() as model:
+        base = pm.Dirichlet("base", np.ones(k))
+        alpha = pm.LogNormal("alpha", mu, sd)
+        pi = pm.Dirichlet("pi", alpha * base, shape=(2, k))
+        c = pm.Multinomial("c", n=n, p=pi, shape=(2, k))
+        pdp.DPObserved("s", c, statistic=pdp.Cells(), mechanism=mech, observed=r)
+    _, assigned = assign_step_methods(model)
+    assert {cls.__name__: sorted(v.name for v in vs) for cls, vs in assigned.items()} == {
+        "DirichletHyper": ["alpha_log__", "base_simplex__", "pi_simplex__"],
+        "TableCells": ["c"],
+    }
+    with model:
+        idata = pm.sample(
+            draws=3000,
+            tune=500,
+            chains=2,
+            cores=1,
+            random_seed=18,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
+    post = idata.posterior
+    draws = np.concatenate(
+        [
+            np.log(post["alpha"].values)[..., None],
+            post["base"].values,
+            post["c"].values.reshape(2, -1, 2 * k),
+        ],
+        axis=-1,
+    )
+    # quadrature: u = log α (midpoints, ±7 sd), base = (x, (1 − x) y, (1 − x)(1 − y)) (midpoints,
+    # Jacobian 1 − x); per area, Σ over its tables of DirMult(c | n, α·base) η(r − c)
+    u = mu + sd * np.linspace(-7, 7, 281)
+    m = (np.arange(90) + 0.5) / 90
+    x, y = np.meshgrid(m, m, indexing="ij")
+    b = np.stack([x, (1 - x) * y, (1 - x) * (1 - y)], axis=-1).reshape(-1, k)
+    tabs = [np.array(list(compositions(int(n[g]), k))) for g in range(2)]
+    log_w = np.empty((u.size, b.shape[0]))
+    first = np.empty((u.size, b.shape[0], 2, k))
+    second = np.empty_like(first)
+    for i, ui in enumerate(u):
+        a = np.exp(ui) * b  # (base, K)
+        log_w[i] = -0.5 * ((ui - mu) / sd) ** 2 + np.log(1 - x).reshape(-1)
+        for g in range(2):
+            log_t = (
+                gammaln(a.sum(-1))[:, None]
+                - gammaln(n[g] + a.sum(-1))[:, None]
+                + (gammaln(tabs[g][None] + a[:, None]) - gammaln(a[:, None])).sum(-1)
+                + (gammaln(n[g] + 1.0) - gammaln(tabs[g] + 1.0).sum(-1))
+                + mech.logpdf(r[g][None], tabs[g]).sum(-1)
+            )  # (base, tables)
+            top = log_t.max(axis=-1, keepdims=True)
+            t = np.exp(log_t - top)
+            z = t.sum(-1)
+            log_w[i] += np.log(z) + top[:, 0]
+            first[i, :, g] = t @ tabs[g] / z[:, None]
+            second[i, :, g] = t @ tabs[g] ** 2 / z[:, None]
+    w = np.exp(log_w - log_w.max())
+    w /= w.sum()
+    feats = [np.broadcast_to(u[:, None], w.shape)]
+    feats += [np.broadcast_to(b[None, :, j], w.shape) for j in range(k)]
+    m1 = [np.sum(w * f) for f in feats] + [
+        np.sum(w * first[:, :, g, j]) for g in range(2) for j in range(k)
+    ]
+    m2 = [np.sum(w * f**2) for f in feats] + [
+        np.sum(w * second[:, :, g, j]) for g in range(2) for j in range(k)
+    ]
+    mean = np.array(m1)
+    sd_exact = np.sqrt(np.array(m2) - mean**2)
+    assert_mc_close(draws, mean, sd_exact, label="hierarchical areas, pm.sample()")

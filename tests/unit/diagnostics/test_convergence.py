@@ -167,3 +167,23 @@ def test_pm_sample_names_pymc_metropolis_for_a_discrete_parameter():
     texts = [str(w.message) for w in record if issubclass(w.category, pdp.ConvergenceWarning)]
     assert texts and all("'up' (moved by Metropolis)" in t for t in texts), texts
     assert "marginalise it" in texts[-1]
+
+
+def test_guard_skips_theta_too_large_to_copy_each_draw():
+    """π of a (G, K) table of areas (millions of numbers) is not copied per draw inside pm.sample();
+    the small θ of the same chain is still checked."""
+    from pymc_dp.samplers.convergence import WATCH_SIZE, _ChainWatch
+
+    class Leader:
+        pass
+
+    leader = Leader()
+    labels = {"small": "small", "big": "big"}
+    watch = _ChainWatch(leader, labels, tune=1, draws=100, history=[])
+    rng = np.random.default_rng(0)
+    with warnings.catch_warnings():  # the verdict on the small θ is not what this test is about
+        warnings.simplefilter("ignore")
+        for _ in range(101):
+            watch.observe(leader, {"small": rng.normal(size=2), "big": np.zeros(WATCH_SIZE + 1)})
+    (chain,) = watch.history
+    assert set(chain) == {"small"} and chain["small"].shape == (100, 2)

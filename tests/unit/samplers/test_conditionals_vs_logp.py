@@ -287,3 +287,90 @@ def test_random_variants_many(which):
 def test_collapsed_every_record_law(kind):
     rng = np.random.default_rng(abs(hash(kind)) % 1000)
     _check_collapsed(V.collapsed_variant(rng, kind), rng, k=1)
+
+
+# -------------------------------------------------------------------------------- DirichletHyper
+@pytest.mark.parametrize(
+    "prior",
+    [
+        lambda: pm.LogNormal("alpha", 1.0, 1.2),
+        lambda: pm.Gamma("alpha", 2.0, 0.5),
+        lambda: pm.HalfNormal("alpha", 7.0),
+    ],
+    ids=["lognormal", "gamma", "halfnormal"],
+)
+def test_dirichlet_hyper_matches_joint_logp(prior):
+    """α moves (value space, Jacobians on both sides) and pair moves of base (natural space, no
+    Jacobian) change DirichletHyper's target exactly as they change PyMC's joint logp; the numba
+    pair terms and S = Σ_g log π_g are the ones of that target."""
+    from pymc_dp.samplers.dirichlet_hyper import _coord, _marginal_coord, count_tails
+
+    rng = np.random.default_rng(18)
+    g, k = 3, 4
+    with pm.Model() as model:
+        base = pm.Dirichlet("base", np.array([0.7, 2.0, 1.5, 3.0]))
+        alpha = prior()
+        pi = pm.Dirichlet("pi", alpha * base, shape=(g, k))
+        c = pm.Multinomial("c", n=np.array([5, 7, 4]), p=pi, shape=(g, k))
+        noisy = np.ones((g, k), dtype=np.int64)
+        pdp.DPObserved(
+            "s", c, statistic=pdp.Cells(), mechanism=pdp.DiscreteGaussian(sigma=1.0), observed=noisy
+        )
+        step = pdp.DirichletHyper([alpha, base])
+    value_logp, natural_logp = model.compile_logp(), model.compile_logp(jacobian=False)
+    alpha_prior = model.compile_logp(vars=[model["alpha"]])
+    natural = _natural_fn(model, ["alpha", "base", "pi"])
+    a_name, b_name = step.alpha_name, step.base_name
+    for point in V.points(model, rng, 3):
+        target, nat = step.log_density(point), natural(point)
+        np.testing.assert_allclose(
+            step.row_stats(point), np.log(nat["pi"]).sum(axis=0), rtol=1e-12, atol=1e-12
+        )
+        v, b = float(point[a_name]), nat["base"]
+        v_new = v + rng.normal(0, 0.5)
+        moved = {**point, a_name: np.asarray(v_new, dtype=point[a_name].dtype)}
+        _close(
+            target(v_new, b) - target(v, b),
+            float(value_logp(moved) - value_logp(point)),
+            "alpha move",
+        )
+        j, m = rng.choice(k, 2, replace=False)
+        d = rng.uniform(-b[j], b[m])
+        b_new = b.copy()
+        b_new[j] += d
+        b_new[m] -= d
+        log_b = np.log(b_new)
+        moved = {**point, b_name: log_b[:-1] - log_b.mean()}
+        _close(
+            target(v, b_new) - target(v, b),
+            float(natural_logp(moved) - natural_logp(point)),
+            "base pair move",
+        )
+        a, s = float(nat["alpha"]), step.row_stats(point)
+        beta = np.array([0.7, 2.0, 1.5, 3.0])
+        pair = lambda x: sum(_coord(x[i], a, float(g), s[i], beta[i]) for i in (j, m))  # noqa: E731
+        _close(pair(b_new) - pair(b), target(v, b_new) - target(v, b), "numba pair terms")
+        # π summed out (the step's target here): PyMC's DirichletMultinomial, Dirichlet and α prior
+        assert step.marginal
+        marginal, table = step.marginal_log_density(point), point["c"]
+
+        def reference(v_, b_):
+            alpha_nat = float(natural({**point, a_name: np.asarray(v_)})["alpha"])
+            rows = pm.DirichletMultinomial.dist(
+                n=np.array([5, 7, 4]), a=alpha_nat * b_, shape=(g, k)
+            )
+            return float(
+                alpha_prior({**point, a_name: np.asarray(v_)})
+                + pm.logp(pm.Dirichlet.dist(beta), b_).eval()
+                + pm.logp(rows, table).sum().eval()
+            )
+
+        _close(
+            marginal(v_new, b_new) - marginal(v, b),
+            reference(v_new, b_new) - reference(v, b),
+            "marginal (π summed out)",
+        )
+        ms = lambda x: sum(  # noqa: E731
+            _marginal_coord(x[i], a, i, *count_tails(table), beta[i]) for i in (j, m)
+        )
+        _close(ms(b_new) - ms(b), marginal(v, b_new) - marginal(v, b), "numba marginal pair terms")

@@ -283,7 +283,8 @@ def test_pm_sample_assigns_table_cells_to_area_tables_negative_binomial_and_marg
             observed=np.full(4, 6),
         )
     got = assigned(model)
-    assert got["TableCells"] == ["c"] and got["ConjugateTheta"] == ["pi_simplex__"]
+    assert got["TableCells"] == ["c"]  # π with α and base, π summed out (issue 18 item 4)
+    assert got["DirichletHyper"] == ["alpha_log__", "base_simplex__", "pi_simplex__"]
     with pm.Model() as model:
         c = pm.NegativeBinomial("c", mu=3.0, alpha=2.0, shape=(2, 3))
         pdp.DPObserved(

@@ -1,0 +1,107 @@
+"""DirichletHyper's refusals and pm.sample()'s assignment for rows π_g ~ Dirichlet(α·base), and the
+initial value DPObserved gives a Multinomial table (issue 18 item 4). Exactness: the conditional
+against PyMC's joint logp in ``test_conditionals_vs_logp.py``, the whole default route against
+quadrature in ``tests/statistical/samplers/test_table_areas.py``."""
+
+import numpy as np
+import pymc as pm
+import pytensor
+import pytest
+from pymc.sampling.mcmc import assign_step_methods
+from pytensor.compile.mode import Mode
+
+import pymc_dp as pdp
+
+G, K = 3, 4
+
+
+@pytest.fixture(autouse=True)
+def _fast_compile():
+    """Python linker, no graph rewrites: the same checks, a fraction of the build time."""
+    with pytensor.config.change_flags(mode=Mode(linker="py", optimizer=None)):
+        yield
+
+
+MECH = pdp.DiscreteGaussian(sigma=2.0)
+
+
+def _model(alpha_shape=(), base_dist="dirichlet", extra=False, n=5):
+    noisy = np.ones((G, K), dtype=np.int64)
+    with pm.Model() as model:
+        if base_dist == "dirichlet":
+            base = pm.Dirichlet("base", np.ones(K))
+        else:
+            base = pm.HalfNormal("base", 1.0, shape=K)
+        alpha = pm.LogNormal("alpha", 1.0, 1.0, shape=alpha_shape)
+        pi = pm.Dirichlet("pi", alpha * base, shape=(G, K))
+        if extra:
+            pm.Normal("other", alpha.sum(), 1.0, observed=0.3)
+        c = pm.Multinomial("c", n=n, p=pi, shape=(G, K))
+        pdp.DPObserved("s", c, statistic=pdp.Cells(), mechanism=MECH, observed=noisy)
+    return model
+
+
+def _assigned(model):
+    _, selected = assign_step_methods(model)
+    return {cls.__name__: sorted(v.name for v in vs) for cls, vs in selected.items()}
+
+
+def test_pm_sample_assigns_dirichlet_hyper():
+    assert _assigned(_model())["DirichletHyper"] == [
+        "alpha_log__",
+        "base_simplex__",
+        "pi_simplex__",
+    ]
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"alpha_shape": (K,)}, "must be a continuous scalar"),
+        ({"base_dist": "halfnormal"}, "needs the mean"),
+        ({"extra": True}, "only through one pm.Dirichlet child"),
+    ],
+    ids=["vector alpha", "base not Dirichlet", "another term reads alpha"],
+)
+def test_refusals_name_the_problem_and_leave_pm_sample_alone(kwargs, message):
+    model = _model(**kwargs)
+    with model, pytest.raises(ValueError, match=message):
+        pdp.DirichletHyper([model["alpha"], model["base"]])
+    assert "DirichletHyper" not in _assigned(model)
+
+
+def test_concentration_must_be_alpha_times_base():
+    with pm.Model() as model:
+        base = pm.Dirichlet("base", np.ones(K))
+        alpha = pm.LogNormal("alpha", 1.0, 1.0)
+        pi = pm.Dirichlet("pi", alpha * base**2, shape=(G, K))
+        c = pm.Multinomial("c", n=5, p=pi, shape=(G, K))
+        pdp.DPObserved("s", c, statistic=pdp.Cells(), mechanism=MECH, observed=np.ones((G, K)))
+        with pytest.raises(ValueError, match="is not alpha \\* base"):
+            pdp.DirichletHyper([alpha, base])
+    assert "DirichletHyper" not in _assigned(model)
+
+
+def test_needs_alpha_and_base():
+    model = _model()
+    with model, pytest.raises(ValueError, match="vars=\\[alpha, base\\]"):
+        pdp.DirichletHyper([model["alpha"]])
+
+
+def test_multinomial_table_starts_even_where_pymc_support_point_fails():
+    """Many small cells: PyMC's round(n·π) start raises; DPObserved's even table is valid."""
+    k, n = 200, np.array([150, 7])
+    with pm.Model() as model:
+        pi = pm.Dirichlet("pi", np.ones(k), shape=(2, k))
+        c = pm.Multinomial("c", n=n, p=pi, shape=(2, k))
+        pdp.DPObserved(
+            "s", c, statistic=pdp.Cells(), mechanism=MECH, observed=np.zeros((2, k), dtype=int)
+        )
+    start = model.initial_point(0)["c"]
+    np.testing.assert_array_equal(start.sum(axis=1), n)
+    assert start.min() >= 0 and start.max() - start.min() <= 1
+    with pm.Model() as mine:  # an initial value of the user's is kept
+        pi = pm.Dirichlet("pi", np.ones(3))
+        c = pm.Multinomial("c", n=4, p=pi, initval=np.array([4, 0, 0]))
+        pdp.DPObserved("s", c, statistic=pdp.Cells(), mechanism=MECH, observed=np.zeros(3, int))
+    np.testing.assert_array_equal(mine.initial_point(0)["c"], [4, 0, 0])
