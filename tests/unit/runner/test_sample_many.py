@@ -114,10 +114,17 @@ def test_ctrl_c_stops_the_run_and_saves_no_unit(tmp_path, at):
         if draw.draw_idx == at:
             os.kill(os.getpid(), signal.SIGINT)
 
-    with pytest.raises(KeyboardInterrupt, match="interrupted"):
-        pdp.sample_many(
-            R.build, [0, 1], outdir=tmp_path / "out", n_workers=0, callback=ctrl_c, **KW
-        )
+    # Ctrl-C as in an interactive session: Python's own handler. A test process can inherit an
+    # ignored SIGINT (an xdist worker after other tests), and sample_many leaves an ignored SIGINT
+    # alone, so the signal would never arrive.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt, match="interrupted"):
+            pdp.sample_many(
+                R.build, [0, 1], outdir=tmp_path / "out", n_workers=0, callback=ctrl_c, **KW
+            )
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert not list((tmp_path / "out" / "units").glob("*"))
 
 
