@@ -3,7 +3,8 @@
 Every C module PyTensor compiles starts with the same includes (``Python.h``, PyTensor's helper, the
 NumPy headers, ``<vector>``, ``<algorithm>``); parsing them is most of the ~0.5 CPU s that g++
 spends per module, and a cold test run compiles ~900 modules. This module precompiles those
-headers once (``Python.h.gch``, built with exactly the flags PyTensor passes to g++) and puts its
+headers once (``Python.h.gch``, built with exactly the flags PyTensor passes to g++; built again
+when any header it was made from is newer, e.g. NumPy upgraded in place) and puts its
 folder first on g++'s include path (``gcc__cxxflags``), so g++ loads the parsed headers instead of
 reading them again; and it adds ``-g0`` (no debug information). The generated machine code is
 the same byte for byte (the headers only declare; the modules' own code and optimization flags
@@ -51,6 +52,18 @@ def _clinker_args() -> tuple[list[str], list[str]]:
     return list(linker.compile_args()), list(linker.header_dirs()) + std_include_dirs()
 
 
+def _fresh(gch: Path) -> bool:
+    """Whether ``gch`` exists and is newer than every header it was built from (g++ does not check
+    that: a NumPy or Python upgraded in place must not leave the old declarations in use)."""
+    deps = gch.with_suffix(".d")
+    try:
+        built = gch.stat().st_mtime
+        text = deps.read_text().replace("\\\n", " ")
+        return all(Path(f).stat().st_mtime <= built for f in text.split(":", 1)[1].split())
+    except (OSError, IndexError):
+        return False
+
+
 def use_precompiled_headers() -> Path | None:
     """Build (once per flag set) and use the prefix header; the folder used, or None if not."""
     import pymc  # noqa: F401  # PyMC adds its own g++ flags at import; the header is built with them
@@ -71,15 +84,19 @@ def use_precompiled_headers() -> Path | None:
         if " " in str(folder):  # gcc__cxxflags is split on spaces
             return None
         gch = folder / "Python.h.gch"
-        if not gch.exists():
+        if not _fresh(gch):
             folder.mkdir(parents=True, exist_ok=True)
-            (folder / "Python.h").write_text(_PREFIX)
+            wrapper = folder / "Python.h"
+            if not wrapper.exists() or wrapper.read_text() != _PREFIX:
+                wrapper.write_text(_PREFIX)
             with tempfile.TemporaryDirectory(dir=folder) as tmp:  # xdist workers build at once
-                out = Path(tmp) / "Python.h.gch"
+                out, deps = Path(tmp) / "Python.h.gch", Path(tmp) / "Python.h.d"
                 cmd = [config.cxx, "-x", "c++-header", "-g", *args]
                 cmd += [f"-I{d}" for d in include_dirs]
-                cmd += ["-fvisibility=hidden", "-w", "-o", str(out), str(folder / "Python.h")]
+                cmd += ["-fvisibility=hidden", "-w", "-MD", "-MF", str(deps)]
+                cmd += ["-o", str(out), str(wrapper)]
                 subprocess.run(cmd, check=True, capture_output=True)
+                os.replace(deps, folder / "Python.h.d")
                 os.replace(out, gch)
     except (OSError, subprocess.CalledProcessError, ImportError):
         return None
