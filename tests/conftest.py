@@ -4,6 +4,11 @@ import numpy as np
 import pytest
 
 from tests.support.models import NormalMeans, NormalMeansGrad
+from tests.support.pch import use_precompiled_headers
+
+# before anything compiles: PyTensor's C modules reuse one precompiled header (same machine code,
+# ~1/3 less g++ time per module; tests/support/pch.py)
+use_precompiled_headers()
 
 
 @pytest.fixture
