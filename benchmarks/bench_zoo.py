@@ -199,10 +199,7 @@ def write(results, args):
         r
         for r in results
         if r["rows"]
-        and any(
-            row["ess_per_draw"] < 0.1 or row["r_hat"] > 1.01
-            for row in r["rows"].values()
-        )
+        and any(row["ess_per_draw"] < 0.1 or row["r_hat"] > 1.01 for row in r["rows"].values())
     ]
 
     def names(rs):
