@@ -63,10 +63,13 @@ def route_attrs(step, sample_stats=None) -> dict:
     if not ours:
         return {}
     routes = [_jsonable(s.route()) for s in ours]
-    route = _chains_of(sample_stats)
-    if route is not None:
-        for entry in routes:
-            for k, decision in enumerate(entry.get("interweave", [])):
+    # the steps that emit ``dp_route``, in the order of the run (PyMC stacks a stat that several
+    # steps emit along a last axis, one entry per step, in this order)
+    emitters = [j for j, s in enumerate(ours) if "dp_route" in getattr(s, "dp_stats", {})]
+    per_step = _chains_of(sample_stats, len(emitters))
+    if per_step is not None:
+        for j, route in zip(emitters, per_step, strict=True):
+            for k, decision in enumerate(routes[j].get("interweave", [])):
                 decision["chains"] = _chain_moves(decision, route, k)
     return {
         "pymc_dp_steps": " + ".join(_label(s) for s in steps),
@@ -74,9 +77,10 @@ def route_attrs(step, sample_stats=None) -> dict:
     }
 
 
-def _chains_of(sample_stats):
-    """``dp_route`` at each chain's last draw (None when the run has no such stat)."""
-    if sample_stats is None:
+def _chains_of(sample_stats, n_steps):
+    """Per step emitting ``dp_route``: the stat at each chain's last draw (None when the run has no
+    such stat or its shape is not (chain, draw) for one step / (chain, draw, n_steps) for several)."""
+    if sample_stats is None or n_steps == 0:
         return None
     try:
         values = np.asarray(sample_stats["dp_route"])
@@ -84,7 +88,11 @@ def _chains_of(sample_stats):
         return None
     if values.ndim < 2 or values.shape[1] == 0:
         return None
-    return [int(v) for v in values[:, -1]]
+    if values.ndim == 2 and n_steps == 1:
+        values = values[..., None]
+    if values.ndim != 3 or values.shape[2] != n_steps:
+        return None
+    return [[int(v) for v in values[:, -1, j]] for j in range(n_steps)]
 
 
 def _chain_moves(decision, route, k):

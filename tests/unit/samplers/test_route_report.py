@@ -115,3 +115,35 @@ def test_forced_move_and_pymc_only_model():
         pm.Normal("y", 0, 1)
     idata = sample(plain, draws=10, tune=10, seed=7, chains=1)
     assert "pymc_dp_route" not in idata.sample_stats.attrs
+
+
+def test_two_data_augmentation_steps_each_get_their_own_chains():
+    """Two DataAugmentation steps in one run: PyMC stacks their ``dp_route`` stats along a last
+    axis; each step's decision reads its own column (it crashed with a TypeError)."""
+    rng = np.random.default_rng(8)
+    stat, mech = pdp.Mean(lower=-3, upper=3), pdp.Laplace(epsilon=1.0)
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0.0, 3.0)
+        xs = []
+        for i, n in enumerate((10, 12)):
+            r = pdp.release(rng.normal(0.5, 1.0, n), stat, mech, rng=rng)
+            xs.append(pm.Normal(f"x{i}", mu, 1.0, shape=n))
+            pdp.DPObserved(f"s{i}", xs[-1], statistic=stat, mechanism=mech, observed=r)
+    idata = sample(
+        model,
+        step=lambda: [
+            pdp.DataAugmentation([model["x0"]], interweave=False),
+            pdp.DataAugmentation([model["x1"]], interweave=True),
+        ],
+        draws=10,
+        tune=10,
+        seed=9,
+        chains=2,
+    )
+    steps, route = _route(idata)
+    assert steps.startswith("DataAugmentation[x0] + DataAugmentation[x1]")
+    assert [r["step"] for r in route][:2] == ["DataAugmentation", "DataAugmentation"]
+    (off,), (on,) = route[0]["interweave"], route[1]["interweave"]
+    assert off["records"] == ["x0"] and on["records"] == ["x1"]
+    assert [c["theta_move"] for c in off["chains"]] == [0, 0]
+    assert [c["theta_move"] for c in on["chains"]] == [1, 1]
