@@ -21,7 +21,7 @@ given ``(θ, s)`` from the conditional Gaussian:
 
 One release per record variable; anything else (clamping bounds, ``fn``, a non-Gaussian or
 data-dependent mechanism, several releases of the same records, other readers of the records) is
-refused with the reason (`gaussian_plan`).
+refused with the reason (`gaussian_plan`; a TypeError, as for other continuous records).
 """
 
 from __future__ import annotations
@@ -131,7 +131,11 @@ class GaussianPlan:
 
 
 def _refuse(name, why, fix="Sample the records with pdp.DataAugmentation."):
-    raise ValueError(f"Record variable {name!r}: {why} {fix}")
+    """A TypeError, as for every continuous record variable collapsed likelihoods cannot take."""
+    raise TypeError(
+        f"Record variable {name!r} is continuous (Normal); collapsed likelihoods sum Normal records "
+        f"out only under one linear unclamped Gaussian release: {why} {fix}"
+    )
 
 
 def _linear(stat) -> bool:
@@ -168,7 +172,7 @@ def _kernel(mech, name):
 
 def gaussian_plan(model, record, nodes, release, costs) -> GaussianPlan:
     """The `GaussianPlan` of the Normal record variable ``record`` read by ``nodes`` (DPNode list),
-    ``release`` the value of the one release; refuses (ValueError) what it cannot make exact."""
+    ``release`` the value of the one release; refuses (TypeError) what it cannot make exact."""
     name = record.name
     names = [nd.rv.name for nd in nodes]
     if len(nodes) != 1:
