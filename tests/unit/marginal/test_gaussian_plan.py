@@ -151,3 +151,30 @@ def test_release_in_pm_data_followed():
     after = logp({"mu": np.asarray(0.5)})
     assert after == pytest.approx(stats.norm.logpdf(4.0, 1.5, 2.0), abs=1e-12)
     assert before == pytest.approx(stats.norm.logpdf(1.0, 1.5, 2.0), abs=1e-12)
+
+
+@pytest.mark.parametrize("how", ["sum", "mean", "local"])
+def test_records_draw_moments_match_the_conditional_gaussian(how):
+    """Many draws of the records' exact conditional (with per-record means and sds) against the
+    dense Gaussian conditioning: mean within 5 standard errors, variance and the covariance of
+    two records within 5 standard errors (catches a draw whose law differs from `logq`'s)."""
+    from pymc_dp.marginal.gaussian import gaussian_draw
+
+    n, k = 5, 40_000
+    stat = {"sum": pdp.Sum(), "mean": pdp.Mean(), "local": pdp.Local()}[how]
+    obs = np.linspace(-1, 2, n) if how == "local" else 3.0
+    (plan,) = pdp.marginal.collapsed_plans(_model(stat, pdp.Gaussian(sigma=0.7), obs=obs)).values()
+    mu, sd = np.linspace(-1.0, 1.0, n), np.linspace(0.5, 1.5, n)
+    rng = np.random.default_rng(8)
+    draws = np.stack([gaussian_draw(plan, (mu, sd), rng) for _ in range(k)])
+    a = np.eye(n) if how == "local" else np.full((1, n), plan.factor)
+    prior = np.diag(sd**2)
+    gain = prior @ a.T @ np.linalg.inv(a @ prior @ a.T + 0.49 * np.eye(len(a)))
+    mean = mu + gain @ (np.atleast_1d(obs) - a @ mu)
+    cov = prior - gain @ a @ prior
+    se = np.sqrt(np.diag(cov) / k)
+    np.testing.assert_array_less(np.abs(draws.mean(0) - mean), 5 * se)
+    var_se = np.diag(cov) * np.sqrt(2.0 / k)
+    np.testing.assert_array_less(np.abs(draws.var(0) - np.diag(cov)), 5 * var_se)
+    c01 = np.mean((draws[:, 0] - mean[0]) * (draws[:, 1] - mean[1]))
+    assert abs(c01 - cov[0, 1]) < 5 * np.sqrt(cov[0, 0] * cov[1, 1] / k)
