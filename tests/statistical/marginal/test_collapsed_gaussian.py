@@ -37,7 +37,12 @@ def _joint(n, mu_sd, rec_sd):
 
 
 @pytest.mark.parametrize(
-    "name", ["normal_sum_gaussian", "normal_vector_theta", "hierarchical_group_sums"]
+    "name",
+    [
+        "normal_sum_gaussian",
+        pytest.param("normal_vector_theta", marks=[pytest.mark.slow, pytest.mark.heavy]),
+        pytest.param("hierarchical_group_sums", marks=[pytest.mark.slow, pytest.mark.heavy]),
+    ],
 )
 def test_zoo_gaussian_models_exact_on_the_collapsed_route(name):
     res = run_case(by_name(name), draws=1500, tune=700, seed=5)
