@@ -192,6 +192,12 @@ class Collapsed(DPStep):
         parents.
     df : float
         Degrees of freedom of the Student-t independence proposal (default 6).
+    theta_kernel : {"auto", "mh", "nuts"}
+        How θ moves on the collapsed density: ``"mh"`` the independence + random-walk MH above,
+        ``"nuts"`` PyMC's NUTS on θ of the marginalized model (its own warm-up; its stats —
+        ``diverging``, ``step_size``, … — join the sampler stats), ``"auto"`` (default) NUTS when
+        every plan is Gaussian (Normal records under a linear Gaussian release) and θ has two or
+        more entries, MH otherwise (docs/collapsed.md has the measurements).
     cost : pymc_dp.marginal.CostModel, optional
         The cost model deciding which collapsed plans are too slow and pricing the warm-up work
         that sets the independence tries per iteration (configuration; default the documented
