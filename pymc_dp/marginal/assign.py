@@ -14,7 +14,8 @@ import weakref
 
 from pymc.step_methods.compound import Competence
 
-from pymc_dp.distributions.graph import direct_parents, released_records
+from pymc_dp.distributions.graph import direct_parents, released_records, upstream
+from pymc_dp.distributions.registry import dp_nodes
 from pymc_dp.marginal.collapsed import collapsed_plans, marginalize
 from pymc_dp.marginal.plan import CostModel
 from pymc_dp.samplers.assign import cached_verdict
@@ -35,9 +36,21 @@ def iteration_seconds(plan, cost=None) -> float:
     return 3.0 * cost.seconds(plan) + cost.draw_seconds(plan)
 
 
-def record_parents(model, record) -> list:
-    """The continuous free variables the record variable's distribution reads directly (θ)."""
-    return direct_parents(model, [record], continuous=True)
+def record_parents(model, record, plan=None) -> list:
+    """The continuous free variables Collapsed moves with the record variable (θ): those its
+    distribution reads directly; for Normal records summed out of a Gaussian release (``plan``
+    of case ``"gaussian"``) every continuous free variable upstream of them (not released records
+    themselves), so that NUTS moves a hierarchy — ``b_i ~ N(mu, τ)``, ``x_i ~ N(b_i, 1)`` — as one
+    block on the collapsed density instead of alternating with mu."""
+    if plan is None or plan.case != "gaussian":
+        return direct_parents(model, [record], continuous=True)
+    found = upstream(record.owner.inputs)
+    released = set(released_records(dp_nodes(model)))
+    return [
+        v
+        for v in model.free_RVs
+        if v in found and v is not record and v not in released and v.dtype.startswith("float")
+    ]
 
 
 _COLLAPSIBLE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -78,14 +91,14 @@ def _collapsible(model, nodes):
                 (plan,) = collapsed_plans(model, records=[rv.name]).values()
         except Exception:  # noqa: BLE001 - not collapsible: DataAugmentation or others take it
             continue
-        if iteration_seconds(plan) <= MAX_ITERATION_SECONDS and record_parents(model, rv):
-            records.append(rv)
+        if iteration_seconds(plan) <= MAX_ITERATION_SECONDS and record_parents(model, rv, plan):
+            records.append((rv, plan))
     if records:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                marginalize(model, records=[r.name for r in records])
+                marginalize(model, records=[r.name for r, _ in records])
         except Exception:  # noqa: BLE001 - keep the per-group samplers
             records = []
-    parents = {p.name for r in records for p in record_parents(model, r)}
-    return {r.name for r in records}, parents
+    parents = {p.name for r, plan in records for p in record_parents(model, r, plan)}
+    return {r.name for r, _ in records}, parents

@@ -210,6 +210,10 @@ def _law_params(plan, rv):
     """The record law's core parameters read from ``rv`` (a clone of the record variable)."""
     from pymc_dp.marginal.records import record_law
 
+    if plan.case == "gaussian":
+        from pymc_dp.marginal.gaussian import gaussian_params
+
+        return gaussian_params(rv, plan.shape)
     return record_law(rv, n=plan.law.n).params
 
 

@@ -36,6 +36,7 @@ import numpy as np
 import pytensor.tensor as pt
 
 from pymc_dp.marginal import loglik as ll
+from pymc_dp.marginal.gaussian import gaussian_plan, is_normal
 from pymc_dp.marginal.records import RecordLaw, log_pmf, record_law
 from pymc_dp.samplers.cost import MAX_SECONDS, SECONDS_PER_TERM, CostModel
 from pymc_dp.samplers.cost import cost_model as _cost_model
@@ -268,6 +269,10 @@ def make_plan(model, record, nodes, *, method="auto", cost=None) -> CollapsedPla
     ``cost`` (a `CostModel`, default `CostModel()`) decides which plans are too slow.
     """
     costs = _cost_model(cost)
+    if is_normal(record):  # continuous: exact only under a linear unclamped Gaussian release
+        releases = [np.asarray(_release(model, nd), dtype="float64") for nd in nodes]
+        plan = gaussian_plan(model, record, nodes, releases[0] if releases else None, costs)
+        return _check_cost(plan, f"{plan.cost:.0f} record entries", costs)
     law = record_law(record)
     names = tuple(nd.rv.name for nd in nodes)
     for nd in nodes:

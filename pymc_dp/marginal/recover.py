@@ -26,6 +26,7 @@ import xarray as xr
 from scipy import special
 
 from pymc_dp.distributions.registry import get_extra
+from pymc_dp.marginal.gaussian import gaussian_draw, gaussian_logq
 from pymc_dp.marginal.records import draw_tail
 
 __all__ = ["RecordConditional", "draw_records", "record_draw_fn", "record_logq", "recover_records"]
@@ -168,13 +169,19 @@ def _counts(plan, logf, params, rng):
     return rng.permutation(np.repeat(plan.support, counts)).astype(np.int64)
 
 
-_DRAW = {"local": _local, "additive": _additive, "counts": _counts}
+def _gaussian(plan, logf, params, rng):
+    return gaussian_draw(plan, params, rng)
+
+
+_DRAW = {"local": _local, "additive": _additive, "counts": _counts, "gaussian": _gaussian}
 
 
 def _graphs(plan):
     """``[log f(x | θ)] + law params`` graphs of ``plan`` (no ``log f`` for the closed infinite sums)."""
     from pytensor.graph.basic import Variable
 
+    if plan.case == "gaussian":  # the records' (mu, sigma), broadcast per record
+        return list(plan.law.params), False
     logf = plan.logf() if plan.closed not in ("poisson", "negative_binomial") else None
     outs = [o for o in (logf, *plan.law.params) if isinstance(o, Variable)]
     return outs, logf is not None
@@ -229,6 +236,8 @@ def record_logq(plan, outputs, has_logf, x) -> float:
     """
     logf = np.asarray(outputs[0], dtype=np.float64) if has_logf else None
     params = [np.asarray(p, dtype=np.float64) for p in (outputs[1:] if has_logf else outputs)]
+    if plan.case == "gaussian":
+        return gaussian_logq(plan, params, x)
     x = np.asarray(x, dtype=np.int64).reshape(-1)
     n, law = plan.law.n, plan.law
     if x.shape != (n,) or np.any(x < law.low):
@@ -326,7 +335,9 @@ def recover_records(idata, model, *, random_seed=None, records=None):
         fn, inputs, has_logf = _compile(plan, info["original"])
         values = {v: np.asarray(posterior[v].values) for v in inputs}
         n_chain, n_draw = np.asarray(posterior[next(iter(posterior.data_vars))].values).shape[:2]
-        out = np.empty((n_chain, n_draw, plan.law.n), dtype=np.int64)
+        shape = getattr(plan, "shape", (plan.law.n,))
+        dtype = np.float64 if plan.case == "gaussian" else np.int64
+        out = np.empty((n_chain, n_draw, *shape), dtype=dtype)
         for c in range(n_chain):
             for d in range(n_draw):
                 out[c, d] = RecordConditional(
@@ -334,7 +345,7 @@ def recover_records(idata, model, *, random_seed=None, records=None):
                 ).draw(rng)
         da = xr.DataArray(
             out,
-            dims=("chain", "draw", f"{name}_dim_0"),
+            dims=("chain", "draw", *[f"{name}_dim_{i}" for i in range(len(shape))]),
             coords={"chain": posterior["chain"].values, "draw": posterior["draw"].values},
         )
         posterior[name] = da

@@ -192,6 +192,12 @@ class Collapsed(DPStep):
         parents.
     df : float
         Degrees of freedom of the Student-t independence proposal (default 6).
+    theta_kernel : {"auto", "mh", "nuts"}
+        How θ moves on the collapsed density: ``"mh"`` the independence + random-walk MH above,
+        ``"nuts"`` PyMC's NUTS on θ of the marginalized model (its own warm-up; its stats —
+        ``diverging``, ``step_size``, … — join the sampler stats), ``"auto"`` (default) NUTS when
+        every plan is Gaussian (Normal records under a linear Gaussian release) and θ has two or
+        more entries, MH otherwise (docs/collapsed.md has the measurements).
     cost : pymc_dp.marginal.CostModel, optional
         The cost model deciding which collapsed plans are too slow and pricing the warm-up work
         that sets the independence tries per iteration (configuration; default the documented
@@ -226,6 +232,7 @@ class Collapsed(DPStep):
         vars=None,
         *,
         df: float = 6.0,
+        theta_kernel: str = "auto",
         cost=None,
         model=None,
         rng=None,
@@ -239,11 +246,17 @@ class Collapsed(DPStep):
                 f"df must be a number > 2 (finite proposal covariance), got df={df!r}."
             )
         self.df = float(df)
+        if theta_kernel not in ("auto", "mh", "nuts"):
+            raise ValueError(
+                f"theta_kernel must be 'auto', 'mh' or 'nuts', got theta_kernel={theta_kernel!r}."
+            )
         self.cost = cost_model(cost)
         if vars is None:
             plans = collapsed_plans(model, cost=cost)
             records = [model[name] for name in plans]
-            thetas = list(dict.fromkeys(p for r in records for p in record_parents(model, r)))
+            thetas = list(
+                dict.fromkeys(p for r in records for p in record_parents(model, r, plans[r.name]))
+            )
             values = [model.rvs_to_values[v] for v in records + thetas]
         else:
             values = get_value_vars_from_user_vars(vars, model)
@@ -265,10 +278,32 @@ class Collapsed(DPStep):
         self._releases = _release_containers(model, plans)
         self._model = model
         self._marginal_plans = marginal_plans(marginal)
+        self.theta_kernel = (
+            _auto_kernel(self.plans, self._d) if theta_kernel == "auto" else theta_kernel
+        )
+        self._nuts = None
+        if self.theta_kernel == "nuts" and self._d:
+            self._nuts, self._marginal_names = _build_nuts(
+                marginal, self.theta_values, compile_kwargs
+            )
+            nuts_stats = {k: v for k, v in self._nuts.stats_dtypes_shapes.items() if k != "tune"}
+            self.stats_dtypes_shapes = {**nuts_stats, **self.stats_dtypes_shapes}
+            self.stats_dtypes = [{k: d for k, (d, _) in self.stats_dtypes_shapes.items()}]
         self._init_step(rng)
 
     # -- per-chain state ------------------------------------------------------------------
+    def reseed(self, rng):
+        nuts = getattr(self, "_nuts", None)
+        if nuts is not None:  # the θ-kernel's generator: a child of the chain's
+            child = rng.spawn(1)[0]
+            if hasattr(nuts, "setup_chain"):  # PyMC >= 6.3
+                nuts.setup_chain(child, 1, 1)
+            else:
+                nuts.set_rng(child)
+
     def start_chain(self):
+        if getattr(self, "_nuts", None) is not None:
+            self._nuts.reset_tuning()
         d = self._d
         self._props = ThetaProposals(None, None, self.df, 0.5 * np.eye(d))
         self._log_lambda = math.log(0.5)
@@ -281,6 +316,10 @@ class Collapsed(DPStep):
         self._warmup_counts = (0, 0)  # warm-up: (collapsed log density evaluations, iterations)
 
     def stop_tuning(self):
+        if self._nuts is not None:
+            self._nuts.stop_tuning()
+            super().stop_tuning()
+            return
         if self.tune:
             self._fit()
             recent = self._imh_tune[-max(25, len(self._imh_tune) // 4) :]
@@ -405,6 +444,19 @@ class Collapsed(DPStep):
         if not self._d:  # θ moved by other steps: the exact records draw alone (a Gibbs step)
             state = CollapsedState(theta, math.nan, draw(self.rng, theta))
             return self._point(point, state, CollapsedInfo(math.nan, False, math.nan, False))
+        if self._nuts is not None:  # NUTS on the marginalized model, then the records
+            self._nuts.tune = self.tune
+            # θ first, in NUTS's own order: without other variables PyMC ravels the point as given
+            names = list(self._nuts.var_names)
+            names += [n for n in self._marginal_names if n not in names]
+            moved, (nuts_stats,) = self._nuts.step({n: point[n] for n in names})
+            theta = self._flat(moved)
+            state = CollapsedState(theta, math.nan, draw(self.rng, theta))
+            new, (stats,) = self._point(
+                point, state, CollapsedInfo(math.nan, False, math.nan, False)
+            )
+            nuts_stats = {k: v for k, v in nuts_stats.items() if k != "tune"}
+            return new, [{**nuts_stats, **stats}]
         if self.tune and not self._started:
             self._start_at_mode(theta, others)
         cache = self._cache
@@ -524,19 +576,27 @@ class Collapsed(DPStep):
                 if plan.case != "additive"
                 else f"additive ({plan.closed or 'convolution'})",
                 "terms": int(plan.cost),
-                "support": int(len(plan.support)),
+                "support": "continuous" if plan.case == "gaussian" else int(len(plan.support)),
                 "records": int(plan.law.n),
                 "nodes": list(plan.nodes),
                 "iteration_ms": f"{iteration_seconds(plan, self.cost) * 1e3:.3g}",
             }
             for name, plan in self.plans.items()
         }
+        kinds = sorted({p.case for p in self.plans.values()})
+        what = "Normal records" if kinds == ["gaussian"] else "discrete records"
+        move = (
+            "NUTS on the marginalized model"
+            if self._nuts is not None
+            else "independence + random-walk MH on the collapsed likelihood"
+        )
         return {
             **super().route(),
+            "theta_kernel": self.theta_kernel,
             "reason": (
-                f"discrete records {list(plans)} summed out exactly (marginalize); θ "
-                f"{self.theta_values} by independence + random-walk MH on the collapsed "
-                f"likelihood, the records drawn exactly given θ; estimated iteration "
+                f"{what} {list(plans)} summed out exactly (marginalize); θ "
+                f"{self.theta_values} by {move}, the records drawn exactly given θ; "
+                f"θ-kernel {self.theta_kernel} ({_KERNEL_RULE}); estimated iteration "
                 f"{', '.join(p['iteration_ms'] for p in plans.values())} ms (pm.sample() picks "
                 f"it up to {MAX_ITERATION_SECONDS * 1e3:g} ms)"
             ),
@@ -584,6 +644,34 @@ def _delegate(values, model, kwargs):
     }
     steps = [cls(vars=vs, **keep) for cls, vs in chosen.items()]
     return steps[0] if len(steps) == 1 else CompoundStep(steps)
+
+
+#: how ``theta_kernel="auto"`` chooses (`_auto_kernel`)
+_KERNEL_RULE = "auto: NUTS when every plan is Gaussian and θ has 2 or more entries, else MH"
+
+
+def _auto_kernel(plans, d) -> str:
+    """``"nuts"`` when every plan is Gaussian (a gradient costs O(n) elementwise terms) and θ has
+    ``d ≥ 2`` entries (hierarchical means, per-record random effects: many dimensions or a funnel,
+    where the independence proposal's acceptance falls), else ``"mh"`` (one θ entry: the frozen
+    Student-t independence proposal gives ESS/draw ≈ 1, PyMC's NUTS ≈ 0.4 there). See
+    docs/collapsed.md for the measurements."""
+    if all(p.case == "gaussian" for p in plans.values()) and d >= 2:
+        return "nuts"
+    return "mh"
+
+
+def _build_nuts(marginal, theta_values, compile_kwargs):
+    """PyMC's NUTS on θ's value variables of the marginalized model (the other variables are read
+    from the point as PyMC's steps read them)."""
+    by_name = {v.name: v for v in marginal.value_vars}
+    with marginal:
+        nuts = pm.NUTS(
+            vars=[by_name[n] for n in theta_values],
+            model=marginal,
+            compile_kwargs=compile_kwargs,
+        )
+    return nuts, [v.name for v in marginal.value_vars]
 
 
 def _compile_logp(marginal, theta_values, shapes):

@@ -37,7 +37,13 @@ __all__ = [
 
 #: measured time per term of each route's gradient (benchmarks/bench_collapsed_cost.py, PyMC 5.28 C backend,
 #: 2 shared cores): local logsumexp, log-space convolution, counts recursion, closed-form sums
-SECONDS_PER_TERM = {"local": 35e-9, "convolution": 2.5e-9, "counts": 45e-9, "closed": 50e-9}
+SECONDS_PER_TERM = {
+    "local": 35e-9,
+    "convolution": 2.5e-9,
+    "counts": 45e-9,
+    "closed": 50e-9,
+    "gaussian": 10e-9,
+}
 #: largest time per gradient accepted. NUTS on the collapsed model spends ~15 gradients per
 #: effective draw (3–7 per draw at ESS/draw ≈ 0.4), so at 30 ms an effective draw costs ~0.45 s,
 #: what DataAugmentation + NUTS needs on the N = 400 randomized-response table (2 ESS/s): beyond
@@ -46,7 +52,13 @@ MAX_SECONDS = 0.03
 #: seconds per unit of the exact records draw of a collapsed plan (`CostModel.draw_seconds`):
 #: local O(n·w), counts O((n+1)²·w) in NumPy, closed Poisson / negative-binomial sums O(n + L),
 #: the log-space convolution O(n·L·w_t) in numba
-DRAW_SECONDS = {"local": 10e-9, "counts": 30e-9, "closed": 10e-9, "convolution": 2e-9}
+DRAW_SECONDS = {
+    "local": 10e-9,
+    "counts": 30e-9,
+    "closed": 10e-9,
+    "convolution": 2e-9,
+    "gaussian": 20e-9,
+}
 #: seconds per unit of work of the steps (benchmarks/bench_route_cost.py, one run, PyMC 5.28 C backend,
 #: 2 cores shared with other jobs, load average 8.2–8.8, 2026-11-25; the decisions compare costs with
 #: each other, so only the ratios between these numbers matter, and load scales them alike):
@@ -137,6 +149,8 @@ class CostModel:
         n, per = plan.law.n, self.draw_seconds_per_term
         if plan.case == "local":
             return per["local"] * n * len(plan.support)
+        if plan.case == "gaussian":
+            return per["gaussian"] * plan.cost
         if plan.case == "counts":
             return per["counts"] * (n + 1) ** 2 * len(plan.support)
         if plan.closed in ("poisson", "negative_binomial"):

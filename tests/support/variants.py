@@ -601,3 +601,63 @@ def collapsed_variant(rng, kind=None) -> Variant:
                     observed=rng.integers(0, k, size=n),
                 )
     return Variant(model, names, " ".join(map(str, lab)))
+
+
+# ---------------------------------------------------------------------- Collapsed, Gaussian plan
+def gaussian_variant(rng, kind=None) -> Variant:
+    """Normal records under one linear unclamped Gaussian release (the ``"gaussian"`` plan):
+    ``pdp.Sum()`` / ``pdp.Mean()`` / ``pdp.Local()``, record means and sds that are expressions of
+    θ broadcast per record (a covariate array, a scale parameter), vector records with a vector θ,
+    ``dims``, and parameters in every style (Python int/float, NumPy widths, ``pm.Data``)."""
+    kind = kind or _choice(rng, ["sum", "mean", "local"])
+    lab = [kind]
+    n = int(rng.integers(3, 7))
+    vector = bool(rng.random() < 0.3)
+    use_dims = bool(rng.random() < 0.4)
+    coords = {"person": np.arange(n)} if use_dims else {}
+    if vector:
+        coords["k"] = ["a", "b"]
+        lab.append("vector")
+    with pm.Model(coords=coords) as model:
+        names = ["x"]
+        if vector:
+            mu0 = pm.Normal(
+                "mu0", styled(rng, [0.0, 1.0], shape=(2,), label=lab), _sd(rng, lab), dims="k"
+            )
+        else:
+            mu0 = pm.Normal("mu0", styled(rng, _choice(rng, [0, 1, 0.5]), label=lab), _sd(rng, lab))
+        names.append("mu0")
+        mean = mu0
+        if rng.random() < 0.5:  # a covariate per record: mu_i = mu0 + beta c_i
+            beta = pm.Normal("beta", 0, styled(rng, _choice(rng, [1, 2.5]), label=lab))
+            names.append("beta")
+            cov = styled(rng, rng.normal(0, 1, size=n), label=lab)
+            cov = pt.as_tensor_variable(cov)
+            mean = mean + beta * (cov[:, None] if vector else cov)
+            lab.append("covariate")
+        if rng.random() < 0.5:
+            sigma = pm.HalfNormal("sigma", styled(rng, _choice(rng, [1, 2]), label=lab))
+            names.append("sigma")
+            lab.append("sigma θ")
+        else:
+            sigma = styled(rng, _choice(rng, [1, 0.7, 3]), label=lab)
+        shape = (n, 2) if vector else (n,)
+        if use_dims:
+            x = pm.Normal("x", mean, sigma, dims=("person", "k") if vector else "person")
+            lab.append("dims")
+        else:
+            x = pm.Normal("x", mean, sigma, shape=shape)
+        stat = {"sum": pdp.Sum(), "mean": pdp.Mean(), "local": pdp.Local()}[kind]
+        release_shape = shape if kind == "local" else shape[1:]
+        obs = rng.normal(0, 3, size=release_shape)
+        if rng.random() < 0.3:
+            obs = pm.Data("obs", obs)
+            lab.append("data release")
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=stat,
+            mechanism=pdp.Gaussian(sigma=float(_choice(rng, [0.5, 2.0, 1.3]))),
+            observed=obs,
+        )
+    return Variant(model, names, " ".join(map(str, lab)))

@@ -24,12 +24,20 @@ def test_scale_parameter_with_measured_interweaving_exact():
         sigma = pm.HalfNormal("sigma", 2)
         x = pm.Normal("x", mu, sigma, shape=n)
         pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=pdp.Gaussian(sigma=tau), observed=s)
-    assert assigned(model) == {
-        "ConjugateTheta": ["mu"],
-        "SufficientTheta": ["sigma_log__"],
-        "DataAugmentation": ["x"],
-    }
-    idata = sample(model, draws=1000, tune=500, seed=21)
+    # pm.sample() alone now sums these Normal records out (Collapsed, NUTS on (μ, σ)); the route
+    # under test is asked for explicitly
+    assert assigned(model) == {"Collapsed": ["mu", "sigma_log__", "x"]}
+    idata = sample(
+        model,
+        lambda: [
+            pdp.ConjugateTheta([mu]),
+            pdp.SufficientTheta([sigma]),
+            pdp.DataAugmentation([x]),
+        ],
+        draws=1000,
+        tune=500,
+        seed=21,
+    )
     route = idata.sample_stats["dp_route"].values
     assert np.all(route == route[:, :1])  # frozen after warm-up
 
@@ -105,9 +113,20 @@ def test_hierarchical_groups_default_nuts_block_exact():
             pdp.DPObserved(
                 f"s{g}", x, statistic=pdp.Sum(), mechanism=pdp.Gaussian(sigma=noise), observed=s[g]
             )
-    got = assigned(model)
-    assert got["NUTS"] == ["mu0", "tau_log__", "z"] and "ConjugateTheta" not in got
-    idata = sample(model, draws=1000, tune=600, seed=23, target_accept=0.95)
+    # the records summed out (Collapsed: NUTS on (μ0, τ, z) of the marginalized model); the route
+    # before, NUTS on the joint + DataAugmentation, asked for explicitly in a second run
+    assert assigned(model) == {"Collapsed": ["mu0", "tau_log__", "x0", "x1", "z"]}
+    idata = sample(model, draws=1000, tune=600, seed=23)
+    joint = sample(
+        model,
+        lambda: [
+            pm.NUTS([model["mu0"], model["tau"], model["z"]], target_accept=0.95),
+            pdp.DataAugmentation([model["x0"], model["x1"]]),
+        ],
+        draws=1000,
+        tune=600,
+        seed=23,
+    )
 
     def logpost(m0, t):
         sd = np.sqrt(n**2 * t**2 + n + noise**2)
@@ -120,8 +139,9 @@ def test_hierarchical_groups_default_nuts_block_exact():
     (m_mu0, m_tau) = exact.grid_posterior_2d(
         logpost, np.linspace(-7, 8, 801), np.linspace(1e-5, 5, 801)
     )
-    assert_mc_close(idata.posterior["mu0"].values, *m_mu0, label="hierarchical μ0")
-    assert_mc_close(idata.posterior["tau"].values, *m_tau, label="hierarchical τ")
+    for run, label in ((idata, "Collapsed"), (joint, "NUTS + DataAugmentation")):
+        assert_mc_close(run.posterior["mu0"].values, *m_mu0, label=f"hierarchical μ0, {label}")
+        assert_mc_close(run.posterior["tau"].values, *m_tau, label=f"hierarchical τ, {label}")
 
 
 @pytest.mark.slow
@@ -141,11 +161,20 @@ def test_hierarchical_groups_joint_theta_move_exact():
             pdp.DPObserved(
                 f"s{g}", x, statistic=pdp.Sum(), mechanism=pdp.Gaussian(sigma=noise), observed=s[g]
             )
-    assert assigned(model)["NUTS"] == ["mu0", "tau_log__", "z"]
+    assert list(assigned(model)) == ["Collapsed"]  # pm.sample() alone sums the records out
     with model:
         (decision, *_) = pdp.DataAugmentation().interweave_decisions
     assert decision["enabled"] and decision["records"] == ["x0", "x1", "x2"]
-    idata = sample(model, draws=1500, tune=700, seed=24, target_accept=0.95)
+    idata = sample(  # the route under test, asked for explicitly
+        model,
+        lambda: [
+            pm.NUTS([model["mu0"], model["tau"], model["z"]], target_accept=0.95),
+            pdp.DataAugmentation([model[f"x{g}"] for g in range(groups)]),
+        ],
+        draws=1500,
+        tune=700,
+        seed=24,
+    )
     assert np.all(idata.sample_stats["dp_route"].values == 1)  # the joint move ran throughout
 
     var_s = n + noise**2

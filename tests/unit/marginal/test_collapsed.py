@@ -448,8 +448,11 @@ def test_refusals_name_the_problem():
             mechanism=pdp.Laplace(epsilon=1),
             observed=0.3,
         )
-    with pytest.raises(TypeError, match=re.escape("Record variable 'x' is continuous (NormalRV)")):
+    with pytest.raises(
+        TypeError, match=re.escape("Record variable 'x' is continuous (Normal); collapsed")
+    ) as err:
         pdp.marginalize(m)
+    assert "Sum(lower=-1.0, upper=1.0)" in str(err.value)
 
     with pm.Model() as m:
         p = pm.Beta("p", 1, 1, shape=5)

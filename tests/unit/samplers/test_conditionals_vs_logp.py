@@ -233,6 +233,31 @@ def _check_recover(variant, rng, k=2):
             )
 
 
+def _check_gaussian(variant, rng, k=2):
+    """The Gaussian plan, normalised: for any records x (a conditional draw, a prior draw, a far
+    point), log p(θ, x, s) − log q(x | θ, s) = log p(θ, s) of the marginalized model — the identity
+    log p(x, s | θ) − log p(x | s, θ) = log p(s | θ) checks the collapsed likelihood and the records'
+    conditional at once; then the records draw through Collapsed and recover_records' paths."""
+    model = variant.model
+    with model:
+        step = pdp.Collapsed([model[n] for n in variant.vars])
+    (plan,) = step.plans.values()
+    assert plan.case == "gaussian", variant.label
+    marginal = pdp.marginalize(model)
+    logp, mlogp = model.compile_logp(), marginal.compile_logp()
+    mnames = [v.name for v in marginal.value_vars]
+    tol = _tolerance(model)
+    for point in V.points(model, rng, k):
+        (cond,) = step.record_conditionals(point).values()
+        collapsed = float(mlogp({n: point[n] for n in mnames}))
+        x_prior = np.asarray(point["x"], dtype=float)
+        for x in (cond.draw(rng), x_prior, x_prior + rng.normal(0, 5, x_prior.shape)):
+            joint = float(logp({**point, "x": x}))
+            _close(joint - cond.logq(x), collapsed, variant.label, tol)
+    _check_collapsed(variant, rng, k=1)
+    _check_recover(variant, rng, k=1)
+
+
 CHECKS = {
     "conjugate": (
         V.conjugate_variant,
@@ -243,6 +268,7 @@ CHECKS = {
     "interweave": (V.interweave_variant, _check_interweave, set()),
     "collapsed": (V.collapsed_variant, _check_collapsed, set()),
     "recover": (V.collapsed_variant, _check_recover, set()),
+    "gaussian": (V.gaussian_variant, _check_gaussian, {"sum", "mean", "local"}),
 }
 
 
@@ -374,3 +400,10 @@ def test_dirichlet_hyper_matches_joint_logp(prior):
             _marginal_coord(x[i], a, i, *count_tails(table), beta[i]) for i in (j, m)
         )
         _close(ms(b_new) - ms(b), marginal(v, b_new) - marginal(v, b), "numba marginal pair terms")
+
+
+@pytest.mark.parametrize("kind", ["sum", "mean", "local"])
+def test_collapsed_gaussian_every_statistic(kind):
+    rng = np.random.default_rng({"sum": 11, "mean": 12, "local": 13}[kind])
+    for _ in range(2):
+        _check_gaussian(V.gaussian_variant(rng, kind), rng, k=1)
