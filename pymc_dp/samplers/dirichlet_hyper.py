@@ -35,7 +35,8 @@ fixed n; e.g. a (G, K) table of areas released by ``pdp.Cells``), the same moves
 
 the second sum written as ``Σ_k Σ_v #{g: c_gk ≥ v} log(α b_k + v − 1)`` (`count_tails`, one
 O(G·K) pass over the integer table; an evaluation of coordinate k costs max_g c_gk) — and the step
-then draws π | α, base, c (Dirichlet(α·base + c_g) per row, `dirichlet_rows_simplex`). That is a
+then draws π | α, base, c (Dirichlet(α·base + c_g) per row, rows in parallel, each from its own
+stream: `streams.dirichlet_rows_simplex_streams`). That is a
 blocked Gibbs update of (α, base, π) given c, exact, and it avoids the slow centred coupling of α and
 π (given π, α is pinned by G·K numbers). ``pm.sample()`` then gives π to this step too.
 
@@ -65,8 +66,9 @@ from pytensor.tensor.random import basic as rb
 from pymc_dp.distributions.graph import depends_on, direct_upstream
 from pymc_dp.samplers.assign import cached_verdict
 from pymc_dp.samplers.base import DPStep
-from pymc_dp.samplers.conjugate import conjugate_competence, dirichlet_rows_simplex
+from pymc_dp.samplers.conjugate import conjugate_competence
 from pymc_dp.samplers.slice import as_log_density, slice_1d
+from pymc_dp.samplers.streams import dirichlet_rows_simplex_streams, row_seeds
 
 __all__ = ["DirichletHyper", "dirichlet_hyper_competence", "row_log_sums"]
 
@@ -573,10 +575,10 @@ class DirichletHyper(DPStep):
             ),
         }
         if self.marginal:  # (α, base) were drawn with π summed out: π | α, base, table now
-            c = np.asarray(point[self.table_name], dtype=np.float64).reshape(-1, self.k)
-            conc = np.ascontiguousarray(a * b[None, :] + c)
-            out = np.empty((conc.shape[0], self.k - 1))
-            dirichlet_rows_simplex(self.rng, conc, out)
+            c = np.ascontiguousarray(np.asarray(point[self.table_name]).reshape(-1, self.k))
+            out = np.empty((c.shape[0], self.k - 1))
+            # rows in parallel, each from its own stream drawn from this step's generator
+            dirichlet_rows_simplex_streams(row_seeds(self.rng, c.shape[0]), a * b, c, out)
             new[self.pi_name] = out.reshape(np.shape(point[self.pi_name])).astype(
                 np.asarray(point[self.pi_name]).dtype, copy=False
             )
