@@ -184,9 +184,10 @@ def multinomial_rows_sweep(rng, c, log_p, n_cols, codes, a, b, r, s, idx, width,
     return n_acc
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _row_moves(states, row, c, log_p, n_cols, codes, a, b, r, s, idx, width, reps, logs):
-    """`multinomial_rows_sweep`'s moves of one row, from that row's stream (`streams`)."""
+    """`multinomial_rows_sweep`'s moves of one row, from that row's stream (`streams`); a function of
+    its own (not inlined), so that the parallel loop over rows has one exit."""
     n_acc = 0
     base = row * n_cols
     for _ in range(reps * n_cols):
@@ -500,7 +501,9 @@ class TableCells(DPStep):
                 n_acc = independent_cells_sweep(
                     self.rng, c, NEGBIN_TABLE, pars[0], np.log1p(-pars[1]), *args
                 )
-        new = c.reshape(np.shape(point[self.name_])).astype(np.asarray(point[self.name_]).dtype)
+        new = c.reshape(np.shape(point[self.name_])).astype(
+            np.asarray(point[self.name_]).dtype, copy=False
+        )
         rate = n_acc / (self.reps * c.size) if c.size else 0.0
         return {**point, self.name_: new}, [self.stats(dp_accept_rate=float(rate))]
 
