@@ -48,7 +48,7 @@ from pymc_dp.distributions.graph import depends_on
 from pymc_dp.distributions.registry import dp_nodes, model_of
 from pymc_dp.mechanisms.base import check_kernel_codes, kernel_logpdf
 from pymc_dp.samplers.base import DPStep
-from pymc_dp.samplers.streams import exponential, row_seeds, seed_states, uniform
+from pymc_dp.samplers.streams import exponential, row_seeds, seed_states, threads, uniform
 
 __all__ = [
     "TableCells",
@@ -222,22 +222,36 @@ def _row_moves(states, row, c, log_p, n_cols, codes, a, b, r, s, idx, width, rep
 
 
 @numba.njit(cache=True, parallel=True)
-def multinomial_rows_sweep_streams(
-    seeds, c, log_p, n_cols, codes, a, b, r, s, idx, width, reps, logs
-):
-    """`multinomial_rows_sweep` with the rows in parallel (``numba.prange``), row g drawing from
-    stream ``seeds[g]`` (`streams`): the same seeds give the same table whatever the number of
-    threads. Only for releases whose every entry counts cells of one row (`rows_disjoint`)."""
-    if n_cols < 2:
-        return 0
+def _rows_threads(states, c, log_p, n_cols, codes, a, b, r, s, idx, width, reps, logs):
     n_rows = c.shape[0] // n_cols
-    states = seed_states(seeds)
     acc = np.zeros(n_rows, dtype=np.int64)
     for row in numba.prange(n_rows):
         acc[row] = _row_moves(
             states, row, c, log_p, n_cols, codes, a, b, r, s, idx, width, reps, logs
         )
     return acc.sum()
+
+
+@numba.njit(cache=True)
+def _rows_serial(states, c, log_p, n_cols, codes, a, b, r, s, idx, width, reps, logs):
+    acc = 0
+    for row in range(c.shape[0] // n_cols):
+        acc += _row_moves(states, row, c, log_p, n_cols, codes, a, b, r, s, idx, width, reps, logs)
+    return acc
+
+
+def multinomial_rows_sweep_streams(
+    seeds, c, log_p, n_cols, codes, a, b, r, s, idx, width, reps, logs
+):
+    """`multinomial_rows_sweep` with row g drawing from stream ``seeds[g]`` (`streams`), the rows
+    in numba threads if `streams.use_threads`: the same seeds give the same table either way and
+    whatever the number of threads. Only for releases whose every entry counts cells of one row
+    (`rows_disjoint`)."""
+    if n_cols < 2:
+        return 0
+    states = seed_states(seeds)
+    sweep = _rows_threads if threads() else _rows_serial
+    return int(sweep(states, c, log_p, n_cols, codes, a, b, r, s, idx, width, reps, logs))
 
 
 def rows_disjoint(idx, n_cols) -> bool:
@@ -391,7 +405,8 @@ class TableCells(DPStep):
             offset += int(np.prod(nd.shape, dtype=int))
         self.idx = np.ascontiguousarray(np.stack(idx))
         self.n_entries = offset
-        #: rows move in parallel, each from its own stream, when no release mixes rows
+        #: rows move each from its own stream (in threads: `streams.use_threads`) when no
+        #: release mixes rows
         self.parallel_rows = self.kind == MULTINOMIAL_TABLE and rows_disjoint(
             self.idx, self.shape[-1]
         )

@@ -36,8 +36,8 @@ fixed n; e.g. a (G, K) table of areas released by ``pdp.Cells``), the same moves
 
 the second sum written as ``Σ_k Σ_v #{g: c_gk ≥ v} log(α b_k + v − 1)`` (`count_tails`, one
 O(G·K) pass over the integer table; an evaluation of coordinate k costs max_g c_gk) — and the step
-then draws π | α, base, c (Dirichlet(α·base + c_g) per row, rows in parallel, each from its own
-stream: `streams.dirichlet_rows_simplex_streams`). That is a
+then draws π | α, base, c (Dirichlet(α·base + c_g) per row, each from its own stream, in threads if
+`streams.use_threads`: `streams.dirichlet_rows_simplex_streams`). That is a
 blocked Gibbs update of (α, base, π) given c, exact, and it avoids the slow centred coupling of α and
 π (given π, α is pinned by G·K numbers). ``pm.sample()`` then gives π to this step too.
 
@@ -59,8 +59,8 @@ f(x) ∝ x^(β_j − 1) (1 − x)^(β_k − 1) Π_g Σ_{v=0}^{t_g} Γ(a_j + v) �
 terms: a blocked Gibbs update of (x, the two columns) given the rest. An evaluation of f costs
 Σ_g (t_g + 1) multiply-adds and one log per row (rising factorials scaled by 1/(α(b_j + b_k) +
 max t_g), with a log-space fallback out of float range). Disjoint pairs are independent given the
-rest, so the pairs run in parallel, pair p from its own stream (`streams`): the same seed gives the
-same chain with any number of threads. The step then returns the table too (``columns``; off when
+rest, so pair p draws from its own stream (`streams`), and the pairs run in numba threads if
+`streams.use_threads`: the same seed gives the same chain either way, with any number of threads. The step then returns the table too (``columns``; off when
 π is not summed out or the table has other releases than ``pdp.Cells``).
 
 ``pm.sample()`` assigns this step by itself to α and base (and π, summed out as above) when pymc-dp
@@ -99,6 +99,7 @@ from pymc_dp.samplers.streams import (
     exponential,
     row_seeds,
     seed_states,
+    threads,
     uniform,
 )
 
@@ -460,14 +461,8 @@ def _column_pair_move(states, p, j, k, c, n_cols, b, alpha, beta, codes, ka, kb,
 
 
 @numba.njit(cache=True, parallel=True)
-def column_pair_sweep(seeds, c, n_cols, b, alpha, beta, codes, ka, kb, r, logs, order):
-    """Joint moves of ``(b_j, b_k)`` and the columns j, k of the table for the pairs (order[0],
-    order[1]), (order[2], order[3]), … in place (module docstring): x = b_j/(b_j + b_k) by slice
-    sampling of f with both columns summed out row by row, then each row's split c_gj | x, t_g.
-    Pairs are disjoint, so their moves are independent given the rest: they run in parallel, pair
-    p from stream ``seeds[p]``. Returns the number of evaluations of f."""
+def _pairs_threads(states, c, n_cols, b, alpha, beta, codes, ka, kb, r, logs, order):
     n_pairs = order.shape[0] // 2
-    states = seed_states(seeds)
     evals = np.zeros(n_pairs, dtype=np.int64)
     for p in numba.prange(n_pairs):
         evals[p] = _column_pair_move(
@@ -487,6 +482,41 @@ def column_pair_sweep(seeds, c, n_cols, b, alpha, beta, codes, ka, kb, r, logs, 
             logs,
         )
     return evals.sum()
+
+
+@numba.njit(cache=True)
+def _pairs_serial(states, c, n_cols, b, alpha, beta, codes, ka, kb, r, logs, order):
+    evals = 0
+    for p in range(order.shape[0] // 2):
+        evals += _column_pair_move(
+            states,
+            p,
+            order[2 * p],
+            order[2 * p + 1],
+            c,
+            n_cols,
+            b,
+            alpha,
+            beta,
+            codes,
+            ka,
+            kb,
+            r,
+            logs,
+        )
+    return evals
+
+
+def column_pair_sweep(seeds, c, n_cols, b, alpha, beta, codes, ka, kb, r, logs, order):
+    """Joint moves of ``(b_j, b_k)`` and the columns j, k of the table for the pairs (order[0],
+    order[1]), (order[2], order[3]), … in place (module docstring): x = b_j/(b_j + b_k) by slice
+    sampling of f with both columns summed out row by row, then each row's split c_gj | x, t_g.
+    Pairs are disjoint, so their moves are independent given the rest: pair p draws from stream
+    ``seeds[p]``, in numba threads if `streams.use_threads` (the same draws either way). Returns
+    the number of evaluations of f."""
+    states = seed_states(seeds)
+    sweep = _pairs_threads if threads() else _pairs_serial
+    return int(sweep(states, c, n_cols, b, alpha, beta, codes, ka, kb, r, logs, order))
 
 
 def _scalar(var) -> bool:
@@ -902,7 +932,7 @@ class DirichletHyper(DPStep):
                 np.asarray(point[self.table_name] if table is None else table).reshape(-1, self.k)
             )
             out = np.empty((c.shape[0], self.k - 1))
-            # rows in parallel, each from its own stream drawn from this step's generator
+            # each row from its own stream, seeded from this step's generator
             dirichlet_rows_simplex_streams(row_seeds(self.rng, c.shape[0]), a * b, c, out)
             new[self.pi_name] = out.reshape(np.shape(point[self.pi_name])).astype(
                 np.asarray(point[self.pi_name]).dtype, copy=False

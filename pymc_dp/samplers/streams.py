@@ -16,18 +16,24 @@ Draws, all exact transformations of the 53-bit uniforms ``(z >> 11)·2⁻⁵³``
 * `log_gamma`: log of a Gamma(a, 1) draw, Marsaglia & Tsang (2000, *ACM TOMS* 26) for a ≥ 1 and
   ``log Gamma(a) = log Gamma(a + 1) + log(U)/a`` for a < 1 (exact where the draw itself
   underflows);
-* `dirichlet_rows_simplex_streams`: PyMC's simplex values of one Dirichlet draw per row, rows in
-  parallel (the parallel twin of `conjugate.dirichlet_rows_simplex`).
+* `dirichlet_rows_simplex_streams`: PyMC's simplex values of one Dirichlet draw per row (the
+  per-row-stream twin of `conjugate.dirichlet_rows_simplex`).
+
+Threads are opt-in (`use_threads`): each loop has a threaded (``prange``) and a plain twin calling
+the same per-row function, so the draws do not depend on the choice.
 """
 
 from __future__ import annotations
 
 import math
+import os
 
 import numba
 import numpy as np
 
 __all__ = [
+    "use_threads",
+    "threads",
     "row_seeds",
     "seed_states",
     "uniform",
@@ -42,6 +48,26 @@ _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
 _TO_UNIT = 1.0 / 9007199254740992.0  # 2**-53
+
+
+_THREADS = [os.environ.get("PYMC_DP_THREADS", "").strip().lower() in ("1", "true", "yes")]
+
+
+def use_threads(flag: bool) -> None:
+    """Run the row / pair loops of the steps in numba threads (``prange``) or not (the default; also
+    ``PYMC_DP_THREADS=1`` in the environment). The draws are the same either way and with any
+    number of threads. Off by default because numba's usual threading layer here, GNU OpenMP, makes
+    a process that has run a parallel loop unable to fork (the child is terminated), and
+    ``pm.sample(cores > 1)`` forks on Linux: turn it on in a process that samples its chains
+    itself (``cores=1``), or set numba's threading layer to ``"tbb"`` / ``"workqueue"`` first."""
+    if not isinstance(flag, bool):
+        raise ValueError(f"use_threads takes True or False, got {flag!r}.")
+    _THREADS[0] = flag
+
+
+def threads() -> bool:
+    """Whether the steps' row / pair loops run in numba threads (`use_threads`)."""
+    return _THREADS[0]
 
 
 def row_seeds(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -119,21 +145,39 @@ def log_gamma(states, i, a):
     return g + math.log(1.0 - uniform(states, i)) / a
 
 
+@numba.njit(cache=True)
+def _dirichlet_row(states, row, base, add, out):
+    k = add.shape[1]
+    g = np.empty(k)
+    tot = 0.0
+    for j in range(k):
+        v = log_gamma(states, row, base[j] + add[row, j])
+        g[j] = v
+        tot += v
+    mean = tot / k
+    for j in range(k - 1):
+        out[row, j] = g[j] - mean
+
+
 @numba.njit(cache=True, parallel=True)
+def _dirichlet_rows_threads(states, base, add, out):
+    for row in numba.prange(add.shape[0]):
+        _dirichlet_row(states, row, base, add, out)
+
+
+@numba.njit(cache=True)
+def _dirichlet_rows_serial(states, base, add, out):
+    for row in range(add.shape[0]):
+        _dirichlet_row(states, row, base, add, out)
+
+
 def dirichlet_rows_simplex_streams(seeds, base, add, out):
     """PyMC's simplex values ``y = g[:-1] − mean(g)`` of one Dirichlet(base + add[row]) draw per
-    row (``g`` log-gamma draws; the normalisation cancels), rows in parallel, row g from stream
-    ``seeds[g]``. ``base`` (K,) float, ``add`` (rows × K) counts (any real dtype), ``out``
-    (rows × (K − 1))."""
-    n_rows, k = add.shape
+    row (``g`` log-gamma draws; the normalisation cancels), row g from stream ``seeds[g]``, rows in
+    threads if `use_threads`. ``base`` (K,) float, ``add`` (rows × K) counts (any real dtype),
+    ``out`` (rows × (K − 1))."""
     states = seed_states(seeds)
-    for row in numba.prange(n_rows):
-        g = np.empty(k)
-        tot = 0.0
-        for j in range(k):
-            v = log_gamma(states, row, base[j] + add[row, j])
-            g[j] = v
-            tot += v
-        mean = tot / k
-        for j in range(k - 1):
-            out[row, j] = g[j] - mean
+    if _THREADS[0]:
+        _dirichlet_rows_threads(states, base, add, out)
+    else:
+        _dirichlet_rows_serial(states, base, add, out)

@@ -105,3 +105,29 @@ def test_multinomial_table_starts_even_where_pymc_support_point_fails():
         c = pm.Multinomial("c", n=4, p=pi, initval=np.array([4, 0, 0]))
         pdp.DPObserved("s", c, statistic=pdp.Cells(), mechanism=MECH, observed=np.zeros(3, int))
     np.testing.assert_array_equal(mine.initial_point(0)["c"], [4, 0, 0])
+
+
+def test_column_moves_only_on_a_table_released_cell_by_cell():
+    """``columns``: on by default with ``Cells`` releases; off (None) or refused (True, naming the
+    reason) when a margin over areas is released; a value other than None/True/False is refused."""
+    model = _model()
+    with model:
+        assert pdp.DirichletHyper([model["alpha"], model["base"]]).columns
+        assert not pdp.DirichletHyper([model["alpha"], model["base"]], columns=False).columns
+        with pytest.raises(ValueError, match="columns must be None \\(auto\\), True or False"):
+            pdp.DirichletHyper([model["alpha"], model["base"]], columns="yes")
+    with pm.Model():
+        base = pm.Dirichlet("base", np.ones(K))
+        alpha = pm.LogNormal("alpha", 1.0, 1.0)
+        pi = pm.Dirichlet("pi", alpha * base, shape=(G, K))
+        c = pm.Multinomial("c", n=5, p=pi, shape=(G, K))
+        pdp.DPObserved(
+            "cols",
+            c,
+            statistic=pdp.Marginals((1,), shape=(G, K)),
+            mechanism=MECH,
+            observed=np.full(K, 4),
+        )
+        assert not pdp.DirichletHyper([alpha, base]).columns
+        with pytest.raises(ValueError, match="not released only cell by cell"):
+            pdp.DirichletHyper([alpha, base], columns=True)

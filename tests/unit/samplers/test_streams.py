@@ -63,69 +63,84 @@ def test_row_seeds_come_from_the_generator():
     assert not np.array_equal(a, streams.row_seeds(np.random.default_rng(5), 5))
 
 
-def _with_threads(n, fn):
-    old = numba.get_num_threads()
-    numba.set_num_threads(n)
-    try:
-        return fn()
-    finally:
-        numba.set_num_threads(old)
+_THREAD_CHECK = r"""
+import hashlib, sys
+import numba, numpy as np, pymc as pm
+import pymc_dp as pdp
+from pymc_dp.samplers import streams
+
+rng = np.random.default_rng(3)
+g, k = 12, 5
+noisy = rng.poisson(3.0, size=(g, k))
+with pm.Model() as model:
+    base = pm.Dirichlet("base", np.ones(k))
+    alpha = pm.LogNormal("alpha", np.log(k), 1.0)
+    pi = pm.Dirichlet("pi", alpha * base, shape=(g, k))
+    c = pm.Multinomial("c", n=np.full(g, 15), p=pi, shape=(g, k))
+    pdp.DPObserved(
+        "s", c, statistic=pdp.Cells(), mechanism=pdp.DiscreteGaussian(sigma=1.5), observed=noisy
+    )
 
 
+def chain():
+    with model:
+        tc = pdp.TableCells([model["c"]], rng=np.random.default_rng(7))
+        dh = pdp.DirichletHyper([alpha, base, pi], rng=np.random.default_rng(8))
+    assert tc.parallel_rows and dh.columns
+    point, out = model.initial_point(0), []
+    for _ in range(4):
+        for step in (dh, tc):
+            point, _ = step.step(point)
+        out.append(np.concatenate([np.ravel(point[n]).astype(float) for n in sorted(point)]))
+    assert not np.array_equal(out[-1], out[-2])  # the chain moved
+    return hashlib.sha256(np.array(out).tobytes()).hexdigest()
+
+
+plain = chain()
+streams.use_threads(True)
+numba.set_num_threads(1)
+one = chain()
+numba.set_num_threads(2)
+two = chain()
+assert numba.threading_layer() in ("omp", "tbb", "workqueue")
+print("HASHES", plain, one, two)
+"""
+
+
+@pytest.mark.slow  # a child process: import, build and compile (~15 s idle, 30 s at load 7)
 @two_threads
-def test_dirichlet_rows_same_with_one_and_two_threads():
+def test_areas_steps_same_with_one_and_two_threads():
+    """TableCells (rows), DirichletHyper (column pairs, π's rows) from the same seeds give the same
+    chain without threads, with 1 and with 2 numba threads. In a child process: a process that has
+    run a GNU OpenMP parallel loop cannot fork, and other tests fork (`streams.use_threads`)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", _THREAD_CHECK], capture_output=True, text=True, check=False
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    hashes = next(ln for ln in out.stdout.splitlines() if ln.startswith("HASHES")).split()[1:]
+    assert len(hashes) == 3 and len(set(hashes)) == 1, hashes
+
+
+def test_threads_are_opt_in():
+    assert not streams.threads()  # the test process never forks after a threaded loop
+    with pytest.raises(ValueError, match="use_threads takes True or False"):
+        streams.use_threads(1)
+
+
+def test_dirichlet_row_reads_only_its_own_stream():
+    """The plain loop (the default) draws a Dirichlet row from its stream alone: row g's draw does
+    not depend on the other rows."""
     rng = np.random.default_rng(0)
     base = rng.gamma(0.5, size=7)
     add = rng.poisson(2.0, size=(40, 7))
     seeds = streams.row_seeds(rng, 40)
-
-    def draw():
-        out = np.empty((40, 6))
-        streams.dirichlet_rows_simplex_streams(seeds, base, add, out)
-        return out
-
-    one, two = _with_threads(1, draw), _with_threads(2, draw)
-    assert np.array_equal(one, two) and np.all(np.isfinite(one))
-
-
-def _areas_model(g=12, k=5):
-    rng = np.random.default_rng(3)
-    noisy = rng.poisson(3.0, size=(g, k))
-    with pm.Model() as model:
-        base = pm.Dirichlet("base", np.ones(k))
-        alpha = pm.LogNormal("alpha", np.log(k), 1.0)
-        pi = pm.Dirichlet("pi", alpha * base, shape=(g, k))
-        c = pm.Multinomial("c", n=np.full(g, 15), p=pi, shape=(g, k))
-        pdp.DPObserved(
-            "s", c, statistic=pdp.Cells(), mechanism=pdp.DiscreteGaussian(sigma=1.5), observed=noisy
-        )
-    return model
-
-
-@two_threads
-def test_areas_steps_same_with_one_and_two_threads():
-    """TableCells (rows in parallel) and DirichletHyper (π's rows in parallel) from the same seed
-    give the same chain with 1 and 2 threads."""
-    model = _areas_model()
-
-    def chain():
-        with model:
-            tc = pdp.TableCells([model["c"]], rng=np.random.default_rng(7))
-            dh = pdp.DirichletHyper(
-                [model["alpha"], model["base"], model["pi"]], rng=np.random.default_rng(8)
-            )
-        assert tc.parallel_rows
-        point = model.initial_point(0)
-        out = []
-        for _ in range(4):
-            for step in (dh, tc):
-                point, _ = step.step(point)
-            out.append(np.concatenate([np.ravel(point[n]) for n in sorted(point)]))
-        return np.array(out)
-
-    one, two = _with_threads(1, chain), _with_threads(2, chain)
-    assert np.array_equal(one, two)
-    assert not np.array_equal(one[-1], one[-2])  # the chain moved
+    out, part = np.empty((40, 6)), np.empty((5, 6))
+    streams.dirichlet_rows_simplex_streams(seeds, base, add, out)
+    streams.dirichlet_rows_simplex_streams(seeds[10:15], base, add[10:15], part)
+    assert np.array_equal(out[10:15], part) and np.all(np.isfinite(out))
 
 
 def test_table_cells_rows_not_parallel_when_a_margin_mixes_rows():
