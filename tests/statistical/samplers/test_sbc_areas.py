@@ -13,9 +13,9 @@ uniform on 0..L if the kernel leaves the posterior invariant; Pearson's χ² on 
 
 Stated power: ``test_sbc_areas_catches_a_shifted_prior`` runs the same check with α* drawn from a
 prior shifted by 1.4 sd of log α (the model keeps the unshifted one) and requires log α's ranks to
-be found non-uniform (p < ALPHA); with these seeds it is caught with p ~ 1e-13 (below), and the
-exact route gives p = 0.49 (α) and 0.89 (base₀).
-"""
+be found non-uniform (p < ALPHA). Measured with these seeds (2026-11-27, load ~5): the control is
+caught with p = 7e-23 and the exact route gives p = 0.53 (log α) and 0.83 (base₀); each test runs
+in about 12 s. One seed only: the false-alarm rate and the power over seeds were not measured."""
 
 import time
 
