@@ -131,3 +131,23 @@ def test_column_moves_only_on_a_table_released_cell_by_cell():
         assert not pdp.DirichletHyper([alpha, base]).columns
         with pytest.raises(ValueError, match="not released only cell by cell"):
             pdp.DirichletHyper([alpha, base], columns=True)
+
+
+def test_lgamma_ratio_is_exact_where_two_lgammas_cancel():
+    """log Γ(a + n) − log Γ(a) for the α terms with π summed out: at large a the difference of two
+    lgamma values is rounding noise (±1e17 at a = 1e31), which let a slice on α step out to
+    α ~ 1e300 and stay there; the products of (a + i) are the exact values."""
+    from pymc_dp.samplers.dirichlet_hyper import lgamma_ratio
+
+    for a in [0.3, 2.5, 9_999.0, 1e4, 3.7e5, 1e12, 1e31, 1e300]:
+        for n in [0, 1, 2, 7, 40]:
+            exact = float(np.sum(np.log(a + np.arange(n)))) if n else 0.0
+            assert abs(lgamma_ratio(a, float(n)) - exact) <= 1e-10 * max(1.0, abs(exact)), (a, n)
+    assert abs(lgamma_ratio(12.0, 4000.0) - (_lg(4012.0) - _lg(12.0))) < 1e-9
+    assert abs(lgamma_ratio(2e4, 4000.0) - (_lg(24000.0) - _lg(2e4))) < 1e-8 * _lg(24000.0)
+
+
+def _lg(x):
+    from scipy.special import gammaln
+
+    return float(gammaln(x))
