@@ -48,6 +48,7 @@ from pymc_dp.distributions.graph import depends_on
 from pymc_dp.distributions.registry import dp_nodes, model_of
 from pymc_dp.mechanisms.base import check_kernel_codes, kernel_logpdf
 from pymc_dp.samplers.base import DPStep
+from pymc_dp.samplers.streams import exponential, row_seeds, seed_states, threads, uniform
 
 __all__ = [
     "TableCells",
@@ -181,6 +182,89 @@ def multinomial_rows_sweep(rng, c, log_p, n_cols, codes, a, b, r, s, idx, width,
                     s[idx[m, k]] += d
                 n_acc += 1
     return n_acc
+
+
+@numba.njit(cache=True)
+def _row_moves(states, row, c, log_p, n_cols, codes, a, b, r, s, idx, width, reps, logs):
+    """`multinomial_rows_sweep`'s moves of one row, from that row's stream (`streams`); a function of
+    its own (not inlined), so that the parallel loop over rows has one exit."""
+    n_acc = 0
+    base = row * n_cols
+    for _ in range(reps * n_cols):
+        j = base + int(uniform(states, row) * n_cols)
+        k = base + int(uniform(states, row) * (n_cols - 1))
+        if k >= j:
+            k += 1
+        d = 1 + int(uniform(states, row) * width) if width > 1 else 1
+        if c[j] < d:
+            continue
+        cj, ck = c[j], c[k]
+        lr = d * (log_p[k] - log_p[j])
+        for i in range(d):  # log c_j!/(c_j − d)! − log (c_k + d)!/c_k!
+            lr += logs[cj - i] - logs[ck + d - i]
+        for m in range(idx.shape[0]):
+            ej, ek = idx[m, j], idx[m, k]
+            if ej != ek:
+                lr += (
+                    kernel_logpdf(codes[m], a[m], b[m], r[ej] - (s[ej] - d))
+                    - kernel_logpdf(codes[m], a[m], b[m], r[ej] - s[ej])
+                    + kernel_logpdf(codes[m], a[m], b[m], r[ek] - (s[ek] + d))
+                    - kernel_logpdf(codes[m], a[m], b[m], r[ek] - s[ek])
+                )
+        if lr == lr and (lr >= 0.0 or lr + exponential(states, row) >= 0.0):
+            c[j] -= d
+            c[k] += d
+            for m in range(idx.shape[0]):
+                s[idx[m, j]] -= d
+                s[idx[m, k]] += d
+            n_acc += 1
+    return n_acc
+
+
+@numba.njit(cache=True, parallel=True)
+def _rows_threads(states, c, log_p, n_cols, codes, a, b, r, s, idx, width, reps, logs):
+    n_rows = c.shape[0] // n_cols
+    acc = np.zeros(n_rows, dtype=np.int64)
+    for row in numba.prange(n_rows):
+        acc[row] = _row_moves(
+            states, row, c, log_p, n_cols, codes, a, b, r, s, idx, width, reps, logs
+        )
+    return acc.sum()
+
+
+@numba.njit(cache=True)
+def _rows_serial(states, c, log_p, n_cols, codes, a, b, r, s, idx, width, reps, logs):
+    acc = 0
+    for row in range(c.shape[0] // n_cols):
+        acc += _row_moves(states, row, c, log_p, n_cols, codes, a, b, r, s, idx, width, reps, logs)
+    return acc
+
+
+def multinomial_rows_sweep_streams(
+    seeds, c, log_p, n_cols, codes, a, b, r, s, idx, width, reps, logs
+):
+    """`multinomial_rows_sweep` with row g drawing from stream ``seeds[g]`` (`streams`), the rows
+    in numba threads if `streams.use_threads`: the same seeds give the same table either way and
+    whatever the number of threads. Only for releases whose every entry counts cells of one row
+    (`rows_disjoint`)."""
+    if n_cols < 2:
+        return 0
+    states = seed_states(seeds)
+    sweep = _rows_threads if threads() else _rows_serial
+    return int(sweep(states, c, log_p, n_cols, codes, a, b, r, s, idx, width, reps, logs))
+
+
+def rows_disjoint(idx, n_cols) -> bool:
+    """Whether every released entry (``idx``: release × cell → entry) counts cells of one row only,
+    so that rows can move in parallel."""
+    rows = np.arange(idx.shape[1]) // n_cols
+    for m in range(idx.shape[0]):
+        order = np.argsort(idx[m], kind="stable")
+        e, g = idx[m][order], rows[order]
+        same = e[1:] == e[:-1]
+        if np.any(g[1:][same] != g[:-1][same]):
+            return False
+    return True
 
 
 _KINDS = {rb.PoissonRV: POISSON_TABLE, rb.NegBinomialRV: NEGBIN_TABLE}
@@ -321,6 +405,11 @@ class TableCells(DPStep):
             offset += int(np.prod(nd.shape, dtype=int))
         self.idx = np.ascontiguousarray(np.stack(idx))
         self.n_entries = offset
+        #: rows move each from its own stream (in threads: `streams.use_threads`) when no
+        #: release mixes rows
+        self.parallel_rows = self.kind == MULTINOMIAL_TABLE and rows_disjoint(
+            self.idx, self.shape[-1]
+        )
         dist = rv.owner.op.dist_params(rv.owner)
         if self.kind == MULTINOMIAL_TABLE:
             graphs = [pt.broadcast_to(dist[1], rv.shape)]
@@ -350,6 +439,15 @@ class TableCells(DPStep):
 
     def start_chain(self):
         self._fresh = True
+        self._r = None  # the releases, read once per chain
+
+    def _rows_sweep(self, c, log_p, args):
+        if self.parallel_rows:
+            seeds = row_seeds(self.rng, c.size // self.shape[-1])
+            return multinomial_rows_sweep_streams(
+                seeds, c, log_p, self.shape[-1], *args, self._logs(c)
+            )
+        return multinomial_rows_sweep(self.rng, c, log_p, self.shape[-1], *args, self._logs(c))
 
     def _start_table(self, c, r, par):
         """The table nearest to the ``Cells`` releases (their mean, rounded, ≥ 0, zero where the
@@ -383,7 +481,9 @@ class TableCells(DPStep):
 
     def step(self, point):
         c = np.array(point[self.name_], dtype=np.int64, copy=True).reshape(-1)
-        r = np.asarray(self._releases(), dtype=np.float64)
+        if self._r is None:
+            self._r = np.asarray(self._releases(), dtype=np.float64)
+        r = self._r
         fast = self._logits_of is not None
         start = self._fresh and self.tune and self.start_at_release
         pars = (
@@ -403,15 +503,11 @@ class TableCells(DPStep):
             if fast:  # log π up to a row constant, which the pair moves never see
                 y = np.asarray(point[self._logits_of], dtype=np.float64)
                 log_p = simplex_logits(np.ascontiguousarray(y.reshape(-1, self.shape[-1] - 1)))
-                n_acc = multinomial_rows_sweep(
-                    self.rng, c, log_p, self.shape[-1], *args, self._logs(c)
-                )
+                n_acc = self._rows_sweep(c, log_p, args)
             elif self.kind == MULTINOMIAL_TABLE:
                 p = pars[0].reshape(-1, self.shape[-1])
                 log_p = np.log(p / p.sum(axis=1, keepdims=True)).reshape(-1)
-                n_acc = multinomial_rows_sweep(
-                    self.rng, c, log_p, self.shape[-1], *args, self._logs(c)
-                )
+                n_acc = self._rows_sweep(c, log_p, args)
             elif self.kind == POISSON_TABLE:
                 n_acc = independent_cells_sweep(
                     self.rng, c, POISSON_TABLE, np.log(pars[0]), pars[0], *args
@@ -420,7 +516,9 @@ class TableCells(DPStep):
                 n_acc = independent_cells_sweep(
                     self.rng, c, NEGBIN_TABLE, pars[0], np.log1p(-pars[1]), *args
                 )
-        new = c.reshape(np.shape(point[self.name_])).astype(np.asarray(point[self.name_]).dtype)
+        new = c.reshape(np.shape(point[self.name_])).astype(
+            np.asarray(point[self.name_]).dtype, copy=False
+        )
         rate = n_acc / (self.reps * c.size) if c.size else 0.0
         return {**point, self.name_: new}, [self.stats(dp_accept_rate=float(rate))]
 

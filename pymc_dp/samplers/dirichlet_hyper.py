@@ -23,7 +23,8 @@ One iteration computes ``S`` (one O(G·K) pass over PyMC's simplex value of π, 
   that depend on α: O(K) per evaluation.
 
 All moves are exact for any bracket width (the α width is adapted during warm-up only) and never
-reject; the base moves run in numba. Nothing here grows with G except the one pass computing ``S``.
+reject; the base moves run in numba. Nothing here grows with G except the one pass computing ``S``
+(and the column moves below, O(G + Σ pair totals) per pair).
 
 **π summed out.** When π's only child is a latent ``pm.Multinomial`` table ``c`` of it (p = π,
 fixed n; e.g. a (G, K) table of areas released by ``pdp.Cells``), the same moves run on
@@ -35,9 +36,32 @@ fixed n; e.g. a (G, K) table of areas released by ``pdp.Cells``), the same moves
 
 the second sum written as ``Σ_k Σ_v #{g: c_gk ≥ v} log(α b_k + v − 1)`` (`count_tails`, one
 O(G·K) pass over the integer table; an evaluation of coordinate k costs max_g c_gk) — and the step
-then draws π | α, base, c (Dirichlet(α·base + c_g) per row, `dirichlet_rows_simplex`). That is a
+then draws π | α, base, c (Dirichlet(α·base + c_g) per row, each from its own stream, in threads if
+`streams.use_threads`: `streams.dirichlet_rows_simplex_streams`). That is a
 blocked Gibbs update of (α, base, π) given c, exact, and it avoids the slow centred coupling of α and
 π (given π, α is pinned by G·K numbers). ``pm.sample()`` then gives π to this step too.
+
+**Base pairs with their columns (π summed out, table released cell by cell).** Given c, base_k
+is pinned by the column total Σ_g c_gk, and given base the column moves only as fast as the cell
+moves of `TableCells` let it: where the counts are small against the noise (small base_k), base_k
+and its column mix slowly together. Once per iteration, before the sweeps, the step therefore
+moves each pair (j, k) of a random pairing jointly with the columns j and k: with every other cell
+fixed, each row's pair total ``t_g = c_gj + c_gk`` is fixed, and x = b_j / (b_j + b_k) has the
+density with both columns summed out row by row,
+
+```text
+f(x) ∝ x^(β_j − 1) (1 − x)^(β_k − 1) Π_g Σ_{v=0}^{t_g} Γ(a_j + v) Γ(a_k + t_g − v) / (Γ(a_j) Γ(a_k))
+        · η(r_gj − v) η(r_gk − (t_g − v)) / (v! (t_g − v)!),   a_j = α (b_j + b_k) x, a_k = α (b_j + b_k) − a_j,
+```
+
+(η the releases' noise densities). x is drawn by slice sampling of f on the bracket (0, 1)
+(shrinkage, as the pair moves), then each row's split c_gj | x, t_g exactly from its t_g + 1
+terms: a blocked Gibbs update of (x, the two columns) given the rest. An evaluation of f costs
+Σ_g (t_g + 1) multiply-adds and one log per row (rising factorials scaled by 1/(α(b_j + b_k) +
+max t_g), with a log-space fallback out of float range). Disjoint pairs are independent given the
+rest, so pair p draws from its own stream (`streams`), and the pairs run in numba threads if
+`streams.use_threads`: the same seed gives the same chain either way, with any number of threads. The step then returns the table too (``columns``; off when
+π is not summed out or the table has other releases than ``pdp.Cells``).
 
 ``pm.sample()`` assigns this step by itself to α and base (and π, summed out as above) when pymc-dp
 samples what π feeds (a count table or records; `dirichlet_hyper_competence`). At the first warm-up
@@ -63,10 +87,21 @@ from pytensor.graph.replace import graph_replace
 from pytensor.tensor.random import basic as rb
 
 from pymc_dp.distributions.graph import depends_on, direct_upstream
+from pymc_dp.mechanisms.base import check_kernel_codes, kernel_logpdf
 from pymc_dp.samplers.assign import cached_verdict
 from pymc_dp.samplers.base import DPStep
-from pymc_dp.samplers.conjugate import conjugate_competence, dirichlet_rows_simplex
+from pymc_dp.samplers.cells import _cells_nodes, log_table
+from pymc_dp.samplers.cells import _refusal as _table_refusal
+from pymc_dp.samplers.conjugate import conjugate_competence
 from pymc_dp.samplers.slice import as_log_density, slice_1d
+from pymc_dp.samplers.streams import (
+    dirichlet_rows_simplex_streams,
+    exponential,
+    row_seeds,
+    seed_states,
+    threads,
+    uniform,
+)
 
 __all__ = ["DirichletHyper", "dirichlet_hyper_competence", "row_log_sums"]
 
@@ -221,16 +256,290 @@ def pair_sweep_marginal(rng, b, alpha, offsets, tails, beta, order):
     return evals
 
 
+_STIRLING_FROM = 1e4  # lgamma_ratio: Stirling's series from here (lgamma's own below)
+
+
+@numba.njit(cache=True)
+def lgamma_ratio(a, n):
+    """``log Γ(a + n) − log Γ(a)`` (a > 0, n ≥ 0) without the cancellation of two huge lgamma values
+    at large a: below ``_STIRLING_FROM`` the two lgamma values (at most ~1e5, absolute error
+    ~1e-11), above it the difference of Stirling's series taken term by term,
+    ``(a − ½) log1p(n/a) + n log(a + n) − n`` plus the 1/(12z), 1/(360z³), 1/(1260z⁵) corrections
+    (truncation error below 1e-30). Without it a slice on α could step out to α ~ 1e30, where
+    ``lgamma(α) − lgamma(N + α)`` is rounding noise of size 1e17, and accept it."""
+    if n == 0.0:
+        return 0.0
+    if a < _STIRLING_FROM:
+        return math.lgamma(a + n) - math.lgamma(a)
+    y = a + n
+    out = (a - 0.5) * math.log1p(n / a) + n * math.log(y) - n
+    out += (1.0 / y - 1.0 / a) / 12.0
+    out -= (1.0 / y**3 - 1.0 / a**3) / 360.0
+    out += (1.0 / y**5 - 1.0 / a**5) / 1260.0
+    return out
+
+
 @numba.njit(cache=True)
 def alpha_terms_marginal(alpha, b, totals, weights, offsets, tails):
     """The α terms with π summed out: Σ_rows [log Γ(α) − log Γ(N_g + α)] (distinct totals with their
     counts) + Σ_k Σ_g [log Γ(c_gk + α b_k) − log Γ(α b_k)]."""
     out = 0.0
     for i in range(totals.shape[0]):
-        out += weights[i] * (math.lgamma(alpha) - math.lgamma(totals[i] + alpha))
+        out -= weights[i] * lgamma_ratio(alpha, totals[i])
     for j in range(b.shape[0]):
         out += _rising(alpha * b[j], j, offsets, tails)
     return out
+
+
+_RANGE = 1e-290  # a row sum outside (_RANGE, 1/_RANGE) is recomputed in log space
+
+
+@numba.njit(cache=True)
+def _column_pre(c, n_cols, j, k, codes, ka, kb, r, log_fact, t, off, e, top):
+    """For the pair (j, k): each row's pair total ``t_g = c_gj + c_gk``, and for c = 0..t_g the
+    weights ``e = exp(pre − top_g)``, ``pre = Σ_m ℓ_m(r_m,gj − c) + ℓ_m(r_m,gk − (t_g − c))
+    − log c! − log (t_g − c)!`` (``top_g`` its row maximum); returns the largest t_g."""
+    n_rows = t.shape[0]
+    tmax = 0
+    off[0] = 0
+    for g in range(n_rows):
+        tg = c[g * n_cols + j] + c[g * n_cols + k]
+        t[g] = tg
+        off[g + 1] = off[g] + tg + 1
+        if tg > tmax:
+            tmax = tg
+    for g in range(n_rows):
+        tg, o = t[g], off[g]
+        cj, ck = g * n_cols + j, g * n_cols + k
+        best = -np.inf
+        for v in range(tg + 1):
+            lp = -log_fact[v] - log_fact[tg - v]
+            for m in range(codes.shape[0]):
+                lp += kernel_logpdf(codes[m], ka[m], kb[m], r[m, cj] - v)
+                lp += kernel_logpdf(codes[m], ka[m], kb[m], r[m, ck] - (tg - v))
+            e[o + v] = lp
+            if lp > best:
+                best = lp
+        top[g] = best
+        for v in range(tg + 1):
+            e[o + v] = math.exp(e[o + v] - best)
+    return tmax
+
+
+@numba.njit(cache=True, inline="always")
+def _rising_scaled(a, s, out, tmax):
+    """``out[v] = Γ(a + v) / (Γ(a) s^v)`` for v = 0..tmax (each factor (a + i)/s ≤ 1 for s ≥ a + tmax)."""
+    out[0] = 1.0
+    for i in range(1, tmax + 1):
+        out[i] = out[i - 1] * (a + i - 1.0) / s
+
+
+@numba.njit(cache=True)
+def _row_log(g, t, off, e, top, aj, ak, s):
+    """log Σ_v e[v] Γ(aj + v)Γ(ak + t − v) / (Γ(aj)Γ(ak) s^t) for row g, without its ``top_g``, in
+    log space (the fallback of `_column_log_f` when the linear sum leaves the float range)."""
+    tg, o = t[g], off[g]
+    best, lw = -np.inf, np.empty(tg + 1)
+    for v in range(tg + 1):
+        lw[v] = (
+            math.log(e[o + v])
+            + math.lgamma(aj + v)
+            - math.lgamma(aj)
+            + math.lgamma(ak + tg - v)
+            - math.lgamma(ak)
+            - tg * math.log(s)
+        )
+        if lw[v] > best:
+            best = lw[v]
+    acc = 0.0
+    for v in range(tg + 1):
+        acc += math.exp(lw[v] - best)
+    return best + math.log(acc)
+
+
+@numba.njit(cache=True)
+def _column_log_f(x, big_a, s, beta_j, beta_k, t, off, e, top, rj, rk, tmax):
+    """log f(x), x = b_j / (b_j + b_k), of the pair move with both columns summed out (module
+    docstring), up to a constant."""
+    aj, ak = big_a * x, big_a * (1.0 - x)
+    _rising_scaled(aj, s, rj, tmax)
+    _rising_scaled(ak, s, rk, tmax)
+    out = (beta_j - 1.0) * math.log(x) + (beta_k - 1.0) * math.log(1.0 - x)
+    prod = 1.0  # the rows' linear sums multiplied, logged when the product nears the float range
+    for g in range(t.shape[0]):
+        tg, o = t[g], off[g]
+        if tg == 0:
+            continue
+        out += top[g]
+        acc = 0.0
+        for v in range(tg + 1):
+            acc += e[o + v] * rj[v] * rk[tg - v]
+        if acc > _RANGE and acc < 1.0 / _RANGE:
+            prod *= acc
+            if prod < 1e-200 or prod > 1e200:
+                out += math.log(prod)
+                prod = 1.0
+        else:
+            out += _row_log(g, t, off, e, top, aj, ak, s)
+    return out + math.log(prod)
+
+
+@numba.njit(cache=True)
+def column_pair_log_f(c, n_cols, j, k, alpha, b, beta, codes, ka, kb, r, logs, xs):
+    """log f at each of ``xs`` for the pair (j, k) at the table ``c`` (for tests)."""
+    n_rows = c.shape[0] // n_cols
+    t = np.empty(n_rows, dtype=np.int64)
+    off = np.empty(n_rows + 1, dtype=np.int64)
+    size = 0
+    for g in range(n_rows):
+        size += c[g * n_cols + j] + c[g * n_cols + k] + 1
+    e, top = np.empty(size), np.empty(n_rows)
+    tmax = _column_pre(c, n_cols, j, k, codes, ka, kb, r, logs, t, off, e, top)
+    rj, rk = np.empty(tmax + 1), np.empty(tmax + 1)
+    big_a = alpha * (b[j] + b[k])
+    out = np.empty(xs.shape[0])
+    for i in range(xs.shape[0]):
+        out[i] = _column_log_f(
+            xs[i], big_a, big_a + tmax, beta[j], beta[k], t, off, e, top, rj, rk, tmax
+        )
+    return out
+
+
+@numba.njit(cache=True)
+def _column_pair_move(states, p, j, k, c, n_cols, b, alpha, beta, codes, ka, kb, r, logs):
+    """One joint move of (b_j, b_k) and the columns j, k (`column_pair_sweep`), from stream p;
+    returns the number of evaluations of f. A function of its own (not inlined), so that the
+    parallel loop over pairs has one exit."""
+    n_rows = c.shape[0] // n_cols
+    t = np.empty(n_rows, dtype=np.int64)
+    off = np.empty(n_rows + 1, dtype=np.int64)
+    size = 0
+    for g in range(n_rows):
+        size += c[g * n_cols + j] + c[g * n_cols + k] + 1
+    e, top = np.empty(size), np.empty(n_rows)
+    tmax = _column_pre(c, n_cols, j, k, codes, ka, kb, r, logs, t, off, e, top)
+    rj, rk = np.empty(tmax + 1), np.empty(tmax + 1)
+    total = b[j] + b[k]
+    big_a = alpha * total
+    s = big_a + tmax
+    x0 = b[j] / total
+    level = _column_log_f(x0, big_a, s, beta[j], beta[k], t, off, e, top, rj, rk, tmax)
+    level -= exponential(states, p)
+    n_ev = 1
+    lo, hi = 0.0, 1.0
+    while True:
+        x = lo + uniform(states, p) * (hi - lo)
+        if x > 0.0 and x < 1.0:
+            f = _column_log_f(x, big_a, s, beta[j], beta[k], t, off, e, top, rj, rk, tmax)
+            n_ev += 1
+            if f >= level:
+                break
+        if x < x0:
+            lo = x
+        else:
+            hi = x
+        if hi - lo <= _COLLAPSED:  # narrower than float resolution: stay
+            x = x0
+            break
+    aj, ak = big_a * x, big_a * (1.0 - x)
+    _rising_scaled(aj, s, rj, tmax)
+    _rising_scaled(ak, s, rk, tmax)
+    lw = np.empty(tmax + 1)
+    for g in range(n_rows):  # each row's split given x and its pair total
+        tg, o = t[g], off[g]
+        if tg == 0:
+            continue
+        acc = 0.0
+        for v in range(tg + 1):
+            lw[v] = e[o + v] * rj[v] * rk[tg - v]
+            acc += lw[v]
+        if not (acc > _RANGE and acc < 1.0 / _RANGE):  # out of float range: in log space
+            best = -np.inf
+            for v in range(tg + 1):
+                lw[v] = (
+                    math.log(e[o + v])
+                    + math.lgamma(aj + v)
+                    - math.lgamma(aj)
+                    + math.lgamma(ak + tg - v)
+                    - math.lgamma(ak)
+                    - tg * math.log(s)
+                )
+                if lw[v] > best:
+                    best = lw[v]
+            acc = 0.0
+            for v in range(tg + 1):
+                lw[v] = math.exp(lw[v] - best)
+                acc += lw[v]
+        u = uniform(states, p) * acc
+        v = 0
+        run = lw[0]
+        while run <= u and v < tg:
+            v += 1
+            run += lw[v]
+        c[g * n_cols + j] = v
+        c[g * n_cols + k] = tg - v
+    b[j] = total * x
+    b[k] = total - b[j]
+    return n_ev
+
+
+@numba.njit(cache=True, parallel=True)
+def _pairs_threads(states, c, n_cols, b, alpha, beta, codes, ka, kb, r, logs, order):
+    n_pairs = order.shape[0] // 2
+    evals = np.zeros(n_pairs, dtype=np.int64)
+    for p in numba.prange(n_pairs):
+        evals[p] = _column_pair_move(
+            states,
+            p,
+            order[2 * p],
+            order[2 * p + 1],
+            c,
+            n_cols,
+            b,
+            alpha,
+            beta,
+            codes,
+            ka,
+            kb,
+            r,
+            logs,
+        )
+    return evals.sum()
+
+
+@numba.njit(cache=True)
+def _pairs_serial(states, c, n_cols, b, alpha, beta, codes, ka, kb, r, logs, order):
+    evals = 0
+    for p in range(order.shape[0] // 2):
+        evals += _column_pair_move(
+            states,
+            p,
+            order[2 * p],
+            order[2 * p + 1],
+            c,
+            n_cols,
+            b,
+            alpha,
+            beta,
+            codes,
+            ka,
+            kb,
+            r,
+            logs,
+        )
+    return evals
+
+
+def column_pair_sweep(seeds, c, n_cols, b, alpha, beta, codes, ka, kb, r, logs, order):
+    """Joint moves of ``(b_j, b_k)`` and the columns j, k of the table for the pairs (order[0],
+    order[1]), (order[2], order[3]), … in place (module docstring): x = b_j/(b_j + b_k) by slice
+    sampling of f with both columns summed out row by row, then each row's split c_gj | x, t_g.
+    Pairs are disjoint, so their moves are independent given the rest: pair p draws from stream
+    ``seeds[p]``, in numba threads if `streams.use_threads` (the same draws either way). Returns
+    the number of evaluations of f."""
+    states = seed_states(seeds)
+    sweep = _pairs_threads if threads() else _pairs_serial
+    return int(sweep(states, c, n_cols, b, alpha, beta, codes, ka, kb, r, logs, order))
 
 
 def _scalar(var) -> bool:
@@ -348,6 +657,11 @@ class DirichletHyper(DPStep):
         summed out). With π summed out the step redraws π whether or not it is listed.
     sweeps : int
         Pair sweeps over base (each followed by one α update) per iteration (default 4).
+    columns : bool, optional
+        The joint moves of base pairs with their two columns of the table, once per iteration
+        (module docstring). None (default): when π is summed out and the table is released only
+        by ``pdp.Cells``; True: refuse the step otherwise; False: never (the table is then moved
+        by its own step only).
     width : float
         Initial slice width for α's value-space coordinate (adapted during warm-up; default 1).
     max_steps : int
@@ -362,7 +676,7 @@ class DirichletHyper(DPStep):
 
     Sampler stats
     -------------
-    ``dp_slice_evals``: density evaluations in the iteration (pair moves and α).
+    ``dp_slice_evals``: density evaluations in the iteration (pair moves, column moves and α).
     """
 
     name = "dirichlet_hyper"
@@ -373,6 +687,7 @@ class DirichletHyper(DPStep):
         vars,
         *,
         sweeps: int = 4,
+        columns=None,
         width: float = 1.0,
         max_steps: int = 64,
         model=None,
@@ -427,6 +742,7 @@ class DirichletHyper(DPStep):
         self.alpha_name, self.base_name = values[0].name, values[1].name
         self.pi_name = model.rvs_to_values[self.pi].name
         self.k = int(base.type.shape[0])
+        self.columns = self._setup_columns(model, columns)
         self.n_rows = float(np.prod(self.pi.type.shape[:-1], dtype=int))
         self.alpha_shape = tuple(int(d) for d in values[0].type.shape)
         self.sweeps, self.init_width, self.max_steps = int(sweeps), float(width), max_steps
@@ -454,10 +770,62 @@ class DirichletHyper(DPStep):
         self.other_names = [o.name for o in others]
         self._init_step(rng)
 
+    def _setup_columns(self, model, columns) -> bool:
+        """Whether the joint (base pair, columns) moves run: π summed out and the table released
+        only cell by cell (``pdp.Cells``); ``columns=True`` refuses otherwise."""
+        if columns not in (None, True, False):
+            raise ValueError(
+                f"columns must be None (auto), True or False, got columns={columns!r}."
+            )
+        self._logs, self._r = None, None
+        if columns is False:
+            return False
+        why = None
+        if not self.marginal:
+            why = "π is not summed out (its one child must be a latent pm.Multinomial table)"
+        else:
+            nodes = _cells_nodes(model, self.table)
+            shape = tuple(int(d) for d in self.table.type.shape)
+            size = int(np.prod(shape))
+            if not nodes or any(
+                not np.array_equal(
+                    np.asarray(nd.statistic.entry_index(shape)).reshape(-1), np.arange(size)
+                )
+                for nd in nodes
+            ):
+                why = f"{self.table.name!r} is not released only cell by cell (pdp.Cells)"
+            elif _table_refusal(model, self.table) is not None:
+                why = _table_refusal(model, self.table)
+        if why is not None:
+            if columns:
+                raise ValueError(f"DirichletHyper(columns=True) cannot move the columns: {why}.")
+            return False
+        import pytensor
+
+        kernels = [nd.mechanism.compiled_kernel() for nd in nodes]
+        self._codes = check_kernel_codes([kr[0] for kr in kernels])
+        self._ka = np.array([kr[1] for kr in kernels], dtype=np.float64)
+        self._kb = np.array([kr[2] for kr in kernels], dtype=np.float64)
+        releases = [pt.cast(pt.flatten(model.rvs_to_values[nd.rv]), "float64") for nd in nodes]
+        self._releases = pytensor.function([], pt.concatenate(releases))
+        return True
+
     def start_chain(self) -> None:
         self.width = self.init_width
         self._tuned = 0
         self._fresh = True
+        self._r = None  # the table's releases, read once per chain (column moves)
+
+    def _column_args(self, table):
+        """The column moves' noise kernels, releases (release × cell) and log-factorial table."""
+        if self._r is None:
+            self._r = np.ascontiguousarray(
+                np.asarray(self._releases(), dtype=np.float64).reshape(len(self._codes), -1)
+            )
+        top = int(table.reshape(-1, self.k).sum(axis=1).max(initial=0))
+        if self._logs is None or self._logs.size <= top:  # log v! for v = 0 … top
+            self._logs = np.concatenate([[0.0], np.cumsum(log_table(top)[1:])])
+        return self._codes, self._ka, self._kb, self._r, self._logs
 
     # -- the target, for checks against PyMC's logp ------------------------------------------
     def row_stats(self, point) -> np.ndarray:
@@ -500,10 +868,10 @@ class DirichletHyper(DPStep):
 
         return fn
 
-    def _table_stats(self, point):
-        c = np.ascontiguousarray(
-            np.asarray(point[self.table_name], dtype=np.int64).reshape(-1, self.k)
-        )
+    def _table_stats(self, point, table=None):
+        if table is None:
+            table = point[self.table_name]
+        c = np.ascontiguousarray(np.asarray(table, dtype=np.int64).reshape(-1, self.k))
         offsets, tails = count_tails(c)
         totals, weights = np.unique(c.sum(axis=1), return_counts=True)
         return offsets, tails, totals.astype(np.float64), weights.astype(np.float64)
@@ -530,8 +898,18 @@ class DirichletHyper(DPStep):
         v = float(np.asarray(point[self.alpha_name]).reshape(-1)[0])
         a = float(self._alpha(v, *fixed)[0])
         evals = 0
+        table = None
+        if self.columns:  # (base pairs, their columns) jointly, columns summed out row by row
+            table = np.array(point[self.table_name], dtype=np.int64).reshape(-1)
+            codes, ka, kb, r, logs = self._column_args(table)
+            order = self.rng.permutation(self.k).astype(np.int64)
+            seeds = row_seeds(self.rng, self.k // 2)
+            evals += column_pair_sweep(
+                seeds, table, self.k, b, a, beta, codes, ka, kb, r, logs, order
+            )
+            b /= b.sum()
         if self.marginal:
-            offsets, tails, totals, weights = self._table_stats(point)
+            offsets, tails, totals, weights = self._table_stats(point, table)
 
             def terms(x):
                 return alpha_terms_marginal(x, b, totals, weights, offsets, tails)
@@ -573,12 +951,18 @@ class DirichletHyper(DPStep):
             ),
         }
         if self.marginal:  # (α, base) were drawn with π summed out: π | α, base, table now
-            c = np.asarray(point[self.table_name], dtype=np.float64).reshape(-1, self.k)
-            conc = np.ascontiguousarray(a * b[None, :] + c)
-            out = np.empty((conc.shape[0], self.k - 1))
-            dirichlet_rows_simplex(self.rng, conc, out)
+            c = np.ascontiguousarray(
+                np.asarray(point[self.table_name] if table is None else table).reshape(-1, self.k)
+            )
+            out = np.empty((c.shape[0], self.k - 1))
+            # each row from its own stream, seeded from this step's generator
+            dirichlet_rows_simplex_streams(row_seeds(self.rng, c.shape[0]), a * b, c, out)
             new[self.pi_name] = out.reshape(np.shape(point[self.pi_name])).astype(
                 np.asarray(point[self.pi_name]).dtype, copy=False
+            )
+        if table is not None:
+            new[self.table_name] = table.reshape(np.shape(point[self.table_name])).astype(
+                np.asarray(point[self.table_name]).dtype, copy=False
             )
         return {**point, **new}, [self.stats(dp_slice_evals=evals)]
 

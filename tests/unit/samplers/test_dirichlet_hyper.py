@@ -105,3 +105,49 @@ def test_multinomial_table_starts_even_where_pymc_support_point_fails():
         c = pm.Multinomial("c", n=4, p=pi, initval=np.array([4, 0, 0]))
         pdp.DPObserved("s", c, statistic=pdp.Cells(), mechanism=MECH, observed=np.zeros(3, int))
     np.testing.assert_array_equal(mine.initial_point(0)["c"], [4, 0, 0])
+
+
+def test_column_moves_only_on_a_table_released_cell_by_cell():
+    """``columns``: on by default with ``Cells`` releases; off (None) or refused (True, naming the
+    reason) when a margin over areas is released; a value other than None/True/False is refused."""
+    model = _model()
+    with model:
+        assert pdp.DirichletHyper([model["alpha"], model["base"]]).columns
+        assert not pdp.DirichletHyper([model["alpha"], model["base"]], columns=False).columns
+        with pytest.raises(ValueError, match="columns must be None \\(auto\\), True or False"):
+            pdp.DirichletHyper([model["alpha"], model["base"]], columns="yes")
+    with pm.Model():
+        base = pm.Dirichlet("base", np.ones(K))
+        alpha = pm.LogNormal("alpha", 1.0, 1.0)
+        pi = pm.Dirichlet("pi", alpha * base, shape=(G, K))
+        c = pm.Multinomial("c", n=5, p=pi, shape=(G, K))
+        pdp.DPObserved(
+            "cols",
+            c,
+            statistic=pdp.Marginals((1,), shape=(G, K)),
+            mechanism=MECH,
+            observed=np.full(K, 4),
+        )
+        assert not pdp.DirichletHyper([alpha, base]).columns
+        with pytest.raises(ValueError, match="not released only cell by cell"):
+            pdp.DirichletHyper([alpha, base], columns=True)
+
+
+def test_lgamma_ratio_is_exact_where_two_lgammas_cancel():
+    """log Γ(a + n) − log Γ(a) for the α terms with π summed out: at large a the difference of two
+    lgamma values is rounding noise (±1e17 at a = 1e31), which let a slice on α step out to
+    α ~ 1e300 and stay there; the products of (a + i) are the exact values."""
+    from pymc_dp.samplers.dirichlet_hyper import lgamma_ratio
+
+    for a in [0.3, 2.5, 9_999.0, 1e4, 3.7e5, 1e12, 1e31, 1e300]:
+        for n in [0, 1, 2, 7, 40]:
+            exact = float(np.sum(np.log(a + np.arange(n)))) if n else 0.0
+            assert abs(lgamma_ratio(a, float(n)) - exact) <= 1e-10 * max(1.0, abs(exact)), (a, n)
+    assert abs(lgamma_ratio(12.0, 4000.0) - (_lg(4012.0) - _lg(12.0))) < 1e-9
+    assert abs(lgamma_ratio(2e4, 4000.0) - (_lg(24000.0) - _lg(2e4))) < 1e-8 * _lg(24000.0)
+
+
+def _lg(x):
+    from scipy.special import gammaln
+
+    return float(gammaln(x))

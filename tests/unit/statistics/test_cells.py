@@ -138,7 +138,9 @@ def test_table_cells_starts_at_the_release_and_keeps_the_total():
         step = pdp.TableCells([c], reps=1, width=1, rng=np.random.default_rng(0))
     point = model.initial_point(random_seed=0)
     new, _ = step.step(point)
-    assert new["c"].sum() == 100 and np.abs(new["c"] - r).max() <= 3  # started near the release
+    # started near the release (PyMC's start, 25 per cell, is 30 away): within 1 of it (rounding to
+    # the total) plus the sweep's 4 moves of one person
+    assert new["c"].sum() == 100 and np.abs(new["c"] - r).max() <= 1 + 4
     for _ in range(20):
         new, (stats,) = step.step(new)
         assert new["c"].sum() == 100 and new["c"].min() >= 0

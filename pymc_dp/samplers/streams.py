@@ -1,0 +1,183 @@
+r"""One random stream per row, for numba loops that run rows in parallel: reproducible by seed and
+independent of the number of threads.
+
+A step that updates G independent rows (areas) in a ``numba.prange`` loop draws G seeds from its own
+``np.random.Generator`` (`row_seeds`, one call per sweep) and row g then reads only its own stream:
+SplitMix64 (Steele, Lea & Flood 2014, *OOPSLA*: the state advances by the golden-ratio increment
+and each output is the state passed through a bijective 64-bit finaliser), started from the mixed
+seed. Which thread runs which row, and in which order, cannot change a draw; the same seed gives
+the same chain with 1 or 2 threads. Streams of different rows start at independent uniform 64-bit
+states, so two of them overlap within L outputs with probability about L·G²/2⁶⁴.
+
+Draws, all exact transformations of the 53-bit uniforms ``(z >> 11)·2⁻⁵³``:
+
+* `uniform` on [0, 1), `exponential` = −log(1 − U);
+* `normal`: Marsaglia's polar method (Marsaglia & Bray 1964, *SIAM Review* 6), one of the pair;
+* `log_gamma`: log of a Gamma(a, 1) draw, Marsaglia & Tsang (2000, *ACM TOMS* 26) for a ≥ 1 and
+  ``log Gamma(a) = log Gamma(a + 1) + log(U)/a`` for a < 1 (exact where the draw itself
+  underflows);
+* `dirichlet_rows_simplex_streams`: PyMC's simplex values of one Dirichlet draw per row (the
+  per-row-stream twin of `conjugate.dirichlet_rows_simplex`).
+
+Threads are opt-in (`use_threads`): each loop has a threaded (``prange``) and a plain twin calling
+the same per-row function, so the draws do not depend on the choice.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numba
+import numpy as np
+
+__all__ = [
+    "use_threads",
+    "threads",
+    "row_seeds",
+    "seed_states",
+    "uniform",
+    "exponential",
+    "normal",
+    "log_gamma",
+    "dirichlet_rows_simplex_streams",
+]
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
+_TO_UNIT = 1.0 / 9007199254740992.0  # 2**-53
+
+
+_THREADS = [os.environ.get("PYMC_DP_THREADS", "").strip().lower() in ("1", "true", "yes")]
+
+
+def use_threads(flag: bool) -> None:
+    """Run the row / pair loops of the steps in numba threads (``prange``) or not (the default; also
+    ``PYMC_DP_THREADS=1`` in the environment). The draws are the same either way and with any
+    number of threads. Off by default because numba's usual threading layer here, GNU OpenMP, makes
+    a process that has run a parallel loop unable to fork (the child is terminated), and
+    ``pm.sample(cores > 1)`` forks on Linux: turn it on in a process that samples its chains
+    itself (``cores=1``), or set numba's threading layer to ``"tbb"`` / ``"workqueue"`` first."""
+    if not isinstance(flag, bool):
+        raise ValueError(f"use_threads takes True or False, got {flag!r}.")
+    _THREADS[0] = flag
+
+
+def threads() -> bool:
+    """Whether the steps' row / pair loops run in numba threads (`use_threads`)."""
+    return _THREADS[0]
+
+
+def row_seeds(rng: np.random.Generator, n: int) -> np.ndarray:
+    """``n`` independent uniform 64-bit seeds (uint64) from the step's generator."""
+    return rng.integers(0, np.iinfo(np.uint64).max, size=n, dtype=np.uint64, endpoint=True)
+
+
+@numba.njit(cache=True, inline="always")
+def _mix(z):
+    z = (z ^ (z >> _S30)) * _M1
+    z = (z ^ (z >> _S27)) * _M2
+    return z ^ (z >> _S31)
+
+
+@numba.njit(cache=True)
+def seed_states(seeds):
+    """The streams' starting states: each seed through the finaliser (a bijection of 64 bits)."""
+    out = np.empty(seeds.shape[0], dtype=np.uint64)
+    for i in range(seeds.shape[0]):
+        out[i] = _mix(seeds[i])
+    return out
+
+
+@numba.njit(cache=True, inline="always")
+def uniform(states, i):
+    """A uniform on [0, 1) from stream ``i`` (53 bits); advances ``states[i]``."""
+    s = states[i] + _GOLDEN
+    states[i] = s
+    return float(_mix(s) >> _S11) * _TO_UNIT
+
+
+@numba.njit(cache=True, inline="always")
+def exponential(states, i):
+    """A standard exponential from stream ``i``: −log(1 − U), U on [0, 1)."""
+    return -math.log(1.0 - uniform(states, i))
+
+
+@numba.njit(cache=True, inline="always")
+def normal(states, i):
+    """A standard normal from stream ``i`` (Marsaglia's polar method; the second of the pair is
+    not kept, so the stream's state is the only state)."""
+    while True:
+        u = 2.0 * uniform(states, i) - 1.0
+        v = 2.0 * uniform(states, i) - 1.0
+        q = u * u + v * v
+        if 0.0 < q < 1.0:
+            return u * math.sqrt(-2.0 * math.log(q) / q)
+
+
+@numba.njit(cache=True, inline="always")
+def _log_gamma_ge1(states, i, a):
+    """log of a Gamma(a, 1) draw for a ≥ 1 (Marsaglia & Tsang 2000)."""
+    d = a - 1.0 / 3.0
+    cc = 1.0 / math.sqrt(9.0 * d)
+    while True:
+        x = normal(states, i)
+        v = 1.0 + cc * x
+        if v <= 0.0:
+            continue
+        v = v * v * v
+        u = uniform(states, i)
+        x2 = x * x
+        if u < 1.0 - 0.0331 * x2 * x2:
+            return math.log(d * v)
+        if u > 0.0 and math.log(u) < 0.5 * x2 + d * (1.0 - v + math.log(v)):
+            return math.log(d * v)
+
+
+@numba.njit(cache=True, inline="always")
+def log_gamma(states, i, a):
+    """log of a Gamma(a, 1) draw from stream ``i`` (a > 0; module docstring)."""
+    if a >= 1.0:
+        return _log_gamma_ge1(states, i, a)
+    g = _log_gamma_ge1(states, i, a + 1.0)
+    return g + math.log(1.0 - uniform(states, i)) / a
+
+
+@numba.njit(cache=True)
+def _dirichlet_row(states, row, base, add, out):
+    k = add.shape[1]
+    g = np.empty(k)
+    tot = 0.0
+    for j in range(k):
+        v = log_gamma(states, row, base[j] + add[row, j])
+        g[j] = v
+        tot += v
+    mean = tot / k
+    for j in range(k - 1):
+        out[row, j] = g[j] - mean
+
+
+@numba.njit(cache=True, parallel=True)
+def _dirichlet_rows_threads(states, base, add, out):
+    for row in numba.prange(add.shape[0]):
+        _dirichlet_row(states, row, base, add, out)
+
+
+@numba.njit(cache=True)
+def _dirichlet_rows_serial(states, base, add, out):
+    for row in range(add.shape[0]):
+        _dirichlet_row(states, row, base, add, out)
+
+
+def dirichlet_rows_simplex_streams(seeds, base, add, out):
+    """PyMC's simplex values ``y = g[:-1] − mean(g)`` of one Dirichlet(base + add[row]) draw per
+    row (``g`` log-gamma draws; the normalisation cancels), row g from stream ``seeds[g]``, rows in
+    threads if `use_threads`. ``base`` (K,) float, ``add`` (rows × K) counts (any real dtype),
+    ``out`` (rows × (K − 1))."""
+    states = seed_states(seeds)
+    if _THREADS[0]:
+        _dirichlet_rows_threads(states, base, add, out)
+    else:
+        _dirichlet_rows_serial(states, base, add, out)

@@ -1,0 +1,156 @@
+"""Per-row random streams (`pymc_dp.samplers.streams`) and the steps that run rows in parallel on
+them (TableCells' Multinomial rows, DirichletHyper's π draw): the draws follow their laws, and the
+same seed gives the same draws with 1 and 2 numba threads."""
+
+import numba
+import numpy as np
+import pymc as pm
+import pytest
+from scipy import stats
+
+import pymc_dp as pdp
+from pymc_dp.samplers import streams
+
+two_threads = pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs 2 numba threads")
+
+
+@numba.njit(cache=True)
+def _draws(seed, kind, a, n):
+    states = streams.seed_states(np.array([seed], dtype=np.uint64))
+    out = np.empty(n)
+    for t in range(n):
+        if kind == 0:
+            out[t] = streams.uniform(states, 0)
+        elif kind == 1:
+            out[t] = streams.exponential(states, 0)
+        elif kind == 2:
+            out[t] = streams.normal(states, 0)
+        else:
+            out[t] = np.exp(streams.log_gamma(states, 0, a))
+    return out
+
+
+@pytest.mark.parametrize(
+    "kind, a, law",
+    [
+        (0, 0.0, stats.uniform()),
+        (1, 0.0, stats.expon()),
+        (2, 0.0, stats.norm()),
+        (3, 0.05, stats.gamma(0.05)),
+        (3, 0.7, stats.gamma(0.7)),
+        (3, 1.0, stats.gamma(1.0)),
+        (3, 3.5, stats.gamma(3.5)),
+        (3, 40.0, stats.gamma(40.0)),
+    ],
+)
+def test_stream_draws_follow_their_law(kind, a, law):
+    # 100,000 draws: a KS test detects a 0.6 % shift of the CDF; seeds fixed, level 1e-4
+    x = _draws(np.uint64(12345 + kind * 7 + int(a * 100)), kind, a, 100_000)
+    assert stats.kstest(x, law.cdf).pvalue > 1e-4
+
+
+def test_stream_ks_check_catches_a_wrong_shape():
+    """Control: the same check refuses Gamma(3.5) draws tested as Gamma(3.6)."""
+    x = _draws(np.uint64(12345 + 3 * 7 + 350), 3, 3.5, 100_000)
+    assert stats.kstest(x, stats.gamma(3.6).cdf).pvalue < 1e-4
+
+
+def test_row_seeds_come_from_the_generator():
+    a = streams.row_seeds(np.random.default_rng(4), 5)
+    assert a.dtype == np.uint64 and np.array_equal(
+        a, streams.row_seeds(np.random.default_rng(4), 5)
+    )
+    assert not np.array_equal(a, streams.row_seeds(np.random.default_rng(5), 5))
+
+
+_THREAD_CHECK = r"""
+import hashlib, sys
+import numba, numpy as np, pymc as pm
+import pymc_dp as pdp
+from pymc_dp.samplers import streams
+
+rng = np.random.default_rng(3)
+g, k = 12, 5
+noisy = rng.poisson(3.0, size=(g, k))
+with pm.Model() as model:
+    base = pm.Dirichlet("base", np.ones(k))
+    alpha = pm.LogNormal("alpha", np.log(k), 1.0)
+    pi = pm.Dirichlet("pi", alpha * base, shape=(g, k))
+    c = pm.Multinomial("c", n=np.full(g, 15), p=pi, shape=(g, k))
+    pdp.DPObserved(
+        "s", c, statistic=pdp.Cells(), mechanism=pdp.DiscreteGaussian(sigma=1.5), observed=noisy
+    )
+
+
+def chain():
+    with model:
+        tc = pdp.TableCells([model["c"]], rng=np.random.default_rng(7))
+        dh = pdp.DirichletHyper([alpha, base, pi], rng=np.random.default_rng(8))
+    assert tc.parallel_rows and dh.columns
+    point, out = model.initial_point(0), []
+    for _ in range(4):
+        for step in (dh, tc):
+            point, _ = step.step(point)
+        out.append(np.concatenate([np.ravel(point[n]).astype(float) for n in sorted(point)]))
+    assert not np.array_equal(out[-1], out[-2])  # the chain moved
+    return hashlib.sha256(np.array(out).tobytes()).hexdigest()
+
+
+plain = chain()
+streams.use_threads(True)
+numba.set_num_threads(1)
+one = chain()
+numba.set_num_threads(2)
+two = chain()
+assert numba.threading_layer() in ("omp", "tbb", "workqueue")
+print("HASHES", plain, one, two)
+"""
+
+
+@pytest.mark.slow  # a child process: import, build and compile (~15 s idle, 30 s at load 7)
+@two_threads
+def test_areas_steps_same_with_one_and_two_threads():
+    """TableCells (rows), DirichletHyper (column pairs, π's rows) from the same seeds give the same
+    chain without threads, with 1 and with 2 numba threads. In a child process: a process that has
+    run a GNU OpenMP parallel loop cannot fork, and other tests fork (`streams.use_threads`)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", _THREAD_CHECK], capture_output=True, text=True, check=False
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    hashes = next(ln for ln in out.stdout.splitlines() if ln.startswith("HASHES")).split()[1:]
+    assert len(hashes) == 3 and len(set(hashes)) == 1, hashes
+
+
+def test_threads_are_opt_in():
+    assert not streams.threads()  # the test process never forks after a threaded loop
+    with pytest.raises(ValueError, match="use_threads takes True or False"):
+        streams.use_threads(1)
+
+
+def test_dirichlet_row_reads_only_its_own_stream():
+    """The plain loop (the default) draws a Dirichlet row from its stream alone: row g's draw does
+    not depend on the other rows."""
+    rng = np.random.default_rng(0)
+    base = rng.gamma(0.5, size=7)
+    add = rng.poisson(2.0, size=(40, 7))
+    seeds = streams.row_seeds(rng, 40)
+    out, part = np.empty((40, 6)), np.empty((5, 6))
+    streams.dirichlet_rows_simplex_streams(seeds, base, add, out)
+    streams.dirichlet_rows_simplex_streams(seeds[10:15], base, add[10:15], part)
+    assert np.array_equal(out[10:15], part) and np.all(np.isfinite(out))
+
+
+def test_table_cells_rows_not_parallel_when_a_margin_mixes_rows():
+    with pm.Model():
+        c = pm.Multinomial("c", n=np.array([5, 4]), p=np.full((2, 3), 1 / 3), shape=(2, 3))
+        pdp.DPObserved(
+            "cols",
+            c,
+            statistic=pdp.Marginals((1,), shape=(2, 3)),
+            mechanism=pdp.DiscreteGaussian(sigma=1.0),
+            observed=np.array([3, 3, 3]),
+        )
+        assert not pdp.TableCells([c]).parallel_rows
