@@ -44,6 +44,7 @@ from pymc_dp.samplers import (
     DataAugmentation,
     Interweave,
     LatentTraceWarning,
+    NonAdditiveRoute,
     PenaltyMH,
     SufficientTheta,
     keep_latent,
@@ -63,12 +64,21 @@ from pymc_dp.statistics.cells import Cells, Marginals
 # TableCells (count tables released by pdp.Cells), DataAugmentation (other latent records; before
 # PyMC's IDEAL Bernoulli/Categorical Gibbs), DirichletHyper (α, base and, with the table's π summed
 # out, π of rows π_g ~ Dirichlet(α·base); before ConjugateTheta, which would take π), ConjugateTheta,
-# then SufficientTheta (θ given records).
+# then SufficientTheta (θ given records), NonAdditiveRoute (θ and the records of a release that is
+# not record-additive: NUTS, MHAAR or both, measured at warm-up).
 # The same place wraps PyMC's trace set-up: pm.sample() without var_names leaves latent records and
 # cells above 10^7 numbers out of its default trace (samplers/trace_memory.py, pdp.keep_latent),
 # and PyMC's result: idata.sample_stats.attrs say which pymc-dp step moved what, and why
 # (samplers/route_report.py).
-_register(Collapsed, TableCells, DataAugmentation, DirichletHyper, ConjugateTheta, SufficientTheta)
+_register(
+    Collapsed,
+    TableCells,
+    DataAugmentation,
+    DirichletHyper,
+    ConjugateTheta,
+    SufficientTheta,
+    NonAdditiveRoute,
+)
 _install_trace_rule()
 _install_route_report()
 
@@ -118,6 +128,7 @@ __all__ = [
     "SufficientTheta",
     "PMMH",
     "MHAAR",
+    "NonAdditiveRoute",
     "PenaltyMH",
     "publishable",
     "keep_latent",

@@ -93,6 +93,11 @@ _ADVICE = {
         "NUTS on the exact collapsed likelihood: tune longer, raise target_accept, or "
         "reparameterise a hierarchical prior (non-centred)"
     ),
+    "NonAdditiveRoute": (
+        "MHAAR's particle estimate may be too noisy or NUTS too slow on the joint model: pass "
+        "step=[pdp.NonAdditiveRoute([θ, records], n_particles=50)], fix the kernel with "
+        "route='mhaar' or route='nuts', or tune longer (the warm-up trial needs 400 iterations)"
+    ),
     "Metropolis": "a discrete θ left to PyMC's Metropolis: run longer or marginalise it",
     # θ also moved by DataAugmentation's own non-centred θ-move (interweaving already runs)
     THETA_MOVE: (
