@@ -24,7 +24,7 @@ from pymc_dp.distributions import (
 from pymc_dp.diagnostics import ConvergenceWarning, check_convergence
 from pymc_dp.fisher import fisher_information, select_statistic
 from pymc_dp.intervals import intervals
-from pymc_dp.marginal import Collapsed, marginalize, recover_records
+from pymc_dp.marginal import Collapsed, EnumeratedParents, marginalize, recover_records
 from pymc_dp.mechanisms import (
     DiscreteGaussian,
     DiscreteLaplace,
@@ -61,6 +61,7 @@ from pymc_dp.statistics.cells import Cells, Marginals
 # Registration with PyMC, in this one place (docs/architecture.md): pm.sample() without step= asks
 # every class of pm.STEP_METHODS for its competence and keeps the first of the most competent, so
 # pymc-dp's steps go first, in this order: Collapsed (discrete records summed out when cheap),
+# EnumeratedParents (discrete records with discrete parents of a finite support: enumerated),
 # TableCells (count tables released by pdp.Cells), DataAugmentation (other latent records; before
 # PyMC's IDEAL Bernoulli/Categorical Gibbs), DirichletHyper (α, base and, with the table's π summed
 # out, π of rows π_g ~ Dirichlet(α·base); before ConjugateTheta, which would take π), ConjugateTheta,
@@ -72,6 +73,7 @@ from pymc_dp.statistics.cells import Cells, Marginals
 # (samplers/route_report.py).
 _register(
     Collapsed,
+    EnumeratedParents,
     TableCells,
     DataAugmentation,
     DirichletHyper,
@@ -135,6 +137,7 @@ __all__ = [
     "LatentTraceWarning",
     # exact collapsed likelihoods for discrete records
     "Collapsed",
+    "EnumeratedParents",
     "marginalize",
     "recover_records",
     # accounting, planning, diagnostics
