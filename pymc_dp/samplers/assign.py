@@ -136,8 +136,7 @@ def _nonadditive(model, nodes):
     records = [d for d in released_records(bad) if d in model.free_RVs]
     if not records or any(not r.dtype.startswith("float") for r in records):
         return None
-    if any(name not in bad for r in records for name in nodes_reading(nodes, r)):
-        return None  # also read by another (additive) release: left to PyMC's samplers
+    # an additive release of the same records (a Sum and a Median) joins MHAAR's weights
     theta = direct_parents(model, records, continuous=True)
     if not theta or set(latent_records(model, nodes, theta, whole_releases=True)) - set(records):
         return None

@@ -135,3 +135,16 @@ def test_route_argument_is_checked():
         pdp.NonAdditiveRoute([model["mu"], model["x"]], route="fast")
     with model, pytest.raises(ValueError, match="needs the records"):
         pdp.NonAdditiveRoute([model["mu"]])
+
+
+@pytest.mark.slow
+def test_sum_and_median_of_the_same_records_get_the_route():
+    """A Sum and a Median of the same records: MHAAR weights both releases. Old code: NUTS on
+    (mu, x) with the warning naming MHAAR."""
+    from tests.support.zoo import by_name
+
+    model, _, _ = by_name("normal_sum_and_median").build()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        steps = assigned(model)
+    assert steps == {"NonAdditiveRoute": ["mu", "x"]}
