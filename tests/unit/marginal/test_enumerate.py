@@ -70,3 +70,13 @@ def test_refusals_name_the_parameter():
     model = _model()
     with model, pytest.raises(ValueError, match="needs discrete records"):
         pdp.EnumeratedParents([model["up"]])
+
+
+@pytest.mark.slow
+def test_cores_2_draws_what_cores_1_draws():
+    from tests.support.sampling import sample
+
+    a = sample(_model(), draws=30, tune=30, seed=4, cores=2)
+    b = sample(_model(), draws=30, tune=30, seed=4, cores=1)
+    np.testing.assert_array_equal(a.posterior["up"].values, b.posterior["up"].values)
+    np.testing.assert_array_equal(a.posterior["x"].values, b.posterior["x"].values)

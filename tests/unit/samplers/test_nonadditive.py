@@ -148,3 +148,13 @@ def test_sum_and_median_of_the_same_records_get_the_route():
         warnings.simplefilter("error", UserWarning)
         steps = assigned(model)
     assert steps == {"NonAdditiveRoute": ["mu", "x"]}
+
+
+@pytest.mark.slow
+def test_cores_2_draws_what_cores_1_draws():
+    from tests.support.sampling import sample
+
+    model = _median_model(n=5)
+    a = sample(model, draws=30, tune=30, seed=4, cores=2)
+    b = sample(model, draws=30, tune=30, seed=4, cores=1)
+    np.testing.assert_array_equal(a.posterior["mu"].values, b.posterior["mu"].values)
