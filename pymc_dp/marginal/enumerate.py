@@ -29,6 +29,7 @@ from pymc_dp.distributions.registry import dp_nodes
 from pymc_dp.marginal.collapsed import collapsed_plans, marginalize
 from pymc_dp.marginal.records import MAX_BOUND_VALUES, finite_support
 from pymc_dp.marginal.recover import RecordConditional, record_draw_fn
+from pymc_dp.marginal.step import _release_containers
 from pymc_dp.samplers.base import DPStep
 from pymc_dp.samplers.points import layout_point
 
@@ -108,6 +109,7 @@ class EnumeratedParents(DPStep):
         self._logp = marginal.compile_logp()
         self._marginal_names = [v.name for v in marginal.value_vars]
         self._draws = [record_draw_fn(plan, model) for plan in self.plans.values()]
+        self._releases = _release_containers(model, self.plans)
         self._combos = [tuple(c) for c in itertools.product(*supports)]
         point = layout_point(model) if initial_point is None else initial_point
         self._dtypes = {n: np.asarray(point[n]).dtype for n in self.theta_names + self.record_names}
@@ -128,6 +130,14 @@ class EnumeratedParents(DPStep):
         return {n: np.asarray(v, dtype=self._dtypes[n]) for n, v in zip(self.theta_names, combo)}
 
     def step(self, point):
+        for name, shared, planned in self._releases:
+            if not np.array_equal(shared.get_value(borrow=True), planned):
+                raise ValueError(
+                    f"The release {name!r} changed after pdp.EnumeratedParents was built "
+                    f"(pm.set_data); its collapsed likelihood was planned for the value "
+                    f"{planned.tolist()}. Build the step again after pm.set_data (pm.sample() "
+                    "without step= builds a new one on each call)."
+                )
         combos, lp = self.conditional(point)
         p = np.exp(lp)
         k = int(self.rng.choice(len(combos), p=p / p.sum()))

@@ -80,3 +80,25 @@ def test_cores_2_draws_what_cores_1_draws():
     b = sample(_model(), draws=30, tune=30, seed=4, cores=1)
     np.testing.assert_array_equal(a.posterior["up"].values, b.posterior["up"].values)
     np.testing.assert_array_equal(a.posterior["x"].values, b.posterior["x"].values)
+
+
+def test_a_release_changed_after_the_step_was_built_is_refused():
+    """The collapsed likelihood is planned for the release's value: a pm.set_data afterwards must not
+    be sampled silently with the old plan."""
+    with pm.Model() as model:
+        obs = pm.Data("obs", S)
+        up = pm.DiscreteUniform("up", 1, 5)
+        x = pm.DiscreteUniform("x", 0, up, shape=N)
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.Sum(lower=0, upper=5),
+            mechanism=pdp.DiscreteLaplace(epsilon=1.0),
+            observed=obs,
+        )
+        step = pdp.EnumeratedParents([up, x])
+        point = model.initial_point()
+        step.step(point)
+        pm.set_data({"obs": 40.0})
+        with pytest.raises(ValueError, match="changed after pdp.EnumeratedParents was built"):
+            step.step(point)
