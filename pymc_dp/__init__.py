@@ -24,7 +24,7 @@ from pymc_dp.distributions import (
 from pymc_dp.diagnostics import ConvergenceWarning, check_convergence
 from pymc_dp.fisher import fisher_information, select_statistic
 from pymc_dp.intervals import intervals
-from pymc_dp.marginal import Collapsed, marginalize, recover_records
+from pymc_dp.marginal import Collapsed, EnumeratedParents, marginalize, recover_records
 from pymc_dp.mechanisms import (
     DiscreteGaussian,
     DiscreteLaplace,
@@ -44,6 +44,7 @@ from pymc_dp.samplers import (
     DataAugmentation,
     Interweave,
     LatentTraceWarning,
+    NonAdditiveRoute,
     PenaltyMH,
     SufficientTheta,
     keep_latent,
@@ -60,15 +61,26 @@ from pymc_dp.statistics.cells import Cells, Marginals
 # Registration with PyMC, in this one place (docs/architecture.md): pm.sample() without step= asks
 # every class of pm.STEP_METHODS for its competence and keeps the first of the most competent, so
 # pymc-dp's steps go first, in this order: Collapsed (discrete records summed out when cheap),
+# EnumeratedParents (discrete records with discrete parents of a finite support: enumerated),
 # TableCells (count tables released by pdp.Cells), DataAugmentation (other latent records; before
 # PyMC's IDEAL Bernoulli/Categorical Gibbs), DirichletHyper (α, base and, with the table's π summed
 # out, π of rows π_g ~ Dirichlet(α·base); before ConjugateTheta, which would take π), ConjugateTheta,
-# then SufficientTheta (θ given records).
+# then SufficientTheta (θ given records), NonAdditiveRoute (θ and the records of a release that is
+# not record-additive: NUTS, MHAAR or both, measured at warm-up).
 # The same place wraps PyMC's trace set-up: pm.sample() without var_names leaves latent records and
 # cells above 10^7 numbers out of its default trace (samplers/trace_memory.py, pdp.keep_latent),
 # and PyMC's result: idata.sample_stats.attrs say which pymc-dp step moved what, and why
 # (samplers/route_report.py).
-_register(Collapsed, TableCells, DataAugmentation, DirichletHyper, ConjugateTheta, SufficientTheta)
+_register(
+    Collapsed,
+    EnumeratedParents,
+    TableCells,
+    DataAugmentation,
+    DirichletHyper,
+    ConjugateTheta,
+    SufficientTheta,
+    NonAdditiveRoute,
+)
 _install_trace_rule()
 _install_route_report()
 
@@ -118,12 +130,14 @@ __all__ = [
     "SufficientTheta",
     "PMMH",
     "MHAAR",
+    "NonAdditiveRoute",
     "PenaltyMH",
     "publishable",
     "keep_latent",
     "LatentTraceWarning",
     # exact collapsed likelihoods for discrete records
     "Collapsed",
+    "EnumeratedParents",
     "marginalize",
     "recover_records",
     # accounting, planning, diagnostics

@@ -60,6 +60,28 @@ def direct_upstream(model, graphs):
     return upstream(graphs, blockers=model.basic_RVs)
 
 
+def random_parents(graphs) -> list:
+    """The random variables ``graphs`` read without looking through any of them (in traversal
+    order, once each): e.g. ``up`` for the upper bound ``up`` or ``up + 1`` of a record's law.
+    In PyMC's functional-graph form of a model the model's wrapper of the variable (its value
+    attached) is returned."""
+    from pymc.model.fgraph import ModelValuedVar
+    from pytensor.tensor.random.op import RandomVariable
+
+    found, stack, seen = [], list(_as_list(graphs)), set()
+    while stack:
+        v = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if v.owner is not None and isinstance(v.owner.op, RandomVariable | ModelValuedVar):
+            found.append(v)
+            continue
+        if v.owner is not None:
+            stack.extend(reversed(v.owner.inputs))
+    return list(dict.fromkeys(found))
+
+
 def reads(graphs, variables) -> list:
     """The members of ``variables`` (in their order) that ``graphs`` read."""
     found = upstream(graphs)

@@ -11,6 +11,7 @@ from pymc_dp.marginal.collapsed import (
     marginal_plans,
     marginalize,
 )
+from pymc_dp.marginal.enumerate import EnumeratedParents
 from pymc_dp.marginal.plan import (
     MAX_SECONDS,
     SECONDS_PER_TERM,
@@ -23,6 +24,7 @@ from pymc_dp.marginal.step import Collapsed
 
 __all__ = [
     "Collapsed",
+    "EnumeratedParents",
     "MAX_SECONDS",
     "SECONDS_PER_TERM",
     "TRUNCATION",

@@ -12,6 +12,8 @@ from __future__ import annotations
 import warnings
 import weakref
 
+import numpy as np
+
 from pymc.step_methods.compound import Competence
 
 from pymc_dp.distributions.graph import direct_parents, released_records, upstream
@@ -20,7 +22,19 @@ from pymc_dp.marginal.collapsed import collapsed_plans, marginalize
 from pymc_dp.marginal.plan import CostModel
 from pymc_dp.samplers.assign import cached_verdict
 
-__all__ = ["MAX_ITERATION_SECONDS", "collapsed_competence", "iteration_seconds", "record_parents"]
+__all__ = [
+    "MAX_ITERATION_SECONDS",
+    "MAX_ENUMERATION_SECONDS",
+    "collapsed_competence",
+    "enumerated_competence",
+    "iteration_seconds",
+    "record_parents",
+]
+
+#: pm.sample() gives discrete records with discrete parents to EnumeratedParents when one
+#: iteration (one collapsed evaluation per value of the parents and a records draw) is estimated
+#: at most this
+MAX_ENUMERATION_SECONDS = 2e-2
 
 #: pm.sample() gives records to Collapsed when `iteration_seconds` is at most this
 MAX_ITERATION_SECONDS = 2e-3
@@ -102,3 +116,52 @@ def _collapsible(model, nodes):
             records = []
     parents = {p.name for r, plan in records for p in record_parents(model, r, plan)}
     return {r.name for r, _ in records}, parents
+
+
+_ENUMERABLE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def enumerated_competence(var) -> Competence:
+    """``IDEAL`` for discrete records whose free parents are all discrete parameters with a finite
+    support (`pymc_dp.EnumeratedParents`), and for those parameters, when the records can be
+    summed out (`pymc_dp.marginalize`) and one iteration is estimated at most
+    `MAX_ENUMERATION_SECONDS`; cached per model state, never warns."""
+    verdict = cached_verdict(var, _ENUMERABLE, _enumerable, per_var=False)
+    if verdict == Competence.INCOMPATIBLE:
+        return verdict
+    return Competence.IDEAL if var.name in verdict else Competence.INCOMPATIBLE
+
+
+def _enumerable(model, nodes):
+    """Names of the records and discrete parameters EnumeratedParents takes."""
+    from pymc_dp.marginal.enumerate import theta_supports
+
+    cost = CostModel()
+    records, thetas = [], []
+    for rv in released_records(nodes):
+        if rv not in model.free_RVs or rv.dtype.startswith("float"):
+            continue
+        parents = direct_parents(model, [rv])
+        if not parents or any(p.dtype.startswith("float") for p in parents):
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                supports = theta_supports(parents)
+                (plan,) = collapsed_plans(model, records=[rv.name]).values()
+        except Exception:  # noqa: BLE001 - not enumerable: other samplers take it
+            continue
+        values = int(np.prod([len(s) for s in supports]))
+        if values * cost.seconds(plan) + cost.draw_seconds(plan) > MAX_ENUMERATION_SECONDS:
+            continue
+        records.append(rv)
+        thetas += [p for p in parents if p not in thetas]
+    if records:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                theta_supports(thetas)
+                marginalize(model, records=[r.name for r in records])
+        except Exception:  # noqa: BLE001
+            records, thetas = [], []
+    return {v.name for v in records + thetas}

@@ -17,7 +17,11 @@ import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 
-__all__ = ["RecordLaw", "draw_tail", "log_pmf", "record_law"]
+__all__ = ["RecordLaw", "draw_tail", "finite_support", "log_pmf", "record_law"]
+
+#: a bound of a record's law that depends on discrete parameters is enumerated over at most this
+#: many joint values of theirs (its extreme gives the support the collapsed likelihood covers)
+MAX_BOUND_VALUES = 64
 
 #: op name -> (PyMC distribution, parameter names, finite support?)
 _KNOWN = {
@@ -50,23 +54,94 @@ class RecordLaw:
         return self.high is not None
 
 
-def _constant(var, what, name):
+def finite_support(rv):
+    """The support of a scalar discrete random variable with a finite support whose bounds are
+    constants (Bernoulli, Categorical with a static number of categories, Binomial with a constant
+    n, DiscreteUniform with constant bounds) as an int64 array, else None."""
     from pytensor.tensor.exceptions import NotScalarConstantError
+
+    from pymc.model.fgraph import ModelValuedVar
+
+    from pymc_dp.distributions.graph import is_constant
+
+    if rv.owner is not None and isinstance(rv.owner.op, ModelValuedVar):
+        rv = rv.owner.inputs[0]  # PyMC's functional-graph form: the wrapped variable
+    op = getattr(rv.owner, "op", None) if rv.owner is not None else None
+    kind = getattr(op, "name", None)
+    if kind not in ("bernoulli", "categorical", "binomial", "discrete_uniform") or rv.ndim != 0:
+        return None
+    params = op.dist_params(rv.owner)
+
+    def const(p):
+        try:
+            return int(pt.get_underlying_scalar_constant_value(p))
+        except NotScalarConstantError:
+            pass
+        if not is_constant(p):
+            return None
+        value = np.asarray(p.eval())
+        return int(value.reshape(())) if value.size == 1 else None
+
+    if kind == "bernoulli":
+        return np.arange(2, dtype=np.int64)
+    if kind == "categorical":
+        k = params[0].type.shape[-1]
+        return None if k is None else np.arange(k, dtype=np.int64)
+    if kind == "binomial":
+        n = const(params[0])
+        return None if n is None else np.arange(n + 1, dtype=np.int64)
+    low, high = const(params[0]), const(params[1])
+    if low is None or high is None or high < low:
+        return None
+    return np.arange(low, high + 1, dtype=np.int64)
+
+
+def _constant(var, what, name, extreme=max):
+    """The value of the bound ``var`` of record variable ``name``: a constant, or, when it reads
+    discrete random variables with a finite support (a parameter θ of the model, e.g.
+    ``x ~ DiscreteUniform(0, up)``), its ``extreme`` over their joint support: the collapsed
+    likelihood then covers every value θ can take (the pmf is 0 beyond θ's own bound). A bound
+    that reads any other random variable is refused (evaluating it would draw that variable)."""
+    import itertools
+
+    from pytensor.graph.replace import graph_replace
+    from pytensor.tensor.exceptions import NotScalarConstantError
+
+    from pymc_dp.distributions.graph import random_parents
 
     try:
         return int(pt.get_underlying_scalar_constant_value(var))
     except NotScalarConstantError:
         pass
+    parents = random_parents([var])
+    supports = [finite_support(p) for p in parents]
+    if any(s is None for s in supports) or np.prod([len(s) for s in supports]) > MAX_BOUND_VALUES:
+        bad = [p.name for p, s in zip(parents, supports) if s is None] or [p.name for p in parents]
+        raise ValueError(
+            f"The {what} of record variable {name!r} depends on {bad}, which are not discrete "
+            f"parameters with a finite support of at most {MAX_BOUND_VALUES} joint values "
+            "(Bernoulli, Categorical, Binomial or DiscreteUniform with constant bounds), so the "
+            f"records' support cannot be enumerated. Use a fixed {what}."
+        )
+    values = []
     try:
-        value = np.asarray(var.eval())
+        for combo in itertools.product(*supports):
+            fixed = graph_replace(
+                var,
+                {p: pt.constant(v, dtype=p.dtype) for p, v in zip(parents, combo)},
+                strict=False,
+            )
+            values.append(np.asarray(fixed.eval()))
     except Exception as err:
         raise ValueError(
             f"The {what} of record variable {name!r} must be a constant to enumerate its support, "
             f"got a graph {var}. Use a fixed {what}."
         ) from err
-    if value.size != 1:
-        raise ValueError(f"The {what} of record variable {name!r} must be one number, got {value}.")
-    return int(value.reshape(()))
+    if any(v.size != 1 for v in values):
+        raise ValueError(
+            f"The {what} of record variable {name!r} must be one number, got {values}."
+        )
+    return int(extreme(int(v.reshape(())) for v in values))
 
 
 def record_law(rv, n: int | None = None) -> RecordLaw:
@@ -139,7 +214,7 @@ def record_law(rv, n: int | None = None) -> RecordLaw:
     elif kind == "binomial":
         high = _constant(core[0], "number of trials n", name)
     elif kind == "discrete_uniform":
-        low = _constant(core[0], "lower bound", name)
+        low = _constant(core[0], "lower bound", name, extreme=min)
         high = _constant(core[1], "upper bound", name)
     elif kind == "geometric":
         low = 1

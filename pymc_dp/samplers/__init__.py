@@ -11,6 +11,7 @@ from pymc_dp.samplers.conjugate import ConjugateTheta
 from pymc_dp.samplers.dirichlet_hyper import DirichletHyper
 from pymc_dp.samplers.interweave import Interweave, interweave_kernel
 from pymc_dp.samplers.mhaar import MHAAR
+from pymc_dp.samplers.nonadditive import NonAdditiveRoute
 from pymc_dp.samplers.penalty import PenaltyMH
 from pymc_dp.samplers.pmmh import PMMH
 from pymc_dp.samplers.records import RecordBlock
@@ -26,6 +27,7 @@ __all__ = [
     "DirichletHyper",
     "PMMH",
     "MHAAR",
+    "NonAdditiveRoute",
     "PenaltyMH",
     "RecordBlock",
     "TableCells",

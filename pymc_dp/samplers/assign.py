@@ -48,7 +48,13 @@ from pymc_dp.distributions.graph import direct_upstream, nodes_reading, released
 from pymc_dp.distributions.registry import dp_nodes, model_of
 from pymc_dp.samplers.records import RecordBlock, record_groups
 
-__all__ = ["augmentation_competence", "cached_verdict", "coupled_parameters", "register"]
+__all__ = [
+    "augmentation_competence",
+    "cached_verdict",
+    "coupled_parameters",
+    "nonadditive_competence",
+    "register",
+]
 
 
 def augmentation_competence(var) -> Competence:
@@ -73,6 +79,8 @@ def augmentation_competence(var) -> Competence:
     ]
     if bad:
         name, node = bad[0]
+        if nonadditive_competence(var) == Competence.IDEAL:
+            return Competence.INCOMPATIBLE  # pdp.NonAdditiveRoute takes them
         warnings.warn(
             f"The records {var.name!r} feed DPObserved {name!r}, whose statistic {node.statistic!r} "
             "is not record-additive, so pm.sample() leaves them to PyMC's default samplers (valid "
@@ -97,6 +105,48 @@ def augmentation_competence(var) -> Competence:
 
 
 _VERDICTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_NONADDITIVE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def nonadditive_competence(var) -> Competence:
+    """``IDEAL`` for the continuous records of a release that is neither record-additive nor
+    local (``Median``, ``Max`` with ``SmoothLaplace``) and for their continuous parents θ, when
+    `pymc_dp.samplers.nonadditive.NonAdditiveRoute` can take them: θ drives no other latent
+    records, and MHAAR builds in z-space on them (`_nonadditive`, cached per model state)."""
+    verdict = cached_verdict(var, _NONADDITIVE, _nonadditive, per_var=False)
+    if verdict == Competence.INCOMPATIBLE or verdict is None:
+        return Competence.INCOMPATIBLE
+    return Competence.IDEAL if var.name in verdict else Competence.INCOMPATIBLE
+
+
+def _nonadditive(model, nodes):
+    """Names of the records and parameters NonAdditiveRoute takes (None: none)."""
+    from pymc_dp.distributions.graph import direct_parents, latent_records
+    from pymc_dp.samplers.mhaar import MHAAR
+
+    bad = {
+        name: node
+        for name, node in nodes.items()
+        if not (node.statistic.record_additive or node.statistic.local)
+        and not getattr(node.statistic, "latent_table", False)
+        and not releases_latent_statistic([node])
+    }
+    if not bad:
+        return None
+    records = [d for d in released_records(bad) if d in model.free_RVs]
+    if not records or any(not r.dtype.startswith("float") for r in records):
+        return None
+    # an additive release of the same records (a Sum and a Median) joins MHAAR's weights
+    theta = direct_parents(model, records, continuous=True)
+    if not theta or set(latent_records(model, nodes, theta, whole_releases=True)) - set(records):
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            MHAAR(theta, latent=records, space="z", model=model)
+    except Exception:  # noqa: BLE001 - MHAAR cannot take them: PyMC's samplers, with the warning
+        return None
+    return {v.name for v in theta + records}
 
 
 def coupled_parameters(model, var) -> list:

@@ -93,7 +93,16 @@ _ADVICE = {
         "NUTS on the exact collapsed likelihood: tune longer, raise target_accept, or "
         "reparameterise a hierarchical prior (non-centred)"
     ),
-    "Metropolis": "a discrete θ left to PyMC's Metropolis: run longer or marginalise it",
+    "NonAdditiveRoute": (
+        "MHAAR's particle estimate may be too noisy or NUTS too slow on the joint model: pass "
+        "step=[pdp.NonAdditiveRoute([θ, records], n_particles=50)], fix the kernel with "
+        "route='mhaar' or route='nuts', or tune longer (the warm-up trial needs 400 iterations)"
+    ),
+    "Metropolis": (
+        "a discrete θ left to PyMC's Metropolis: run longer or marginalise it; a parent of "
+        "discrete records with a finite support (e.g. pm.DiscreteUniform(1, 5)) is enumerated "
+        "with its records summed out by pdp.EnumeratedParents, which pm.sample() picks by itself"
+    ),
     # θ also moved by DataAugmentation's own non-centred θ-move (interweaving already runs)
     THETA_MOVE: (
         "DataAugmentation's non-centred move of the parameters already runs: try more record sweeps "
@@ -148,6 +157,21 @@ def _movers(steps) -> dict:
     return out
 
 
+def _hints(steps) -> dict:
+    """``{value-variable name: model-specific advice}`` that steps give through their
+    ``convergence_hints`` attribute (e.g. ConjugateTheta for π of a table released only through
+    margins)."""
+    out = {}
+    pending = list(steps) if isinstance(steps, list | tuple) else [steps]
+    while pending:
+        step = pending.pop(0)
+        if hasattr(step, "methods"):
+            pending = list(step.methods) + pending
+            continue
+        out.update(getattr(step, "convergence_hints", None) or {})
+    return out
+
+
 def _default_movers(model) -> dict:
     """The step ``pm.sample()`` assigns by itself to each value variable of ``model``."""
     import pymc as pm
@@ -160,7 +184,9 @@ def _default_movers(model) -> dict:
 # ---------------------------------------------------------------------------------------------
 # the verdict
 # ---------------------------------------------------------------------------------------------
-def _diagnose(values: dict, labels: dict, movers: dict, rhat_max, ess_min) -> pd.DataFrame:
+def _diagnose(
+    values: dict, labels: dict, movers: dict, rhat_max, ess_min, hints=None
+) -> pd.DataFrame:
     """``values``: value name -> (chain, draw, *event) array. One row per variable (worst entry)."""
     rows = []
     for name, d in values.items():
@@ -192,7 +218,7 @@ def _diagnose(values: dict, labels: dict, movers: dict, rhat_max, ess_min) -> pd
                 "ess_per_draw": worst_ess,
                 "r_hat": worst_rhat,
                 "ok": ok,
-                "advice": "" if ok else advice(step, var),
+                "advice": "" if ok else ((hints or {}).get(name) or advice(step, var)),
             }
         )
     return pd.DataFrame(
@@ -279,7 +305,8 @@ def check_convergence(
                 "the model that was sampled (model=...)."
             )
         values[value_name] = np.asarray(post[rv_name])
-    table = _diagnose(values, labels, movers, rhat_max, ess_per_draw_min)
+    hints = _hints(step) if step is not None else {}
+    table = _diagnose(values, labels, movers, rhat_max, ess_per_draw_min, hints)
     if warn:
         _warn(table, rhat_max=rhat_max, ess_min=ess_per_draw_min, stacklevel=2)
     return table
@@ -329,11 +356,12 @@ class _ChainWatch:
         if not names:
             return
         values = {name: np.stack([h[name] for h in chains]) for name in names}
-        movers = _movers([m() for m in self.members if m() is not None])
+        members = [m() for m in self.members if m() is not None]
+        movers = _movers(members)
         for name in names:  # not moved by a pymc-dp step: PyMC's default for its type
             movers.setdefault(name, "Metropolis" if self.discrete.get(name) else "NUTS")
         labels = {n: self.labels[n] for n in names}
-        table = _diagnose(values, labels, movers, RHAT_MAX, ESS_PER_DRAW_MIN)
+        table = _diagnose(values, labels, movers, RHAT_MAX, ESS_PER_DRAW_MIN, _hints(members))
         _warn(table, rhat_max=RHAT_MAX, ess_min=ESS_PER_DRAW_MIN, stacklevel=4)
 
 

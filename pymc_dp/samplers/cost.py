@@ -76,6 +76,10 @@ SECONDS_PER_UNIT = {
     "iteration": 1.34e-3,
     "collapsed_eval": 2.0e-4,
     "collapsed_iteration": 1.6e-3,
+    "nuts_gradient": 3.3e-4,
+    "nuts_gradient_record": 2.5e-7,
+    "mhaar_eval": 3.0e-3,
+    "mhaar_particle_record": 1e-7,
 }
 
 

@@ -389,6 +389,49 @@ def normal_median_smooth_laplace():
     return model, None, normal_median_smooth_laplace.__doc__
 
 
+def median_posterior(s, n, lower, upper, b, prior_mean, prior_sd):
+    """mu ~ N(m0, s0), x_i ~ N(mu, 1) (n odd), s = clip(median x, lower, upper) + Laplace(b):
+    the median is the (n+1)/2-th order statistic (its density in closed form, atoms at the
+    bounds), integrated against the noise on a grid; posterior mean and sd of mu by quadrature."""
+    k = (n + 1) // 2
+    mus = np.linspace(prior_mean - 6 * prior_sd, prior_mean + 6 * prior_sd, 2401)
+    m = np.linspace(lower, upper, 3001)
+    z = m[None, :] - mus[:, None]
+    log_c = special.gammaln(n + 1) - 2 * special.gammaln(k)
+    dens = np.exp(
+        log_c + (k - 1) * (stats.norm.logcdf(z) + stats.norm.logsf(z)) + stats.norm.logpdf(z)
+    )
+    inner = np.trapezoid(dens * stats.laplace.pdf(s, m, b)[None, :], m, axis=1)
+    low_atom = stats.binom.sf(k - 1, n, stats.norm.cdf(lower - mus))  # ≥ k records below lower
+    high_atom = stats.binom.cdf(k - 1, n, stats.norm.cdf(upper - mus))  # < k records below upper
+    lik = (
+        inner
+        + low_atom * stats.laplace.pdf(s, lower, b)
+        + high_atom * stats.laplace.pdf(s, upper, b)
+    )
+    return _grid_moments(mus, stats.norm.logpdf(mus, prior_mean, prior_sd) + np.log(lik))
+
+
+@case("order", "Laplace", "continuous")
+def normal_median_laplace():
+    """Median(1, 4) of 9 records N(mu, 1) + Laplace(ε = 2) (global sensitivity 3): order-statistic
+    density in closed form, 1-d quadrature (issue 17: pm.sample() measures NUTS against MHAAR)."""
+    rng = np.random.default_rng(115)
+    n = 9
+    stat, mech = pdp.Median(1, 4), pdp.Laplace(epsilon=2.0)
+    r, s = _rel(rng.normal(2.5, 1.0, n), stat, mech, rng)
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 2.0, 2.0)
+        x = pm.Normal("x", mu, 1.0, shape=n)
+        pdp.DPObserved("s", x, statistic=stat, mechanism=mech, observed=r)
+    b = r.mechanism.noise_scale
+    return (
+        model,
+        {"mu": median_posterior(float(s), n, 1.0, 4.0, b, 2.0, 2.0)},
+        normal_median_laplace.__doc__,
+    )
+
+
 @case("additive", "Laplace", "continuous (sd unknown)")
 def normal_mean_and_sd_clamped_mean():
     """Issue 17: x ~ N(mu, sigma) with mu, sigma unknown, only a clamped mean released (n = 40, ε = 1)."""
@@ -906,6 +949,306 @@ def categorical_counts_and_value_sum():
         {f"pi[{j}]": (mean[j], sd[j]) for j in range(3)},
         categorical_counts_and_value_sum.__doc__,
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# red team 2 (issue 17.4): other record families, links, Deterministics, censoring, two record
+# variables, two statistics of the same records
+# ---------------------------------------------------------------------------------------------
+def _clipped_sum_loglik(cdf, lower, upper, n, log_noise, h=0.005):
+    """log p(s | θ) for s = Σ clip(x_i, lower, upper) + noise, x_i iid with cdf ``cdf(t)``: the
+    clipped record on a grid of step h (atoms at the bounds, each interior cell's mass at its
+    centre), the n-fold sum by FFT, summed against ``log_noise(totals)``."""
+    m = int(round((upper - lower) / h))
+    grid = lower + h * np.arange(m + 1)
+    edges = np.concatenate([grid[:-1] + h / 2])
+    c = np.concatenate([[0.0], cdf(edges), [1.0]])
+    pmf = np.clip(np.diff(c), 0.0, None)
+    size = 1 << int(math.ceil(math.log2(n * m + 1)))
+    sum_pmf = np.clip(np.fft.irfft(np.fft.rfft(pmf, size) ** n, size)[: n * m + 1], 0.0, None)
+    totals = n * lower + h * np.arange(n * m + 1)
+    return float(special.logsumexp(log_noise(totals), b=sum_pmf))
+
+
+def _theta_grid_moments(grid, logprior, loglik_of):
+    return _grid_moments(grid, logprior + np.array([loglik_of(t) for t in grid]))
+
+
+@case("additive", "Laplace", "continuous (LogNormal, clamped)")
+def lognormal_clamped_sum_laplace():
+    """x_i ~ LogNormal(mu, 0.5) (hospital stays), mu ~ N(0.5, 1), n = 20, Σ clip(x, 0, 6) +
+    Laplace(ε = 1): clipped-sum quadrature."""
+    rng = np.random.default_rng(601)
+    n, stat, mech = 20, pdp.Sum(lower=0, upper=6), pdp.Laplace(epsilon=1.0)
+    _, s = _rel(rng.lognormal(0.8, 0.5, n), stat, mech, rng)
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0.5, 1.0)
+        x = pm.LogNormal("x", mu, 0.5, shape=n)
+        pdp.DPObserved("s", x, statistic=stat, mechanism=mech, observed=s)
+    b = 6.0
+    grid = np.linspace(-3.5, 4.5, 321)
+    exact = _theta_grid_moments(
+        grid,
+        stats.norm.logpdf(grid, 0.5, 1.0),
+        lambda m: _clipped_sum_loglik(
+            lambda t: stats.lognorm.cdf(t, 0.5, scale=math.exp(m)),
+            0.0,
+            6.0,
+            n,
+            lambda k: -np.abs(float(s) - k) / b,
+        ),
+    )
+    return model, {"mu": exact}, lognormal_clamped_sum_laplace.__doc__
+
+
+@case("additive", "Gaussian", "continuous (StudentT)")
+def studentt_mean_gaussian():
+    """x_i ~ StudentT(ν = 4, mu, 1), mu ~ N(0, 2), n = 25, Mean(−5, 5) + Gaussian(σ = 0.2):
+    clipped-sum quadrature."""
+    rng = np.random.default_rng(602)
+    n, stat, mech = 25, pdp.Mean(lower=-5, upper=5), pdp.Gaussian(sigma=0.2)
+    _, s = _rel(1.0 + rng.standard_t(4, n), stat, mech, rng)
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0.0, 2.0)
+        x = pm.StudentT("x", nu=4, mu=mu, sigma=1.0, shape=n)
+        pdp.DPObserved("s", x, statistic=stat, mechanism=mech, observed=s)
+    grid = np.linspace(-2.0, 4.0, 241)
+    exact = _theta_grid_moments(
+        grid,
+        stats.norm.logpdf(grid, 0.0, 2.0),
+        lambda m: _clipped_sum_loglik(
+            lambda t: stats.t.cdf(t, 4, loc=m),
+            -5.0,
+            5.0,
+            n,
+            lambda k: -0.5 * ((float(s) - k / n) / 0.2) ** 2,
+            h=0.01,
+        ),
+    )
+    return model, {"mu": exact}, studentt_mean_gaussian.__doc__
+
+
+@case("additive", "Laplace", "continuous (Beta)")
+def beta_records_mean_laplace():
+    """Proportions x_i ~ Beta(a, 2), a ~ Gamma(2, 1), n = 15, Mean(0, 1) + Laplace(ε = 2):
+    quadrature over a (the mean's law by FFT)."""
+    rng = np.random.default_rng(603)
+    n, stat, mech = 15, pdp.Mean(lower=0, upper=1), pdp.Laplace(epsilon=2.0)
+    _, s = _rel(rng.beta(3.0, 2.0, n), stat, mech, rng)
+    with pm.Model() as model:
+        a = pm.Gamma("a", 2.0, 1.0)
+        x = pm.Beta("x", alpha=a, beta=2.0, shape=n)
+        pdp.DPObserved("s", x, statistic=stat, mechanism=mech, observed=s)
+    b = 1.0 / (n * 2.0)
+    grid = np.linspace(0.02, 14.0, 360)
+    exact = _theta_grid_moments(
+        grid,
+        stats.gamma.logpdf(grid, 2.0),
+        lambda a_: _clipped_sum_loglik(
+            lambda t: stats.beta.cdf(t, a_, 2.0),
+            0.0,
+            1.0,
+            n,
+            lambda k: -np.abs(float(s) - k / n) / b,
+            h=0.001,
+        ),
+    )
+    return model, {"a": exact}, beta_records_mean_laplace.__doc__
+
+
+@case("additive", "Laplace", "continuous (censored Normal)")
+def censored_normal_sum_laplace():
+    """Censored records: x_i = min(y_i, 3), y_i ~ N(mu, 1) (pm.Censored), mu ~ N(1, 2), n = 20,
+    Σ clip(x, −2, 4) + Laplace(ε = 1): the atom at 3 in the clipped-sum quadrature."""
+    rng = np.random.default_rng(604)
+    n, stat, mech = 20, pdp.Sum(lower=-2, upper=4), pdp.Laplace(epsilon=1.0)
+    _, s = _rel(np.minimum(rng.normal(2.0, 1.0, n), 3.0), stat, mech, rng)
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 1.0, 2.0)
+        x = pm.Censored("x", pm.Normal.dist(mu, 1.0), lower=None, upper=3.0, shape=n)
+        pdp.DPObserved("s", x, statistic=stat, mechanism=mech, observed=s)
+    b = 6.0
+    grid = np.linspace(-3.0, 6.0, 301)
+    exact = _theta_grid_moments(
+        grid,
+        stats.norm.logpdf(grid, 1.0, 2.0),
+        lambda m: _clipped_sum_loglik(
+            lambda t: np.where(t < 3.0, stats.norm.cdf(t - m), 1.0),
+            -2.0,
+            4.0,
+            n,
+            lambda k: -np.abs(float(s) - k) / b,
+        ),
+    )
+    return model, {"mu": exact}, censored_normal_sum_laplace.__doc__
+
+
+@case("additive", "Gaussian", "continuous (TruncatedNormal)")
+def truncated_normal_sum_gaussian():
+    """Non-negative records x_i ~ TruncatedNormal(mu, 1, lower = 0), mu ~ N(1, 2), n = 20,
+    Σ clip(x, 0, 5) + Gaussian(σ = 2): clipped-sum quadrature."""
+    rng = np.random.default_rng(605)
+    n, stat, mech = 20, pdp.Sum(lower=0, upper=5), pdp.Gaussian(sigma=2.0)
+    _, s = _rel(
+        stats.truncnorm.rvs(-1.5, np.inf, loc=1.5, random_state=rng, size=n), stat, mech, rng
+    )
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 1.0, 2.0)
+        x = pm.TruncatedNormal("x", mu=mu, sigma=1.0, lower=0.0, shape=n)
+        pdp.DPObserved("s", x, statistic=stat, mechanism=mech, observed=s)
+    grid = np.linspace(-4.0, 5.0, 301)
+    exact = _theta_grid_moments(
+        grid,
+        stats.norm.logpdf(grid, 1.0, 2.0),
+        lambda m: _clipped_sum_loglik(
+            lambda t: stats.truncnorm.cdf(t, -m, np.inf, loc=m),
+            0.0,
+            5.0,
+            n,
+            lambda k: -0.5 * ((float(s) - k) / 2.0) ** 2,
+        ),
+    )
+    return model, {"mu": exact}, truncated_normal_sum_gaussian.__doc__
+
+
+@case("additive", "DiscreteLaplace", "unbounded (Poisson, log link through a Deterministic)")
+def poisson_log_link_deterministic():
+    """eta ~ N(1, 1), lam = pm.Deterministic(exp(eta)), x_i ~ Poisson(lam), n = 30, Σx +
+    DiscreteLaplace(scale 3): Poisson-sum enumeration over an eta grid."""
+    rng = np.random.default_rng(606)
+    n, mech = 30, pdp.DiscreteLaplace(scale=3.0)
+    _, s = _rel(rng.poisson(2.5, n), pdp.Sum(), mech, rng)
+    with pm.Model() as model:
+        eta = pm.Normal("eta", 1.0, 1.0)
+        lam = pm.Deterministic("lam", pm.math.exp(eta))
+        x = pm.Poisson("x", lam, shape=n)
+        pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=mech, observed=s)
+    grid = np.linspace(-3.0, 4.0, 1401)
+    k = np.arange(1000)
+    lp = stats.poisson.logpmf(k[None, :], n * np.exp(grid)[:, None])
+    loglik = _count_loglik(lp, k, _laplace(float(s), 3.0))
+    return (
+        model,
+        {"eta": _grid_moments(grid, stats.norm.logpdf(grid, 1.0, 1.0) + loglik)},
+        poisson_log_link_deterministic.__doc__,
+    )
+
+
+@case("additive", "DiscreteLaplace", "unbounded (ZeroInflatedPoisson)")
+def zero_inflated_poisson_sum():
+    """x_i ~ ZeroInflatedPoisson(ψ = 0.6, mu), mu ~ Gamma(2, 0.5), n = 25, Sum(0, 10) +
+    DiscreteLaplace(ε = 1) (scale 10): the clipped record's pmf convolved n times."""
+    rng = np.random.default_rng(607)
+    n, stat, mech = 25, pdp.Sum(lower=0, upper=10), pdp.DiscreteLaplace(epsilon=1.0)
+    xs = np.where(rng.random(n) < 0.6, rng.poisson(4.0, n), 0)
+    _, s = _rel(xs, stat, mech, rng)
+    with pm.Model() as model:
+        mu = pm.Gamma("mu", 2.0, 0.5)
+        x = pm.ZeroInflatedPoisson("x", psi=0.6, mu=mu, shape=n)
+        pdp.DPObserved("s", x, statistic=stat, mechanism=mech, observed=s)
+    grid = np.linspace(0.01, 16.0, 800)
+    vals = np.arange(11)
+    k = np.arange(10 * n + 1)
+
+    def loglik(m):
+        pmf = 0.6 * stats.poisson.pmf(vals, m)
+        pmf[0] += 0.4
+        pmf[-1] = 0.6 * stats.poisson.sf(9, m)  # clipped at 10
+        total = np.array([1.0])
+        for _ in range(n):
+            total = np.convolve(total, pmf)
+        return float(special.logsumexp(-np.abs(float(s) - k) / 10.0, b=np.clip(total, 0, None)))
+
+    exact = _theta_grid_moments(grid, stats.gamma.logpdf(grid, 2.0, scale=2.0), loglik)
+    return model, {"mu": exact}, zero_inflated_poisson_sum.__doc__
+
+
+@case("additive", "Gaussian", "continuous (two record variables, two releases)")
+def two_groups_shift_gaussian():
+    """Two record variables: x ~ N(mu, 1) (n = 15) and y ~ N(mu + delta, 1) (n = 10), each summed
+    with Gaussian(σ = 2); mu ~ N(0, 3), delta ~ N(0, 1): bivariate normal, exact."""
+    rng = np.random.default_rng(608)
+    nx, ny, sig = 15, 10, 2.0
+    _, sx = _rel(rng.normal(1.0, 1.0, nx), pdp.Sum(), pdp.Gaussian(sigma=sig), rng)
+    _, sy = _rel(rng.normal(1.8, 1.0, ny), pdp.Sum(), pdp.Gaussian(sigma=sig), rng)
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0.0, 3.0)
+        delta = pm.Normal("delta", 0.0, 1.0)
+        x = pm.Normal("x", mu, 1.0, shape=nx)
+        y = pm.Normal("y", mu + delta, 1.0, shape=ny)
+        pdp.DPObserved("sx", x, statistic=pdp.Sum(), mechanism=pdp.Gaussian(sigma=sig), observed=sx)
+        pdp.DPObserved("sy", y, statistic=pdp.Sum(), mechanism=pdp.Gaussian(sigma=sig), observed=sy)
+    # (sx, sy) = A (mu, delta) + noise, noise var diag(nx + σ², ny + σ²)
+    A = np.array([[nx, 0.0], [ny, ny]])
+    noise = np.diag([nx + sig**2, ny + sig**2])
+    prior = np.diag([9.0, 1.0])
+    prec = np.linalg.inv(prior) + A.T @ np.linalg.inv(noise) @ A
+    cov = np.linalg.inv(prec)
+    mean = cov @ A.T @ np.linalg.inv(noise) @ np.array([float(sx), float(sy)])
+    sd = np.sqrt(np.diag(cov))
+    return (
+        model,
+        {"mu": (mean[0], sd[0]), "delta": (mean[1], sd[1])},
+        two_groups_shift_gaussian.__doc__,
+    )
+
+
+@case("additive", "Laplace", "finite (Bernoulli, probit link, pm.Data covariate, 2-d θ)")
+def bernoulli_probit_pm_data():
+    """x_i ~ Bernoulli(Φ(a + b z_i)) with z in pm.Data and dims, a, b ~ N(0, 1), n = 30,
+    Sum(0, 1) + Laplace(ε = 1): Poisson-binomial enumeration on a 2-d grid."""
+    rng = np.random.default_rng(609)
+    n = 30
+    z = np.linspace(-1.5, 1.5, n)
+    stat, mech = pdp.Sum(lower=0, upper=1), pdp.Laplace(epsilon=1.0)
+    _, s = _rel((rng.random(n) < stats.norm.cdf(0.2 + 0.8 * z)).astype(int), stat, mech, rng)
+    with pm.Model(coords={"person": np.arange(n)}) as model:
+        zd = pm.Data("z", z, dims="person")
+        a = pm.Normal("a", 0.0, 1.0)
+        b = pm.Normal("b", 0.0, 1.0)
+        x = pm.Bernoulli("x", p=pm.math.invprobit(a + b * zd), dims="person")
+        pdp.DPObserved("s", x, statistic=stat, mechanism=mech, observed=s)
+    ga = np.linspace(-4, 4, 121)
+    gb = np.linspace(-4, 4, 121)
+    k = np.arange(n + 1)
+    lik_k = np.exp(-np.abs(float(s) - k))
+    logw = np.empty((ga.size, gb.size))
+    for i, av in enumerate(ga):
+        for j, bv in enumerate(gb):
+            logw[i, j] = np.log(_poisson_binomial(stats.norm.cdf(av + bv * z)) @ lik_k)
+    logw += stats.norm.logpdf(ga)[:, None] + stats.norm.logpdf(gb)[None, :]
+    w = np.exp(logw - logw.max())
+    w /= w.sum()
+    out = {}
+    for name, g, wm in (("a", ga, w.sum(1)), ("b", gb, w.sum(0))):
+        m1 = float(wm @ g)
+        out[name] = (m1, math.sqrt(float(wm @ g**2) - m1**2))
+    return model, out, bernoulli_probit_pm_data.__doc__
+
+
+@case("order", "Laplace", "continuous (a Sum and a Median of the same records)")
+def normal_sum_and_median():
+    """Two statistics of the same records: Σ clip(x, −2, 4) + Laplace(ε = 1) and Median(−2, 4) +
+    Laplace(ε = 1), x ~ N(mu, 1), n = 15: no exact answer here."""
+    rng = np.random.default_rng(610)
+    n = 15
+    conf = rng.normal(1.0, 1.0, n)
+    s1, _ = _rel(conf, pdp.Sum(lower=-2, upper=4), pdp.Laplace(epsilon=1.0), rng)
+    s2, _ = _rel(conf, pdp.Median(-2, 4), pdp.Laplace(epsilon=1.0), rng)
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0.0, 2.0)
+        x = pm.Normal("x", mu, 1.0, shape=n)
+        pdp.DPObserved(
+            "s1",
+            x,
+            statistic=pdp.Sum(lower=-2, upper=4),
+            mechanism=pdp.Laplace(epsilon=1.0),
+            observed=s1,
+        )
+        pdp.DPObserved(
+            "s2", x, statistic=pdp.Median(-2, 4), mechanism=pdp.Laplace(epsilon=1.0), observed=s2
+        )
+    return model, None, normal_sum_and_median.__doc__
 
 
 def by_name(name: str) -> Case:

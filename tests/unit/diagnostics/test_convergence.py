@@ -151,18 +151,20 @@ def test_guard_names_the_theta_move_of_data_augmentation_and_advises_something_e
 
 def test_pm_sample_names_pymc_metropolis_for_a_discrete_parameter():
     """A discrete θ (the upper bound of DiscreteUniform records) is moved by PyMC's Metropolis,
-    not by NUTS: the in-sample guard must name the step that moved it (it named NUTS)."""
+    not by NUTS: the in-sample guard must name the step that moved it (it named NUTS). θ has an
+    infinite support (Geometric), so pdp.EnumeratedParents, which takes a DiscreteUniform(1, 5)
+    bound since issue 17.2, cannot enumerate it."""
     rng = np.random.default_rng(47)
     n = 20
     stat = pdp.Sum(lower=0, upper=5)
     r = pdp.release(rng.integers(0, 4, n), stat, pdp.DiscreteLaplace(epsilon=1.0), rng=rng)
     with pm.Model() as model:
-        up = pm.DiscreteUniform("up", 1, 5)
+        up = pm.Geometric("up", 0.3)
         x = pm.DiscreteUniform("x", 0, up, shape=n)
         pdp.DPObserved(
             "s", x, statistic=stat, mechanism=pdp.DiscreteLaplace(epsilon=1.0), observed=r
         )
-    with pytest.warns(pdp.ConvergenceWarning) as record:  # stuck: R-hat 2.4 at 1000 draws
+    with pytest.warns(pdp.ConvergenceWarning) as record:  # stuck: R-hat 3.6 at 150 draws
         sample(model, draws=150, tune=100, seed=1)
     texts = [str(w.message) for w in record if issubclass(w.category, pdp.ConvergenceWarning)]
     assert texts and all("'up' (moved by Metropolis)" in t for t in texts), texts
@@ -187,3 +189,27 @@ def test_guard_skips_theta_too_large_to_copy_each_draw():
             watch.observe(leader, {"small": rng.normal(size=2), "big": np.zeros(WATCH_SIZE + 1)})
     (chain,) = watch.history
     assert set(chain) == {"small"} and chain["small"].shape == (100, 2)
+
+
+def test_guard_advice_for_pi_of_a_table_released_only_through_a_margin():
+    """Issue 17.3: π of a 2 × 3 table whose row margin alone is released mixes at ESS/draw 0.01
+    (its split within a row is identified by the prior only); the generic ConjugateTheta advice
+    (MHAAR, interweaving) did not help. The guard now says what the margins leave unidentified and
+    what to model instead."""
+    from pymc_dp.samplers.convergence import _diagnose, _hints
+
+    stat = pdp.Marginals((0,), shape=(2, 3))
+    with pm.Model():
+        pi = pm.Dirichlet("pi", np.ones(6))
+        t = pm.Multinomial("t", n=100, p=pi)
+        pdp.DPObserved(
+            "m", t, statistic=stat, mechanism=pdp.DiscreteGaussian(sigma=2.0), observed=[52, 48]
+        )
+        step = pdp.ConjugateTheta([pi])
+    hints = _hints([step])
+    assert set(hints) == {"pi_simplex__"}
+    rng = np.random.default_rng(0)
+    stuck = np.cumsum(rng.normal(size=(2, 200, 6)) * 0.01, axis=1)  # a random walk: not mixed
+    table = _diagnose({"pi_simplex__": stuck}, {"pi_simplex__": "pi"}, {}, 1.01, 0.05, hints)
+    (text,) = table["advice"]
+    assert "only margins of the table 't'" in text and "pdp.Cells()" in text
