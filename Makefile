@@ -29,7 +29,7 @@ test-heavy: venv
 	$(PY) -m pytest -q -n 2 -m heavy
 
 test-fast: venv
-	$(PY) -m pytest -q -n 2 -m "not slow" --durations=25
+	$(PY) -m pytest -q -n 2 -m "not slow and not heavy" --durations=25
 
 # ruff (lint + format check) and the layer contracts of docs/architecture.md (import-linter)
 lint: venv
