@@ -254,6 +254,102 @@ def multinomial_rows_sweep_streams(
     return int(sweep(states, c, log_p, n_cols, codes, a, b, r, s, idx, width, reps, logs))
 
 
+_DM_LOOKUP = 32  # dm_rows_sweep_streams: log((v + a_k)/(v + 1)) tabulated for v < this
+
+
+@numba.njit(cache=True)
+def dm_log_steps(conc, n_cols, top):
+    """``L[k, v] = log((v + a_k) / (v + 1))`` for v = 0 … top − 1 (``conc`` the K concentrations
+    a_k): the log of the Dirichlet-multinomial ratio of one person entering cell k at count v."""
+    out = np.empty((n_cols, top))
+    for k in range(n_cols):
+        for v in range(top):
+            out[k, v] = math.log((v + conc[k]) / (v + 1.0))
+    return out
+
+
+@numba.njit(cache=True, inline="always")
+def _dm_step(lk, conc, col, v):
+    """``log((v + a) / (v + 1))`` of column ``col`` at count v (tabulated or computed)."""
+    if v < lk.shape[1]:
+        return lk[col, v]
+    return math.log((v + conc[col]) / (v + 1.0))
+
+
+@numba.njit(cache=True)
+def _dm_row_moves(states, row, c, lk, conc, n_cols, codes, a, b, r, s, idx, width, reps):
+    """`_row_moves` with π summed out: row ``row`` is Dirichlet-multinomial(N_g, a) (a = ``conc``),
+    so moving d people from cell j to cell k multiplies its probability by
+    ``Π_{i<d} (c_k + i + a_k)/(c_k + i + 1) · Π_{i=1..d} (c_j − i + 1)/(c_j − i + a_j)``
+    (the multinomial coefficient included); from that row's stream."""
+    n_acc = 0
+    base = row * n_cols
+    for _ in range(reps * n_cols):
+        jc = int(uniform(states, row) * n_cols)
+        kc = int(uniform(states, row) * (n_cols - 1))
+        if kc >= jc:
+            kc += 1
+        d = 1 + int(uniform(states, row) * width) if width > 1 else 1
+        j, k = base + jc, base + kc
+        if c[j] < d:
+            continue
+        cj, ck = c[j], c[k]
+        lr = 0.0
+        for i in range(d):
+            lr += _dm_step(lk, conc, kc, ck + i) - _dm_step(lk, conc, jc, cj - 1 - i)
+        for m in range(idx.shape[0]):
+            ej, ek = idx[m, j], idx[m, k]
+            if ej != ek:
+                lr += (
+                    kernel_logpdf(codes[m], a[m], b[m], r[ej] - (s[ej] - d))
+                    - kernel_logpdf(codes[m], a[m], b[m], r[ej] - s[ej])
+                    + kernel_logpdf(codes[m], a[m], b[m], r[ek] - (s[ek] + d))
+                    - kernel_logpdf(codes[m], a[m], b[m], r[ek] - s[ek])
+                )
+        if lr == lr and (lr >= 0.0 or lr + exponential(states, row) >= 0.0):
+            c[j] -= d
+            c[k] += d
+            for m in range(idx.shape[0]):
+                s[idx[m, j]] -= d
+                s[idx[m, k]] += d
+            n_acc += 1
+    return n_acc
+
+
+@numba.njit(cache=True, parallel=True)
+def _dm_rows_threads(states, c, lk, conc, n_cols, codes, a, b, r, s, idx, width, reps):
+    n_rows = c.shape[0] // n_cols
+    acc = np.zeros(n_rows, dtype=np.int64)
+    for row in numba.prange(n_rows):
+        acc[row] = _dm_row_moves(
+            states, row, c, lk, conc, n_cols, codes, a, b, r, s, idx, width, reps
+        )
+    return acc.sum()
+
+
+@numba.njit(cache=True)
+def _dm_rows_serial(states, c, lk, conc, n_cols, codes, a, b, r, s, idx, width, reps):
+    acc = 0
+    for row in range(c.shape[0] // n_cols):
+        acc += _dm_row_moves(states, row, c, lk, conc, n_cols, codes, a, b, r, s, idx, width, reps)
+    return acc
+
+
+def dm_rows_sweep_streams(seeds, c, conc, n_cols, codes, a, b, r, s, idx, width, reps):
+    """``reps``·K pair moves per row of a table whose rows are Dirichlet-multinomial(N_g, ``conc``)
+    (π summed out; `_dm_row_moves`), in place, row g from stream ``seeds[g]``, rows in numba
+    threads if `streams.use_threads` (the same draws either way). ``s`` (the released entries'
+    current values) is kept up to date; only for releases whose entries count cells of one row
+    (`rows_disjoint`). Returns the number of accepted moves."""
+    if n_cols < 2:
+        return 0
+    conc = np.ascontiguousarray(conc, dtype=np.float64)
+    lk = dm_log_steps(conc, n_cols, _DM_LOOKUP)
+    states = seed_states(seeds)
+    sweep = _dm_rows_threads if threads() else _dm_rows_serial
+    return int(sweep(states, c, lk, conc, n_cols, codes, a, b, r, s, idx, width, reps))
+
+
 def rows_disjoint(idx, n_cols) -> bool:
     """Whether every released entry (``idx``: release × cell → entry) counts cells of one row only,
     so that rows can move in parallel."""
@@ -524,7 +620,15 @@ class TableCells(DPStep):
 
     @staticmethod
     def competence(var, has_grad):
-        return table_competence(var)
+        out = table_competence(var)
+        if out == Competence.IDEAL:
+            # a Multinomial table of rows π ~ Dirichlet(α·base) released by Cells only: its cells
+            # move inside DirichletHyper, π summed out (pymc_dp.samplers.dirichlet_hyper)
+            from pymc_dp.samplers.dirichlet_hyper import takes_table
+
+            if takes_table(var):
+                return Competence.COMPATIBLE
+        return out
 
 
 def table_competence(var) -> Competence:

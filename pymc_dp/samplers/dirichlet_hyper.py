@@ -542,6 +542,155 @@ def column_pair_sweep(seeds, c, n_cols, b, alpha, beta, codes, ka, kb, r, logs, 
     return int(sweep(states, c, n_cols, b, alpha, beta, codes, ka, kb, r, logs, order))
 
 
+# -- α moved with the table (non-centred: the table as a function of α and uniforms) -----------
+_RESCALE, _LOG_RESCALE = 1e250, 250.0 * math.log(10.0)
+
+
+@numba.njit(cache=True)
+def _suffix(conc):
+    """``suf[k] = Σ_{j ≥ k} a_j`` (suf[K] = 0) and ``lgs[k] = log Γ(suf[k])`` (k < K)."""
+    k = conc.shape[0]
+    suf = np.zeros(k + 1)
+    for j in range(k - 1, -1, -1):
+        suf[j] = suf[j + 1] + conc[j]
+    lgs = np.empty(k + 1)
+    for j in range(k):
+        lgs[j] = math.lgamma(suf[j])
+    lgs[k] = 0.0
+    return suf, lgs
+
+
+@numba.njit(cache=True, inline="always")
+def _bb_lp0(n, k, suf, lgs):
+    """log P(c_k = 0) for c_k ~ BetaBinomial(n, a_k, suf[k + 1]): the k-th step of the
+    Dirichlet-multinomial's chain rule (n people left for cells k, k + 1, …)."""
+    return math.lgamma(suf[k + 1] + n) - lgs[k + 1] - math.lgamma(suf[k] + n) + lgs[k]
+
+
+@numba.njit(cache=True, inline="always")
+def _bb_ratio(n, a, rest, i):
+    """P(c = i + 1) / P(c = i) for BetaBinomial(n, a, rest)."""
+    return (n - i) * (a + i) / ((i + 1.0) * (rest + n - i - 1.0))
+
+
+@numba.njit(cache=True)
+def _pit_row(states, row, c, n_cols, conc, suf, lgs, log_u):
+    """``log u_gk`` for k < K − 1: u_gk uniform on [F_k(c_gk − 1), F_k(c_gk)) given the row, F_k the
+    BetaBinomial chain-rule CDF of cell k (`_bb_lp0`), from the row's stream; CDFs scaled by
+    ``_RESCALE`` where they would leave the float range."""
+    base = row * n_cols
+    n = 0
+    for k in range(n_cols):
+        n += c[base + k]
+    for k in range(n_cols - 1):
+        ck = c[base + k]
+        sc = _bb_lp0(float(n), k, suf, lgs)
+        f, t = 0.0, 1.0
+        for i in range(ck):
+            f += t
+            t *= _bb_ratio(float(n), conc[k], suf[k + 1], float(i))
+            if t > _RESCALE:
+                f /= _RESCALE
+                t /= _RESCALE
+                sc += _LOG_RESCALE
+        log_u[base + k] = sc + math.log(f + uniform(states, row) * t)
+        n -= ck
+    return 0
+
+
+@numba.njit(cache=True)
+def _table_of_u_row(row, c, out, n_cols, conc, suf, lgs, log_u, codes, ka, kb, r, idx):
+    """The row's table at the concentrations ``conc`` from ``log_u`` (the inverse of `_pit_row`)
+    into ``out``; returns Σ over the cells that changed of the releases' log density change."""
+    base = row * n_cols
+    n = 0
+    for k in range(n_cols):
+        n += c[base + k]
+    delta = 0.0
+    for k in range(n_cols):
+        if k == n_cols - 1:
+            v = n
+        else:
+            gap = log_u[base + k] - _bb_lp0(float(n), k, suf, lgs)  # log u in the scaled units
+            thr = math.exp(gap) if gap < 700.0 else np.inf
+            f, t = 0.0, 1.0
+            v = n
+            for i in range(n + 1):
+                if f + t > thr:
+                    v = i
+                    break
+                f += t
+                t *= _bb_ratio(float(n), conc[k], suf[k + 1], float(i))
+                if t > _RESCALE:
+                    f /= _RESCALE
+                    t /= _RESCALE
+                    gap -= _LOG_RESCALE
+                    thr = math.exp(gap) if gap < 700.0 else np.inf
+        cell = base + k
+        out[cell] = v
+        if v != c[cell]:
+            for m in range(idx.shape[0]):
+                e = idx[m, cell]
+                delta += kernel_logpdf(codes[m], ka[m], kb[m], r[e] - v) - kernel_logpdf(
+                    codes[m], ka[m], kb[m], r[e] - c[cell]
+                )
+        n -= v
+    return delta
+
+
+@numba.njit(cache=True, parallel=True)
+def _pit_threads(states, c, n_cols, conc, suf, lgs, log_u):
+    for row in numba.prange(c.shape[0] // n_cols):
+        _pit_row(states, row, c, n_cols, conc, suf, lgs, log_u)
+
+
+@numba.njit(cache=True)
+def _pit_serial(states, c, n_cols, conc, suf, lgs, log_u):
+    for row in range(c.shape[0] // n_cols):
+        _pit_row(states, row, c, n_cols, conc, suf, lgs, log_u)
+
+
+@numba.njit(cache=True, parallel=True)
+def _inverse_threads(c, out, n_cols, conc, suf, lgs, log_u, codes, ka, kb, r, idx):
+    n_rows = c.shape[0] // n_cols
+    delta = np.zeros(n_rows)
+    for row in numba.prange(n_rows):
+        delta[row] = _table_of_u_row(
+            row, c, out, n_cols, conc, suf, lgs, log_u, codes, ka, kb, r, idx
+        )
+    return delta.sum()
+
+
+@numba.njit(cache=True)
+def _inverse_serial(c, out, n_cols, conc, suf, lgs, log_u, codes, ka, kb, r, idx):
+    delta = 0.0
+    for row in range(c.shape[0] // n_cols):
+        delta += _table_of_u_row(row, c, out, n_cols, conc, suf, lgs, log_u, codes, ka, kb, r, idx)
+    return delta
+
+
+def table_uniforms(seeds, c, n_cols, conc):
+    """``log u`` (one per cell; the last cell of each row unused) with ``u_gk`` uniform on its
+    cell's interval of the chain-rule CDF of Dirichlet-multinomial(N_g, ``conc``) rows: given α
+    and base, the u's are iid uniform and `table_of_uniforms` maps them back to the table."""
+    suf, lgs = _suffix(np.ascontiguousarray(conc, dtype=np.float64))
+    log_u = np.empty(c.shape[0])
+    states = seed_states(seeds)
+    (_pit_threads if threads() else _pit_serial)(states, c, n_cols, conc, suf, lgs, log_u)
+    return log_u
+
+
+def table_of_uniforms(log_u, c, n_cols, conc, codes, ka, kb, r, idx):
+    """The table at concentrations ``conc`` from ``log u`` (`table_uniforms`; rows keep their
+    totals, read from ``c``) and the change of the releases' log density from ``c`` to it."""
+    conc = np.ascontiguousarray(conc, dtype=np.float64)
+    suf, lgs = _suffix(conc)
+    out = np.empty_like(c)
+    sweep = _inverse_threads if threads() else _inverse_serial
+    delta = sweep(c, out, n_cols, conc, suf, lgs, log_u, codes, ka, kb, r, idx)
+    return out, float(delta)
+
+
 def _scalar(var) -> bool:
     shape = var.type.shape
     return all(d == 1 for d in shape) and None not in shape
@@ -617,6 +766,20 @@ def find_pattern(model, alpha, base):
     return pi
 
 
+def _cells_reason(model, table):
+    """Why the table's columns or cells cannot move inside `DirichletHyper` (None: they can):
+    every release of it must be ``pdp.Cells`` (cell by cell) and `TableCells` must accept it."""
+    nodes = _cells_nodes(model, table)
+    shape = tuple(int(d) for d in table.type.shape)
+    size = int(np.prod(shape))
+    if not nodes or any(
+        not np.array_equal(np.asarray(nd.statistic.entry_index(shape)).reshape(-1), np.arange(size))
+        for nd in nodes
+    ):
+        return f"{table.name!r} is not released only cell by cell (pdp.Cells)"
+    return _table_refusal(model, table)
+
+
 def _multinomial_table(model, pi):
     """The latent ``pm.Multinomial`` table ``c`` (p = π itself, same shape, n fixed) when it is the
     only term that depends on π; None otherwise."""
@@ -688,6 +851,8 @@ class DirichletHyper(DPStep):
         *,
         sweeps: int = 4,
         columns=None,
+        cells: int = 4,
+        interweave: bool = False,
         width: float = 1.0,
         max_steps: int = 64,
         model=None,
@@ -700,11 +865,29 @@ class DirichletHyper(DPStep):
         from pymc.util import get_value_vars_from_user_vars
 
         model = pm.modelcontext(model)
-        if vars is None or not isinstance(vars, list | tuple) or len(vars) not in (2, 3):
+        if (
+            isinstance(vars, list | tuple)
+            and len(vars) == 1
+            and isinstance(
+                getattr(
+                    getattr(model.values_to_rvs.get(vars[0], vars[0]), "owner", None), "op", None
+                ),
+                rb.MultinomialRV,
+            )
+        ):
+            raise ValueError(
+                "DirichletHyper moves the table's cells only together with its hyperparameters: "
+                "pass step=[pdp.DirichletHyper([alpha, base, pi, c])], or pdp.TableCells([c]) "
+                "next to pdp.DirichletHyper([alpha, base, pi])."
+            )
+        if vars is None or not isinstance(vars, list | tuple) or len(vars) not in (2, 3, 4):
             raise ValueError(
                 f"DirichletHyper needs vars=[alpha, base] (the concentration and the mean of "
-                f"π ~ Dirichlet(alpha * base)), or [alpha, base, pi]; got {vars!r}."
+                f"π ~ Dirichlet(alpha * base)), [alpha, base, pi] or [alpha, base, pi, c] (c the "
+                f"Multinomial table of pi); got {vars!r}."
             )
+        if not (isinstance(cells, int | np.integer) and cells >= 1):
+            raise ValueError(f"cells must be an integer >= 1, got cells={cells!r}.")
         if not (isinstance(sweeps, int | np.integer) and sweeps >= 1):
             raise ValueError(f"sweeps must be an integer >= 1, got sweeps={sweeps!r}.")
         if not (isinstance(width, int | float) and width > 0 and math.isfinite(width)):
@@ -713,11 +896,14 @@ class DirichletHyper(DPStep):
             raise ValueError(f"max_steps must be an integer >= 1, got max_steps={max_steps!r}.")
         values = list(get_value_vars_from_user_vars(list(vars), model))
         rvs = [model.values_to_rvs[v] for v in values]
+        tables = [r for r in rvs if isinstance(r.owner.op, rb.MultinomialRV)]
+        rvs = [r for r in rvs if r not in tables]
         rows = [r for r in rvs if isinstance(r.owner.op, rb.DirichletRV) and r.type.ndim > 1]
-        if len(vars) == 3 and len(rows) != 1:
+        if len(rvs) == 3 and len(rows) != 1 or len(tables) > 1 or (tables and not rows):
             raise ValueError(
-                "DirichletHyper with three variables needs [alpha, base, pi], pi the (G, K) rows; "
-                f"got {[r.name for r in rvs]}."
+                "DirichletHyper with three or four variables needs [alpha, base, pi] or [alpha, "
+                f"base, pi, c], pi the (G, K) rows and c their Multinomial table; got "
+                f"{[r.name for r in rvs + tables]}."
             )
         rest = [r for r in rvs if r not in rows]
         if isinstance(rest[0].owner.op, rb.DirichletRV) and rest[0].type.ndim == 1:
@@ -733,9 +919,15 @@ class DirichletHyper(DPStep):
                 f"DirichletHyper updates {self.pi.name!r} only when its one child is a latent "
                 f"pm.Multinomial table with p={self.pi.name} and fixed n; pass vars=[alpha, base]."
             )
+        if tables and tables[0] is not self.table:
+            raise ValueError(
+                f"{tables[0].name!r} is not the Multinomial table of {self.pi.name!r}."
+            )
         values = [model.rvs_to_values[alpha], model.rvs_to_values[base]]
         if rows:
             values.append(model.rvs_to_values[self.pi])
+        if tables:
+            values.append(model.rvs_to_values[self.table])
         self.marginal = self.table is not None
         self.table_name = model.rvs_to_values[self.table].name if self.marginal else None
         self.vars = values
@@ -743,6 +935,11 @@ class DirichletHyper(DPStep):
         self.pi_name = model.rvs_to_values[self.pi].name
         self.k = int(base.type.shape[0])
         self.columns = self._setup_columns(model, columns)
+        #: the table's cells moved here, π summed out (Dirichlet-multinomial rows), when c is listed
+        self.cells = int(cells)
+        #: α also moved with the table as a function of α and uniforms (`_interwoven_alpha`)
+        self.interweave = bool(interweave)
+        self._table_step = self._setup_cells(model, rng) if tables else None
         self.n_rows = float(np.prod(self.pi.type.shape[:-1], dtype=int))
         self.alpha_shape = tuple(int(d) for d in values[0].type.shape)
         self.sweeps, self.init_width, self.max_steps = int(sweeps), float(width), max_steps
@@ -780,28 +977,18 @@ class DirichletHyper(DPStep):
         self._logs, self._r = None, None
         if columns is False:
             return False
-        why = None
-        if not self.marginal:
-            why = "π is not summed out (its one child must be a latent pm.Multinomial table)"
-        else:
-            nodes = _cells_nodes(model, self.table)
-            shape = tuple(int(d) for d in self.table.type.shape)
-            size = int(np.prod(shape))
-            if not nodes or any(
-                not np.array_equal(
-                    np.asarray(nd.statistic.entry_index(shape)).reshape(-1), np.arange(size)
-                )
-                for nd in nodes
-            ):
-                why = f"{self.table.name!r} is not released only cell by cell (pdp.Cells)"
-            elif _table_refusal(model, self.table) is not None:
-                why = _table_refusal(model, self.table)
+        why = (
+            "π is not summed out (its one child must be a latent pm.Multinomial table)"
+            if not self.marginal
+            else _cells_reason(model, self.table)
+        )
         if why is not None:
             if columns:
                 raise ValueError(f"DirichletHyper(columns=True) cannot move the columns: {why}.")
             return False
         import pytensor
 
+        nodes = _cells_nodes(model, self.table)
         kernels = [nd.mechanism.compiled_kernel() for nd in nodes]
         self._codes = check_kernel_codes([kr[0] for kr in kernels])
         self._ka = np.array([kr[1] for kr in kernels], dtype=np.float64)
@@ -810,8 +997,22 @@ class DirichletHyper(DPStep):
         self._releases = pytensor.function([], pt.concatenate(releases))
         return True
 
+    def _setup_cells(self, model, rng):
+        """The table's cell moves with π summed out (`cells.dm_rows_sweep_streams`): the table's
+        releases, kernels and start as `TableCells` reads them (a `TableCells` of the table, whose
+        own ``step`` is never called); refused unless every release is ``pdp.Cells``."""
+        from pymc_dp.samplers.cells import TableCells
+
+        why = _cells_reason(model, self.table)
+        if why is not None:
+            raise ValueError(f"DirichletHyper cannot move the cells of {self.table.name!r}: {why}.")
+        return TableCells([self.table], model=model, rng=rng)
+
     def start_chain(self) -> None:
+        if getattr(self, "_table_step", None) is not None:
+            self._table_step.start_chain()
         self.width = self.init_width
+        self._nc_log_sd, self._nc_tuned = math.log(0.1), 0
         self._tuned = 0
         self._fresh = True
         self._r = None  # the table's releases, read once per chain (column moves)
@@ -887,10 +1088,52 @@ class DirichletHyper(DPStep):
         b = np.exp(ext)
         return b / b.sum()
 
+    def _move_cells(self, table, conc, start):
+        """The table's cell moves given the concentrations ``conc`` = α·base, π summed out
+        (`cells.dm_rows_sweep_streams`), in place; ``start``: first move it to the table nearest
+        to the releases (`TableCells`' start)."""
+        from pymc_dp.samplers.cells import dm_rows_sweep_streams, entry_values
+
+        ts = self._table_step
+        if ts._r is None:
+            ts._r = np.asarray(ts._releases(), dtype=np.float64)
+        if start and ts.start_at_release:
+            table[:] = ts._start_table(table, ts._r, np.ones(table.size))
+        s = entry_values(table, ts.idx, ts.n_entries)
+        seeds = row_seeds(self.rng, table.size // self.k)
+        return dm_rows_sweep_streams(
+            seeds, table, conc, self.k, ts.codes, ts.a, ts.b, ts._r, s, ts.idx, ts.width, self.cells
+        )
+
+    def _interwoven_alpha(self, v, a, b, table, fixed):
+        """α moved with the table held as uniforms (non-centred; interweaving with the centred α
+        updates of the sweeps, Yu & Meng 2011, *J. Comput. Graph. Statist.* 20): each cell's
+        u_gk drawn uniform on its interval of the Dirichlet-multinomial chain-rule CDF
+        (`table_uniforms`: given α and base the u's are iid uniform, whatever α), then a
+        random-walk Metropolis move of α's value-space coordinate with the table a function of
+        (α, base, u) (`table_of_uniforms`): the target is α's prior times the releases' density of
+        that table. Returns (v, α, table, accepted)."""
+        ts = self._table_step
+        log_u = table_uniforms(row_seeds(self.rng, table.size // self.k), table, self.k, a * b)
+        prop = v + math.exp(self._nc_log_sd) * self.rng.standard_normal()
+        nat, lp_new = (float(x) for x in self._alpha(prop, *fixed))
+        accept = False
+        if nat > 0.0 and math.isfinite(lp_new):
+            lp_old = float(self._alpha(v, *fixed)[1])
+            moved, delta = table_of_uniforms(
+                log_u, table, self.k, nat * b, ts.codes, ts.a, ts.b, ts._r, ts.idx
+            )
+            log_ratio = lp_new - lp_old + delta
+            accept = log_ratio == log_ratio and log_ratio + self.rng.standard_exponential() >= 0.0
+        if self.tune:  # Robbins–Monro on the step towards acceptance 0.44 (warm-up only)
+            self._nc_tuned += 1
+            self._nc_log_sd += (float(accept) - 0.44) / math.sqrt(self._nc_tuned)
+        if not accept:
+            return v, a, table, False
+        return prop, nat, moved, True
+
     def step(self, point):
-        if self._fresh and self.tune:  # PyMC's initial π (identical rows): wait one iteration
-            self._fresh = False
-            return dict(point), [self.stats(dp_slice_evals=0)]
+        fresh = self._fresh and self.tune
         self._fresh = False
         fixed = self._others(point)
         beta = np.asarray(self._beta(*fixed), dtype=np.float64)
@@ -899,8 +1142,19 @@ class DirichletHyper(DPStep):
         a = float(self._alpha(v, *fixed)[0])
         evals = 0
         table = None
-        if self.columns:  # (base pairs, their columns) jointly, columns summed out row by row
+        if self._table_step is not None:  # the cells given α·base, π summed out
             table = np.array(point[self.table_name], dtype=np.int64).reshape(-1)
+            self._move_cells(table, a * b, fresh)
+        if fresh:  # PyMC's initial π (identical rows) and table: leave (α, base) one iteration
+            if table is None:
+                return dict(point), [self.stats(dp_slice_evals=0)]
+            return self._finish(point, v, b, a, table, evals)
+        if table is not None and self._table_step is not None and self.interweave:
+            v, a, table, _ = self._interwoven_alpha(v, a, b, table, fixed)
+            evals += 1
+        if self.columns:  # (base pairs, their columns) jointly, columns summed out row by row
+            if table is None:
+                table = np.array(point[self.table_name], dtype=np.int64).reshape(-1)
             codes, ka, kb, r, logs = self._column_args(table)
             order = self.rng.permutation(self.k).astype(np.int64)
             seeds = row_seeds(self.rng, self.k // 2)
@@ -943,6 +1197,11 @@ class DirichletHyper(DPStep):
                 self._tuned += 1
                 self.width += (draw.bracket - self.width) / self._tuned
             a = float(self._alpha(v, *fixed)[0])
+        return self._finish(point, v, b, a, table, evals)
+
+    def _finish(self, point, v, b, a, table, evals):
+        """The new point: α's value ``v``, base ``b``, π | α, base, table drawn (π summed out), the
+        table if it moved."""
         log_b = np.log(b)
         new = {
             self.alpha_name: np.full(self.alpha_shape, v, dtype=point[self.alpha_name].dtype),
@@ -978,13 +1237,34 @@ _VERDICTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 def dirichlet_hyper_competence(var) -> Competence:
     """``IDEAL`` if ``var`` is α or base of rows ``π ~ Dirichlet(α·base)`` that `find_pattern`
     accepts and whose π pymc-dp updates (`conjugate_competence` of π is ``IDEAL``: π's children
-    are a count table or records sampled by pymc-dp). Cached; never warns."""
-    if not var.dtype.startswith("float"):
+    are a count table or records sampled by pymc-dp), or the latent ``pm.Multinomial`` table of
+    such a π summed out, released only by ``pdp.Cells`` (its cells then move inside this step,
+    `takes_table`). Cached; never warns."""
+    if not var.dtype.startswith("float") and not isinstance(
+        getattr(var.owner, "op", None), rb.MultinomialRV
+    ):
         return Competence.INCOMPATIBLE
     return cached_verdict(var, _VERDICTS, _verdict)
 
 
+def takes_table(var) -> bool:
+    """Whether ``pm.sample()`` gives the Multinomial table ``var`` to `DirichletHyper` (its rows' π
+    summed out, every release ``pdp.Cells``) rather than to `TableCells`."""
+    return dirichlet_hyper_competence(var) == Competence.IDEAL
+
+
 def _verdict(model, var) -> Competence:
+    if isinstance(var.owner.op, rb.MultinomialRV):  # the table of a π summed out
+        pi = var.owner.op.dist_params(var.owner)[1]
+        if not (
+            pi in model.free_RVs
+            and isinstance(pi.owner.op, rb.DirichletRV)
+            and pi.type.ndim > 1
+            and _multinomial_table(model, pi) is var
+            and _cells_reason(model, var) is None
+        ):
+            return Competence.INCOMPATIBLE
+        return _verdict(model, pi)
     if isinstance(var.owner.op, rb.DirichletRV) and var.type.ndim > 1:  # π: only with π summed out
         conc = var.owner.op.dist_params(var.owner)[0]
         free = [v for v in direct_upstream(model, [conc]) if v in model.free_RVs]

@@ -1,7 +1,8 @@
 r"""Simulation-based calibration (Talts et al. 2018) of the many-areas route (issue 18 item 4, slow
 tier): the steps ``pm.sample()`` assigns by itself to a (G, K) Multinomial table of areas under
-``π_g ~ Dirichlet(α·base)`` released cell by cell — ``DirichletHyper(α, base, π)`` (π summed out,
-rows drawn in parallel) and ``TableCells(c)`` (rows in parallel).
+``π_g ~ Dirichlet(α·base)`` released cell by cell — one ``DirichletHyper(α, base, π, c)`` (π
+summed out: the cells' moves, the column pairs, (α, base), then π), the same with the α move
+that holds the table as uniforms (``interweave=True``), and the earlier pair ``DirichletHyper(α, base, π)`` + ``TableCells(c)`` (``step=`` given).
 
 Protocol (as ``test_sbc_routes.py``): the kernel is built once, tuned on one data set and then
 fixed; per replication (α*, base*) ~ prior, π*, c* and the release (discrete Gaussian noise drawn
@@ -73,17 +74,25 @@ def _base0(y):
     return e[0] / e.sum()
 
 
-def sbc_ranks(seed=2026, shift=0.0):
+def sbc_ranks(seed=2026, shift=0.0, route="default"):
     model, mech = _model()
     rng = np.random.default_rng(seed)
     _, _, values, release = _simulate(rng, mech)
     pm.set_data({"obs": release}, model=model)
     with model:
-        steps = [
-            pdp.DirichletHyper([model["alpha"], model["base"], model["pi"]]),
-            pdp.TableCells([model["c"]]),
-        ]
-    assert {type(s).__name__ for s in steps} == {"DirichletHyper", "TableCells"}
+        if route in ("default", "interweave"):  # default: what pm.sample() assigns by itself
+            steps = [
+                pdp.DirichletHyper(
+                    [model[n] for n in ("alpha", "base", "pi", "c")],
+                    interweave=route == "interweave",
+                )
+            ]
+            assert steps[0].columns and steps[0]._table_step is not None
+        else:
+            steps = [
+                pdp.DirichletHyper([model["alpha"], model["base"], model["pi"]]),
+                pdp.TableCells([model["c"]]),
+            ]
     for i, step in enumerate(steps):
         step.set_rng(np.random.default_rng(seed + 1 + i))
     dtypes = {v.name: v.dtype for v in model.value_vars}
@@ -121,12 +130,13 @@ def _p_value(ranks):
     return counts, stats.chisquare(counts).pvalue
 
 
-def test_sbc_areas_route_ranks_uniform():
+@pytest.mark.parametrize("route", ["default", "interweave", "with_table_cells"])
+def test_sbc_areas_route_ranks_uniform(route):
     t0 = time.perf_counter()
-    ranks = sbc_ranks()
+    ranks = sbc_ranks(route=route)
     (ca, pa), (cb, pb) = _p_value(ranks[:, 0]), _p_value(ranks[:, 1])
     print(
-        f"\n[sbc] areas: log α bins {ca.tolist()} p = {pa:.3f}; base₀ bins {cb.tolist()} "
+        f"\n[sbc] areas ({route}): log α bins {ca.tolist()} p = {pa:.3f}; base₀ bins {cb.tolist()} "
         f"p = {pb:.3f} ({time.perf_counter() - t0:.1f} s)"
     )
     assert pa > ALPHA and pb > ALPHA, (ca, pa, cb, pb)

@@ -136,7 +136,8 @@ def test_negative_binomial_cells():
 
 def test_hierarchical_areas_default_sample():
     """``pm.sample()`` with no ``step=`` on two areas under a shared Dirichlet mean: it assigns
-    TableCells and DirichletHyper (α, base and π) by itself, and log α, base and every cell match
+    one DirichletHyper (α, base, π and the table: cells moved with π summed out, α also moved with
+    the table as uniforms) by itself, and log α, base and every cell match
     quadrature over (log α, base) with the tables enumerated (areas independent given α·base)."""
     from pymc.sampling.mcmc import assign_step_methods
     from scipy.special import gammaln
@@ -151,8 +152,7 @@ def test_hierarchical_areas_default_sample():
         pdp.DPObserved("s", c, statistic=pdp.Cells(), mechanism=mech, observed=r)
     _, assigned = assign_step_methods(model)
     assert {cls.__name__: sorted(v.name for v in vs) for cls, vs in assigned.items()} == {
-        "DirichletHyper": ["alpha_log__", "base_simplex__", "pi_simplex__"],
-        "TableCells": ["c"],
+        "DirichletHyper": ["alpha_log__", "base_simplex__", "c", "pi_simplex__"],
     }
     with model:
         idata = pm.sample(

@@ -50,6 +50,7 @@ def test_pm_sample_assigns_dirichlet_hyper():
     assert _assigned(_model())["DirichletHyper"] == [
         "alpha_log__",
         "base_simplex__",
+        "c",
         "pi_simplex__",
     ]
 

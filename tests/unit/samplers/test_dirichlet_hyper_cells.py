@@ -1,0 +1,185 @@
+"""The cell moves of a Multinomial table with its rows' π summed out (`DirichletHyper` with the
+table among its variables, issue 18 item 4): each row Dirichlet-multinomial(N_g, α·base) times the
+releases' densities. The numba sweep (`cells.dm_rows_sweep_streams`) against PyMC's own
+``pm.DirichletMultinomial`` logp on every table of two small rows (enumerated), with a control
+that the check fails on a wrong concentration; and pm.sample()'s assignment of the table."""
+
+import numpy as np
+import pymc as pm
+import pytest
+
+import pymc_dp as pdp
+from pymc_dp.mechanisms.base import check_kernel_codes
+from pymc_dp.samplers.cells import dm_rows_sweep_streams, entry_values
+from pymc_dp.samplers.streams import row_seeds
+from tests.support.mc import assert_mc_close
+from tests.support.tables import compositions
+
+N, K = np.array([4, 3]), 3
+CONC = np.array([0.7, 1.9, 0.4])
+MECHS = [pdp.DiscreteGaussian(sigma=1.2), pdp.DiscreteLaplace(scale=0.9)]
+R = [np.array([[3, 0, 1], [0, 2, 2]]), np.array([[2, 1, -1], [1, 1, 3]])]
+
+
+def _exact(conc):
+    """Each row's probability of each of its tables (enumerated), from PyMC's logp."""
+    out = []
+    for g in range(2):
+        tabs = np.array(list(compositions(int(N[g]), K)))
+        lp = pm.logp(pm.DirichletMultinomial.dist(n=int(N[g]), a=conc), tabs).eval()
+        for mech, r in zip(MECHS, R, strict=True):
+            lp = lp + mech.logpdf(r[g][None, :], tabs).sum(axis=-1)
+        w = np.exp(lp - lp.max())
+        out.append((tabs, w / w.sum()))
+    return out
+
+
+def _chain(seed, n_iter, width):
+    kernels = [m.compiled_kernel() for m in MECHS]
+    codes = check_kernel_codes([k[0] for k in kernels])
+    a = np.array([k[1] for k in kernels], dtype=np.float64)
+    b = np.array([k[2] for k in kernels], dtype=np.float64)
+    size = 2 * K
+    idx = np.stack([np.arange(size), np.arange(size) + size]).astype(np.int64)
+    r = np.concatenate([x.reshape(-1) for x in R]).astype(np.float64)
+    c = np.array([N[0], 0, 0, 0, N[1], 0], dtype=np.int64)
+    s = entry_values(c, idx, 2 * size)
+    rng = np.random.default_rng(seed)
+    out = np.empty((n_iter, size), dtype=np.int64)
+    for i in range(n_iter):
+        dm_rows_sweep_streams(row_seeds(rng, 2), c, CONC, K, codes, a, b, r, s, idx, width, 1)
+        out[i] = c
+    np.testing.assert_array_equal(s, entry_values(c, idx, 2 * size))  # kept up to date
+    return out
+
+
+def _indicators(draws, exact):
+    """(chain, draw, tables of both rows): 1 where the row is at that table."""
+    cols = []
+    for g, (tabs, _) in enumerate(exact):
+        row = draws[..., g * K : (g + 1) * K]
+        cols.append(np.all(row[..., None, :] == tabs, axis=-1).astype(float))
+    return np.concatenate(cols, axis=-1)
+
+
+@pytest.mark.parametrize("width", [1, 2])
+def test_dm_cell_moves_match_dirichlet_multinomial_logp(width):
+    """Every table's frequency (those of probability > 0.002) within 4 MCSE of its enumerated
+    probability (2 chains × 30,000 sweeps); the same draws against the tables' probabilities at a concentration 3× larger
+    fail (the check can fail)."""
+    draws = np.stack([_chain(seed, 30_000, width) for seed in (1, 2)])
+    assert np.all(draws.reshape(2, -1, 2, K).sum(axis=-1) == N)
+    exact = _exact(CONC)
+    p = np.concatenate([q for _, q in exact])
+    seen = p > 2e-3  # tables expected at least ~100 times (rarer ones have no usable MCSE)
+    ind = _indicators(draws, exact)[..., seen]
+    assert_mc_close(ind, p[seen], label=f"DM cells, width {width}")
+    wrong = np.concatenate([q for _, q in _exact(3.0 * CONC)])
+    with pytest.raises(AssertionError):
+        assert_mc_close(ind, wrong[seen], label="control")
+
+
+def _model(extra_release=None):
+    g, k = 3, 4
+    with pm.Model() as model:
+        base = pm.Dirichlet("base", np.ones(k))
+        alpha = pm.LogNormal("alpha", 1.0, 1.0)
+        pi = pm.Dirichlet("pi", alpha * base, shape=(g, k))
+        c = pm.Multinomial("c", n=5, p=pi, shape=(g, k))
+        pdp.DPObserved(
+            "s",
+            c,
+            statistic=pdp.Cells(),
+            mechanism=pdp.DiscreteGaussian(sigma=2.0),
+            observed=np.ones((g, k), dtype=np.int64),
+        )
+        if extra_release is not None:
+            pdp.DPObserved(
+                "cols",
+                c,
+                statistic=pdp.Marginals((1,), shape=(g, k)),
+                mechanism=pdp.DiscreteGaussian(sigma=2.0),
+                observed=np.full(k, 4),
+            )
+    return model
+
+
+def _assigned(model):
+    from pymc.sampling.mcmc import assign_step_methods
+
+    _, selected = assign_step_methods(model)
+    return {cls.__name__: sorted(v.name for v in vs) for cls, vs in selected.items()}
+
+
+def test_pm_sample_gives_the_table_to_dirichlet_hyper_only_with_cells_releases():
+    """With ``pdp.Cells`` releases only, pm.sample() gives α, base, π and the table to one
+    DirichletHyper; with a margin over areas released too, the table goes to TableCells."""
+    assert _assigned(_model()) == {
+        "DirichletHyper": ["alpha_log__", "base_simplex__", "c", "pi_simplex__"]
+    }
+    assert _assigned(_model(extra_release=True)) == {
+        "DirichletHyper": ["alpha_log__", "base_simplex__", "pi_simplex__"],
+        "TableCells": ["c"],
+    }
+
+
+def test_table_alone_or_with_margins_is_refused_with_the_fix():
+    model = _model()
+    with model, pytest.raises(ValueError, match=r"DirichletHyper\(\[alpha, base, pi, c\]\)"):
+        pdp.DirichletHyper([model["c"]])
+    model = _model(extra_release=True)
+    with model, pytest.raises(ValueError, match="not released only cell by cell"):
+        pdp.DirichletHyper([model["alpha"], model["base"], model["pi"], model["c"]])
+    model = _model()
+    with model, pytest.raises(ValueError, match="cells must be an integer >= 1"):
+        pdp.DirichletHyper([model["alpha"], model["base"], model["pi"], model["c"]], cells=0)
+
+
+def _kernel_args(size):
+    code, ka, kb = pdp.DiscreteGaussian(sigma=1.0).compiled_kernel()
+    idx = np.arange(size, dtype=np.int64)[None, :].copy()
+    return check_kernel_codes([code]), np.array([ka]), np.array([kb]), np.zeros(size), idx
+
+
+@pytest.mark.parametrize("n, conc", [(6, [0.5, 2.0, 1.2, 0.3]), (4000, [5000.0, 3000.0])])
+def test_table_uniforms_round_trip(n, conc):
+    """`table_uniforms` then `table_of_uniforms` at the same concentrations give the table back
+    (no change of the releases' density), also where a cell's CDF starts below the float range
+    (4,000 people, concentrations in the thousands)."""
+    from pymc_dp.samplers.dirichlet_hyper import table_of_uniforms, table_uniforms
+
+    rng, conc = np.random.default_rng(5), np.array(conc)
+    k = conc.size
+    for _ in range(50):
+        c = rng.multinomial(n, rng.dirichlet(conc), size=3).reshape(-1).astype(np.int64)
+        log_u = table_uniforms(row_seeds(rng, 3), c, k, conc)
+        assert np.all(log_u.reshape(3, k)[:, :-1] <= 0.0)
+        back, delta = table_of_uniforms(log_u, c, k, conc, *_kernel_args(c.size))
+        np.testing.assert_array_equal(back, c)
+        assert delta == 0.0
+
+
+def test_uniforms_map_to_dirichlet_multinomial_rows():
+    """Uniforms through `table_of_uniforms` are Dirichlet-multinomial(N, a) rows: every table's
+    frequency within 4.5 binomial standard errors of PyMC's ``pm.DirichletMultinomial``
+    probability (enumerated, 40,000 rows); the check fails against a concentration 3× larger."""
+    from pymc_dp.samplers.dirichlet_hyper import table_of_uniforms
+
+    n, conc = 5, np.array([0.5, 2.0, 1.2, 0.3])
+    k, m = conc.size, 40_000
+    rng = np.random.default_rng(9)
+    log_u = np.log(rng.uniform(size=m * k))
+    start = np.zeros((m, k), dtype=np.int64)
+    start[:, 0] = n  # only the row totals are read
+    rows, _ = table_of_uniforms(log_u, start.reshape(-1), k, conc, *_kernel_args(m * k))
+    rows = rows.reshape(m, k)
+    tabs = np.array(list(compositions(n, k)))
+    freq = np.all(rows[:, None, :] == tabs, axis=-1).mean(axis=0)
+    assert np.all(rows.sum(axis=1) == n) and np.isclose(freq.sum(), 1.0)
+
+    def z_max(a):
+        p = np.exp(pm.logp(pm.DirichletMultinomial.dist(n=n, a=a), tabs).eval())
+        return np.max(np.abs(freq - p) / np.sqrt(p * (1 - p) / m))
+
+    assert z_max(conc) < 4.5
+    assert z_max(3.0 * conc) > 4.5
