@@ -266,7 +266,7 @@ def areas_mixing(g, k, tune, draws, reps, seed=0, opendp=True):
     """(G, K) table of G areas in one node (issue 18 item 4): π_g ~ Dirichlet(α·base), base ~
     Dirichlet(1), α ~ LogNormal(log K, 1.5), c_g ~ Multinomial(4,000, π_g), ``pdp.Cells()`` under
     ``DiscreteGaussian(3.18)``. ``pm.sample()`` with no ``step=`` and no ``initvals`` (it assigns
-    DirichletHyper (α, base, π) and TableCells by itself), ``var_names=["alpha", "base"]`` (the
+    DirichletHyper (α, base, π, c) by itself), ``var_names=["alpha", "base"]`` (the
     (G, K) latents c and π would be 32 MB per draw), one chain; CPU seconds for the release, the
     build, pm.sample's set-up (G = 10 and G) and per iteration; ESS/draw of α and base; CPU ms per
     step (as pm.sample() assigns them). ``reps``: None passes no step at all; an integer passes
@@ -276,12 +276,13 @@ def areas_mixing(g, k, tune, draws, reps, seed=0, opendp=True):
     import pymc as pm
 
     import pymc_dp as pdp
+    from pymc_dp.samplers import streams
 
     rng = np.random.default_rng(seed)
     t = time.process_time()
     model, release_s = _areas_model(g, k, rng, release=opendp)
     build_s = time.process_time() - t - release_s
-    stamps = []
+    stamps, walls = [], []
     t = time.process_time()
     with model:
         # reps=None: nothing passed (TableCells' default reps); else only TableCells(c, reps) is
@@ -297,9 +298,13 @@ def areas_mixing(g, k, tune, draws, reps, seed=0, opendp=True):
             random_seed=6,
             progressbar=False,
             compute_convergence_checks=False,
-            callback=lambda **_: stamps.append(time.process_time()),
+            callback=lambda **_: (
+                stamps.append(time.process_time()),
+                walls.append(time.perf_counter()),
+            ),
         )
     per_it = (stamps[-1] - stamps[0]) / (len(stamps) - 1)
+    wall_per_it = (walls[-1] - walls[0]) / (len(walls) - 1)
     ess = az.ess(idata, var_names=["alpha", "base"])
     ess_base = np.asarray(ess["base"]) / draws
     return {
@@ -314,6 +319,8 @@ def areas_mixing(g, k, tune, draws, reps, seed=0, opendp=True):
         "setup_s": stamps[0] - t - per_it,
         "setup_s_g10": _setup_seconds(10, k, seed),
         "it_per_s": 1.0 / per_it,
+        "wall_it_per_s": 1.0 / wall_per_it,
+        "threads": streams.threads(),
         "ess_alpha": float(ess["alpha"]) / draws,
         "ess_base_median": float(np.median(ess_base)),
         "ess_base_min": float(ess_base.min()),
@@ -329,12 +336,14 @@ def areas_section(rows):
         "A (G, K) table of noisy counts in one `DPObserved` with `pdp.Cells()`: π_g ~ Dirichlet(α·base), "
         "base ~ Dirichlet(1), α ~ LogNormal(log K, 1.5), c_g ~ Multinomial(4,000, π_g), "
         "`DiscreteGaussian(3.18)`. `pm.sample()` with no `step=` and no `initvals` (it assigns "
-        "DirichletHyper(α, base, π) and TableCells(c) by itself), "
+        "DirichletHyper(α, base, π, c) by itself; before h/areas2: DirichletHyper(α, base, π) and "
+        "TableCells(c)), "
         '`var_names=["alpha", "base"]` (c and π are 2 × G·K numbers per draw), one chain '
         "(`benchmarks/bench_tables.py --areas GxK`). CPU time of the measuring process; the release is "
         "the curator's side (OpenDP's discrete Gaussian, per count). Set-up: CPU s from the call of "
         "`pm.sample()` to its first draw (step assignment, compilation, initial point), at G = 10 "
-        "and at G. CPU ms per step: each step alone on the same model, 5 iterations.",
+        "and at G. CPU ms per step: each step alone on the same model, 5 iterations. iterations/s: "
+        "CPU time / wall-clock (`--areas-threads`: numba threads on, `streams.use_threads`).",
         "",
         "| G | K | noisy counts | step= passed | iterations (warm-up + draws) | release CPU s | build CPU s "
         "| set-up CPU s, G = 10 / G | iterations/s | ESS/draw α | ESS/draw base: median | min "
@@ -349,7 +358,8 @@ def areas_section(rows):
             f"| {passed} "
             f"| {a['tune']} + {a['draws']} "
             f"| {a['release_s']:.1f}{'' if a['opendp'] else ' (NumPy noise)'} | {a['build_s']:.1f} | {a['setup_s_g10']:.1f} / {a['setup_s']:.1f} "
-            f"| {a['it_per_s']:.2f} | {a['ess_alpha']:.2f} "
+            f"| {a['it_per_s']:.2f} / {a['wall_it_per_s']:.2f}{' (threads)' if a['threads'] else ''} "
+            f"| {a['ess_alpha']:.2f} "
             f"| {a['ess_base_median']:.2f} | {a['ess_base_min']:.3f} | {a['alpha_mean']:.1f} | {steps} |"
         )
     return lines
@@ -446,7 +456,16 @@ def main():
         help="simulate the release's noise with NumPy (rounded normal) instead of OpenDP's discrete "
         "Gaussian: the curator's side only (minutes of CPU at 2 million counts); the sampler is the same",
     )
+    parser.add_argument(
+        "--areas-threads",
+        action="store_true",
+        help="run the many-areas steps' row loops in numba threads (streams.use_threads(True))",
+    )
     args = parser.parse_args()
+    if args.areas_threads:
+        from pymc_dp.samplers import streams
+
+        streams.use_threads(True)
     if args.areas:
         return areas_main(args)
     if args.worker:

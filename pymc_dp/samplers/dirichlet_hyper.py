@@ -63,8 +63,20 @@ rest, so pair p draws from its own stream (`streams`), and the pairs run in numb
 `streams.use_threads`: the same seed gives the same chain either way, with any number of threads. The step then returns the table too (``columns``; off when
 π is not summed out or the table has other releases than ``pdp.Cells``).
 
-``pm.sample()`` assigns this step by itself to α and base (and π, summed out as above) when pymc-dp
-samples what π feeds (a count table or records; `dirichlet_hyper_competence`). At the first warm-up
+**The cells, π summed out.** With the table among its variables (``[alpha, base, pi, c]``; what
+``pm.sample()`` assigns when every release of the table is ``pdp.Cells``), the step also moves
+the table given (α, base) with π summed out, first in each iteration: ``cells``·K pair moves per
+row, the Pólya-urn ratio of the Dirichlet-multinomial row times the releases' ratio
+(`cells.dm_rows_sweep_streams`; rows from their own streams, in threads if
+`streams.use_threads`). The iteration is then: cells | (α, base); the column pairs; (α, base) |
+table; π | (α, base, table) — each a move that leaves p(α, base, table | releases) invariant, and
+π drawn last from its conditional, so the point PyMC records is a draw of the joint posterior.
+``interweave=True`` adds after the cells an α move with the table held as uniforms
+(`DirichletHyper._interwoven_alpha`; measured no help at G = 1,000, ``docs/tables.md``).
+
+``pm.sample()`` assigns this step by itself to α and base (and π, summed out as above, and the
+table, released only by ``pdp.Cells``) when pymc-dp samples what π feeds (a count table or
+records; `dirichlet_hyper_competence`). At the first warm-up
 iteration of each chain the step leaves (α, base) as they are: PyMC's initial π has identical rows
 (their mean, base) and the initial table is the most even one, which would push α towards
 infinity; the next iteration sees the table moved to the releases. The chain's kernel after warm-up
@@ -807,17 +819,20 @@ def _multinomial_table(model, pi):
 class DirichletHyper(DPStep):
     """Exact O(K) updates of (α, base) for rows ``π_g ~ Dirichlet(α·base)`` (module docstring).
 
-    ``pm.sample()`` assigns it by itself to α, base and π when π feeds a latent Multinomial table
-    (e.g. a (G, K) count table of areas released by ``pdp.Cells``), else to α and base when pymc-dp
-    updates π. Explicitly:
-    ``pm.sample(step=[pdp.DirichletHyper([alpha, base, pi]), pdp.TableCells([c])])``.
+    ``pm.sample()`` assigns it by itself to α, base, π and the table c when π feeds a latent
+    Multinomial table released only by ``pdp.Cells`` (e.g. a (G, K) count table of areas), to α,
+    base and π when the table has other releases too (``TableCells`` then moves it), else to α and
+    base when pymc-dp updates π. Explicitly: ``pm.sample(step=[pdp.DirichletHyper([alpha, base,
+    pi, c])])`` or ``pm.sample(step=[pdp.DirichletHyper([alpha, base, pi]), pdp.TableCells([c])])``.
 
     Parameters
     ----------
     vars : list
         The concentration α (a positive scalar, any prior) and the mean ``base``
         (``pm.Dirichlet(β)``, β free of α), in any order, and optionally the rows π (only with π
-        summed out). With π summed out the step redraws π whether or not it is listed.
+        summed out) and their Multinomial table c (only with π listed and every release of c a
+        ``pdp.Cells``; its cells then move here, π summed out). With π summed out the step
+        redraws π whether or not it is listed.
     sweeps : int
         Pair sweeps over base (each followed by one α update) per iteration (default 4).
     columns : bool, optional
@@ -825,6 +840,11 @@ class DirichletHyper(DPStep):
         (module docstring). None (default): when π is summed out and the table is released only
         by ``pdp.Cells``; True: refuse the step otherwise; False: never (the table is then moved
         by its own step only).
+    cells : int
+        With c listed: pair moves per cell per iteration (``cells``·K per row; default 4).
+    interweave : bool
+        With c listed: also move α with the table held as uniforms, once per iteration (module
+        docstring; default False).
     width : float
         Initial slice width for α's value-space coordinate (adapted during warm-up; default 1).
     max_steps : int
@@ -835,7 +855,7 @@ class DirichletHyper(DPStep):
     ValueError
         At construction, naming what does not fit: α not a scalar, base not a ``pm.Dirichlet``
         with its simplex transform, other terms depending on α or base, a concentration that is not
-        α·base.
+        α·base, a table c with a release other than ``pdp.Cells``, c passed alone.
 
     Sampler stats
     -------------

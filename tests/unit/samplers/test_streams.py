@@ -96,12 +96,25 @@ def chain():
     return hashlib.sha256(np.array(out).tobytes()).hexdigest()
 
 
-plain = chain()
+def chain_with_table():
+    # DirichletHyper with the table: cell moves (π summed out) and the α move with the table as
+    # uniforms run on the rows' streams too
+    with model:
+        dh = pdp.DirichletHyper([alpha, base, pi, c], interweave=True, rng=np.random.default_rng(9))
+    point, out = model.initial_point(0), []
+    for _ in range(4):
+        point, _ = dh.step(point)
+        out.append(np.concatenate([np.ravel(point[n]).astype(float) for n in sorted(point)]))
+    assert not np.array_equal(out[-1], out[-2])
+    return hashlib.sha256(np.array(out).tobytes()).hexdigest()
+
+
+plain = chain() + chain_with_table()
 streams.use_threads(True)
 numba.set_num_threads(1)
-one = chain()
+one = chain() + chain_with_table()
 numba.set_num_threads(2)
-two = chain()
+two = chain() + chain_with_table()
 assert numba.threading_layer() in ("omp", "tbb", "workqueue")
 print("HASHES", plain, one, two)
 """
@@ -110,8 +123,9 @@ print("HASHES", plain, one, two)
 @pytest.mark.slow  # a child process: import, build and compile (~15 s idle, 30 s at load 7)
 @two_threads
 def test_areas_steps_same_with_one_and_two_threads():
-    """TableCells (rows), DirichletHyper (column pairs, π's rows) from the same seeds give the same
-    chain without threads, with 1 and with 2 numba threads. In a child process: a process that has
+    """TableCells (rows), DirichletHyper (column pairs, π's rows; with the table: its rows' cell
+    moves and the α move's passes) from the same seeds give the same chain without threads, with 1
+    and with 2 numba threads. In a child process: a process that has
     run a GNU OpenMP parallel loop cannot fork, and other tests fork (`streams.use_threads`)."""
     import subprocess
     import sys
