@@ -130,7 +130,10 @@ def _p_value(ranks):
     return counts, stats.chisquare(counts).pvalue
 
 
-@pytest.mark.parametrize("route", ["default", "interweave", "with_table_cells"])
+# the optional non-centred α move (interweave=True) is checked in the heavy tier (make test-heavy)
+@pytest.mark.parametrize(
+    "route", ["default", pytest.param("interweave", marks=pytest.mark.heavy), "with_table_cells"]
+)
 def test_sbc_areas_route_ranks_uniform(route):
     t0 = time.perf_counter()
     ranks = sbc_ranks(route=route)
