@@ -105,12 +105,13 @@ from pymc_dp.samplers.base import DPStep
 from pymc_dp.samplers.cells import _cells_nodes, log_table
 from pymc_dp.samplers.cells import _refusal as _table_refusal
 from pymc_dp.samplers.conjugate import conjugate_competence
-from pymc_dp.samplers.slice import as_log_density, slice_1d
+from pymc_dp.samplers.slice import as_log_density, generator_uniform, shrink_1d, slice_1d
 from pymc_dp.samplers.streams import (
     dirichlet_rows_simplex_streams,
     exponential,
     row_seeds,
     seed_states,
+    stream_uniform,
     threads,
     uniform,
 )
@@ -156,31 +157,27 @@ def _coord(x, alpha, n, s_k, beta_k):
 
 
 @numba.njit(cache=True)
+def _pair_f(x, args):
+    """The pair's log density at b_j = x, b_k = t − x (`pair_sweep`)."""
+    alpha, n, s_j, beta_j, s_k, beta_k, t = args
+    return _coord(x, alpha, n, s_j, beta_j) + _coord(t - x, alpha, n, s_k, beta_k)
+
+
+@numba.njit(cache=True)
 def pair_sweep(rng, b, alpha, n, s, beta, order):
     """Slice moves ``b_j += d, b_k −= d`` for the pairs (order[0], order[1]), (order[2], order[3]),
-    … in place (module docstring); returns the number of density evaluations."""
+    … in place (module docstring; `slice.shrink_1d` on (0, b_j + b_k)); returns the number of
+    density evaluations."""
     evals = 0
     for i in range(0, order.shape[0] - 1, 2):
         j, k = order[i], order[i + 1]
         x0, t = b[j], b[j] + b[k]
-        f0 = _coord(x0, alpha, n, s[j], beta[j]) + _coord(t - x0, alpha, n, s[k], beta[k])
-        level = f0 - rng.standard_exponential()
-        lo, hi = 0.0, t
-        x = x0
-        while True:
-            x = lo + rng.random() * (hi - lo)
-            if x > 0.0 and x < t:
-                f = _coord(x, alpha, n, s[j], beta[j]) + _coord(t - x, alpha, n, s[k], beta[k])
-                evals += 1
-                if f >= level:
-                    break
-            if x < x0:
-                lo = x
-            else:
-                hi = x
-            if hi - lo <= _COLLAPSED * t:  # the slice is narrower than float resolution: stay
-                x = x0
-                break
+        args = (alpha, n, s[j], beta[j], s[k], beta[k], t)
+        level = _pair_f(x0, args) - rng.standard_exponential()
+        x, n_ev = shrink_1d(
+            _pair_f, args, generator_uniform, rng, x0, 0.0, t, level, _COLLAPSED * t
+        )
+        evals += n_ev
         b[j] = x
         b[k] = t - x
     return evals
@@ -235,34 +232,27 @@ def _marginal_coord(x, alpha, j, offsets, tails, beta_j):
 
 
 @numba.njit(cache=True)
+def _pair_marginal_f(x, args):
+    """`_pair_f` with π summed out (`pair_sweep_marginal`)."""
+    alpha, j, k, offsets, tails, beta_j, beta_k, t = args
+    return _marginal_coord(x, alpha, j, offsets, tails, beta_j) + _marginal_coord(
+        t - x, alpha, k, offsets, tails, beta_k
+    )
+
+
+@numba.njit(cache=True)
 def pair_sweep_marginal(rng, b, alpha, offsets, tails, beta, order):
     """`pair_sweep` on the target with π summed out (Dirichlet-multinomial rows, `count_tails`)."""
     evals = 0
     for i in range(0, order.shape[0] - 1, 2):
         j, k = order[i], order[i + 1]
         x0, t = b[j], b[j] + b[k]
-        f0 = _marginal_coord(x0, alpha, j, offsets, tails, beta[j]) + _marginal_coord(
-            t - x0, alpha, k, offsets, tails, beta[k]
+        args = (alpha, j, k, offsets, tails, beta[j], beta[k], t)
+        level = _pair_marginal_f(x0, args) - rng.standard_exponential()
+        x, n_ev = shrink_1d(
+            _pair_marginal_f, args, generator_uniform, rng, x0, 0.0, t, level, _COLLAPSED * t
         )
-        level = f0 - rng.standard_exponential()
-        lo, hi = 0.0, t
-        x = x0
-        while True:
-            x = lo + rng.random() * (hi - lo)
-            if x > 0.0 and x < t:
-                f = _marginal_coord(x, alpha, j, offsets, tails, beta[j]) + _marginal_coord(
-                    t - x, alpha, k, offsets, tails, beta[k]
-                )
-                evals += 1
-                if f >= level:
-                    break
-            if x < x0:
-                lo = x
-            else:
-                hi = x
-            if hi - lo <= _COLLAPSED * t:
-                x = x0
-                break
+        evals += n_ev
         b[j] = x
         b[k] = t - x
     return evals
@@ -397,6 +387,13 @@ def _column_log_f(x, big_a, s, beta_j, beta_k, t, off, e, top, rj, rk, tmax):
 
 
 @numba.njit(cache=True)
+def _column_f(x, args):
+    """`_column_log_f` with its arguments in a tuple (the ``log_f`` of `slice.shrink_1d`)."""
+    big_a, s, beta_j, beta_k, t, off, e, top, rj, rk, tmax = args
+    return _column_log_f(x, big_a, s, beta_j, beta_k, t, off, e, top, rj, rk, tmax)
+
+
+@numba.njit(cache=True)
 def column_pair_log_f(c, n_cols, j, k, alpha, b, beta, codes, ka, kb, r, logs, xs):
     """log f at each of ``xs`` for the pair (j, k) at the table ``c`` (for tests)."""
     n_rows = c.shape[0] // n_cols
@@ -435,24 +432,12 @@ def _column_pair_move(states, p, j, k, c, n_cols, b, alpha, beta, codes, ka, kb,
     big_a = alpha * total
     s = big_a + tmax
     x0 = b[j] / total
-    level = _column_log_f(x0, big_a, s, beta[j], beta[k], t, off, e, top, rj, rk, tmax)
-    level -= exponential(states, p)
-    n_ev = 1
-    lo, hi = 0.0, 1.0
-    while True:
-        x = lo + uniform(states, p) * (hi - lo)
-        if x > 0.0 and x < 1.0:
-            f = _column_log_f(x, big_a, s, beta[j], beta[k], t, off, e, top, rj, rk, tmax)
-            n_ev += 1
-            if f >= level:
-                break
-        if x < x0:
-            lo = x
-        else:
-            hi = x
-        if hi - lo <= _COLLAPSED:  # narrower than float resolution: stay
-            x = x0
-            break
+    args = (big_a, s, beta[j], beta[k], t, off, e, top, rj, rk, tmax)
+    level = _column_f(x0, args) - exponential(states, p)
+    x, n_ev = shrink_1d(
+        _column_f, args, stream_uniform, (states, p), x0, 0.0, 1.0, level, _COLLAPSED
+    )
+    n_ev += 1
     aj, ak = big_a * x, big_a * (1.0 - x)
     _rising_scaled(aj, s, rj, tmax)
     _rising_scaled(ak, s, rk, tmax)

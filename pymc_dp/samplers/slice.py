@@ -2,7 +2,9 @@
 
 One implementation for every θ-move that slices: `Interweave` (along coordinate axes or learned
 directions, `slice_along`) and `SufficientTheta` (coordinate sweeps, `slice_sweep`), both on
-`slice_1d`.
+`slice_1d`; and its compiled shrinkage, `shrink_1d`, for the numba loops that slice a bounded
+coordinate (`DirichletHyper`'s pairs of base and their columns): the same procedure (Neal 2003,
+Fig. 5) and the same rule at a collapsed bracket, on a log density that is itself compiled.
 
 **A collapsed bracket.** Shrinkage keeps the current point ``x0`` inside the bracket, and ``x0``
 lies in the slice (its log density is above the level ``log p(x0) - Exp(1)``), so in exact
@@ -20,9 +22,12 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+import numba
 import numpy as np
 
 __all__ = [
+    "generator_uniform",
+    "shrink_1d",
     "SliceDraw",
     "SliceInfo",
     "SliceState",
@@ -166,3 +171,48 @@ def slice_sweep(
         evals += draw.n_evals
         brackets[i] = draw.bracket
     return SliceState(q, lp, state.width), SliceInfo(evals, brackets)
+
+
+# ------------------------------------------------------------------------------------------------
+# compiled: shrinkage within a bounded coordinate
+# ------------------------------------------------------------------------------------------------
+@numba.njit(cache=True, inline="always")
+def generator_uniform(rng):
+    """A uniform on [0, 1) from a NumPy ``Generator`` (the ``uniform_of`` of `shrink_1d`)."""
+    return rng.random()
+
+
+@numba.njit(cache=True)
+def shrink_1d(log_f, args, uniform_of, source, x0, lo, hi, level, tiny):
+    """Slice sampling by shrinkage alone (Neal 2003, §4, Fig. 5) of a coordinate whose support
+    is the open interval (``lo``, ``hi``), which is the initial bracket (no stepping out).
+
+    ``log_f(x, args)`` is a compiled log density (``args`` a tuple), ``level`` is
+    ``log_f(x0, args) − Exp(1)`` drawn by the caller, and ``uniform_of(source)`` draws a uniform
+    on [0, 1) (`generator_uniform` with a ``Generator``, `streams.stream_uniform` with a row's
+    stream). Returns ``(x, n_evals)``: the new point and the number of evaluations of ``log_f``.
+    As `slice_1d`: a point is accepted when its log density is above the level; when the bracket
+    shrinks to ``tiny`` or less around ``x0`` the slice is narrower than the coordinate's
+    resolution and ``x0`` is kept, after checking that it is in the slice (else
+    ``FloatingPointError``: the level was not drawn from the target at ``x0``).
+    """
+    a, b = lo, hi
+    n = 0
+    while True:
+        x = lo + uniform_of(source) * (hi - lo)
+        if x > a and x < b:
+            n += 1
+            if log_f(x, args) > level:
+                return x, n
+        if x < x0:
+            lo = x
+        else:
+            hi = x
+        if hi - lo <= tiny:
+            n += 1
+            if log_f(x0, args) > level:
+                return x0, n
+            raise FloatingPointError(
+                "slice sampling shrank to the current point, which is not in the slice: the "
+                "level was not drawn from the target's log density at the current point"
+            )

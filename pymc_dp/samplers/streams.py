@@ -37,6 +37,7 @@ __all__ = [
     "row_seeds",
     "seed_states",
     "uniform",
+    "stream_uniform",
     "exponential",
     "normal",
     "log_gamma",
@@ -97,6 +98,13 @@ def uniform(states, i):
     s = states[i] + _GOLDEN
     states[i] = s
     return float(_mix(s) >> _S11) * _TO_UNIT
+
+
+@numba.njit(cache=True, inline="always")
+def stream_uniform(source):
+    """`uniform` from ``source = (states, i)``: the ``uniform_of`` of `slice.shrink_1d` for a
+    row's stream."""
+    return uniform(source[0], source[1])
 
 
 @numba.njit(cache=True, inline="always")

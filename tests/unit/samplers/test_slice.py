@@ -1,12 +1,20 @@
-"""The one slice sampler (`pymc_dp.samplers.slice`): exact on known densities, and its rule at a
-collapsed bracket (stay when the current point is in the slice, raise when it is not)."""
+"""The one slice sampler (`pymc_dp.samplers.slice`, and its compiled shrinkage `shrink_1d`): exact on
+known densities, and its rule at a collapsed bracket (stay when the current point is in the slice, raise when it is not)."""
 
 import math
 
+import numba
 import numpy as np
 import pytest
 
-from pymc_dp.samplers.slice import SliceState, slice_1d, slice_along, slice_sweep
+from pymc_dp.samplers.slice import (
+    SliceState,
+    generator_uniform,
+    shrink_1d,
+    slice_1d,
+    slice_along,
+    slice_sweep,
+)
 from tests.support.mc import assert_mc_close
 
 
@@ -86,3 +94,45 @@ def test_collapsed_bracket_raises_when_the_point_is_not_in_the_slice():
         slice_1d(np.random.default_rng(5), lambda x: 0.0, 0.0, 50.0, 1.0, 10)
     with pytest.raises(FloatingPointError, match="not the target's"):  # NaN at the current point
         slice_1d(np.random.default_rng(5), lambda x: math.nan, 0.0, 0.0, 1.0, 10)
+
+
+# ------------------------------------------------------------------ compiled shrinkage (shrink_1d)
+@numba.njit(cache=True)
+def _beta_log_f(x, args):
+    a, b = args
+    return (a - 1.0) * math.log(x) + (b - 1.0) * math.log(1.0 - x)
+
+
+@numba.njit(cache=True)
+def _spike_log_f(x, args):
+    return 0.0 if x == args[0] else -math.inf
+
+
+@numba.njit(cache=True)
+def _beta_chain(rng, a, b, n):
+    out = np.empty(n)
+    x, evals = 0.5, 0
+    for i in range(n):
+        level = _beta_log_f(x, (a, b)) - rng.standard_exponential()
+        x, k = shrink_1d(_beta_log_f, (a, b), generator_uniform, rng, x, 0.0, 1.0, level, 1e-12)
+        evals += k
+        out[i] = x
+    return out, evals
+
+
+def test_compiled_shrinkage_beta_moments_within_mcse():
+    """`shrink_1d` on (0, 1) leaves Beta(2, 5) invariant (the bounded coordinates of DirichletHyper)."""
+    a, b = 2.0, 5.0
+    draws, evals = _beta_chain(np.random.default_rng(6), a, b, 4000)
+    sd = math.sqrt(a * b / ((a + b) ** 2 * (a + b + 1)))
+    assert_mc_close(draws, a / (a + b), sd, label="shrink_1d Beta(2, 5)")
+    assert evals >= len(draws)
+
+
+def test_compiled_shrinkage_same_rule_at_a_collapsed_bracket():
+    """As `slice_1d`: stay at x0 when it is in the slice, raise when it is not."""
+    rng = np.random.default_rng(7)
+    x, k = shrink_1d(_spike_log_f, (0.3,), generator_uniform, rng, 0.3, 0.0, 1.0, -1.0, 1e-12)
+    assert x == 0.3 and k >= 1
+    with pytest.raises(FloatingPointError, match="not in the slice"):
+        shrink_1d(_spike_log_f, (0.3,), generator_uniform, rng, 0.3, 0.0, 1.0, 5.0, 1e-12)
