@@ -185,23 +185,46 @@ def multinomial_rows_sweep(rng, c, log_p, n_cols, codes, a, b, r, s, idx, width,
 
 
 @numba.njit(cache=True)
-def _row_moves(states, row, c, log_p, n_cols, codes, a, b, r, s, idx, width, reps, logs):
-    """`multinomial_rows_sweep`'s moves of one row, from that row's stream (`streams`); a function of
-    its own (not inlined), so that the parallel loop over rows has one exit."""
+def _multinomial_prior(args, jc, kc, j, k, cj, ck, d):
+    """Log ratio of a multinomial row (cell log-probabilities ``log_p`` per cell of the table,
+    ``logs[v] = log v!``) when d people move from cell j (count cj) to cell k (count ck)."""
+    log_p, logs = args
+    lr = d * (log_p[k] - log_p[j])
+    for i in range(d):  # log c_j!/(c_j − d)! − log (c_k + d)!/c_k!
+        lr += logs[cj - i] - logs[ck + d - i]
+    return lr
+
+
+@numba.njit(cache=True)
+def _dm_prior(args, jc, kc, j, k, cj, ck, d):
+    """The same for a Dirichlet-multinomial(N_g, a) row (π summed out, a = ``conc``):
+    ``Π_{i<d} (c_k + i + a_k)/(c_k + i + 1) · Π_{i=1..d} (c_j − i + 1)/(c_j − i + a_j)``
+    (the multinomial coefficient included; ``lk`` from `dm_log_steps`)."""
+    lk, conc = args
+    lr = 0.0
+    for i in range(d):
+        lr += _dm_step(lk, conc, kc, ck + i) - _dm_step(lk, conc, jc, cj - 1 - i)
+    return lr
+
+
+@numba.njit(cache=True)
+def _row_moves(prior, prior_args, states, row, c, n_cols, codes, a, b, r, s, idx, width, reps):
+    """``reps``·K moves of d people between two cells of row ``row`` under the row's law
+    ``prior(prior_args, …)`` (`_multinomial_prior`, `_dm_prior`) and the releases, from that row's
+    stream (`streams`); a function of its own (not inlined), so that the parallel loop over rows
+    has one exit."""
     n_acc = 0
     base = row * n_cols
     for _ in range(reps * n_cols):
-        j = base + int(uniform(states, row) * n_cols)
-        k = base + int(uniform(states, row) * (n_cols - 1))
-        if k >= j:
-            k += 1
+        jc = int(uniform(states, row) * n_cols)
+        kc = int(uniform(states, row) * (n_cols - 1))
+        if kc >= jc:
+            kc += 1
         d = 1 + int(uniform(states, row) * width) if width > 1 else 1
+        j, k = base + jc, base + kc
         if c[j] < d:
             continue
-        cj, ck = c[j], c[k]
-        lr = d * (log_p[k] - log_p[j])
-        for i in range(d):  # log c_j!/(c_j − d)! − log (c_k + d)!/c_k!
-            lr += logs[cj - i] - logs[ck + d - i]
+        lr = prior(prior_args, jc, kc, j, k, c[j], c[k], d)
         for m in range(idx.shape[0]):
             ej, ek = idx[m, j], idx[m, k]
             if ej != ek:
@@ -222,21 +245,23 @@ def _row_moves(states, row, c, log_p, n_cols, codes, a, b, r, s, idx, width, rep
 
 
 @numba.njit(cache=True, parallel=True)
-def _rows_threads(states, c, log_p, n_cols, codes, a, b, r, s, idx, width, reps, logs):
+def _rows_threads(prior, prior_args, states, c, n_cols, codes, a, b, r, s, idx, width, reps):
     n_rows = c.shape[0] // n_cols
     acc = np.zeros(n_rows, dtype=np.int64)
     for row in numba.prange(n_rows):
         acc[row] = _row_moves(
-            states, row, c, log_p, n_cols, codes, a, b, r, s, idx, width, reps, logs
+            prior, prior_args, states, row, c, n_cols, codes, a, b, r, s, idx, width, reps
         )
     return acc.sum()
 
 
 @numba.njit(cache=True)
-def _rows_serial(states, c, log_p, n_cols, codes, a, b, r, s, idx, width, reps, logs):
+def _rows_serial(prior, prior_args, states, c, n_cols, codes, a, b, r, s, idx, width, reps):
     acc = 0
     for row in range(c.shape[0] // n_cols):
-        acc += _row_moves(states, row, c, log_p, n_cols, codes, a, b, r, s, idx, width, reps, logs)
+        acc += _row_moves(
+            prior, prior_args, states, row, c, n_cols, codes, a, b, r, s, idx, width, reps
+        )
     return acc
 
 
@@ -251,7 +276,12 @@ def multinomial_rows_sweep_streams(
         return 0
     states = seed_states(seeds)
     sweep = _rows_threads if threads() else _rows_serial
-    return int(sweep(states, c, log_p, n_cols, codes, a, b, r, s, idx, width, reps, logs))
+    prior_args = (log_p, logs)
+    return int(
+        sweep(
+            _multinomial_prior, prior_args, states, c, n_cols, codes, a, b, r, s, idx, width, reps
+        )
+    )
 
 
 _DM_LOOKUP = 32  # dm_rows_sweep_streams: log((v + a_k)/(v + 1)) tabulated for v < this
@@ -276,68 +306,9 @@ def _dm_step(lk, conc, col, v):
     return math.log((v + conc[col]) / (v + 1.0))
 
 
-@numba.njit(cache=True)
-def _dm_row_moves(states, row, c, lk, conc, n_cols, codes, a, b, r, s, idx, width, reps):
-    """`_row_moves` with π summed out: row ``row`` is Dirichlet-multinomial(N_g, a) (a = ``conc``),
-    so moving d people from cell j to cell k multiplies its probability by
-    ``Π_{i<d} (c_k + i + a_k)/(c_k + i + 1) · Π_{i=1..d} (c_j − i + 1)/(c_j − i + a_j)``
-    (the multinomial coefficient included); from that row's stream."""
-    n_acc = 0
-    base = row * n_cols
-    for _ in range(reps * n_cols):
-        jc = int(uniform(states, row) * n_cols)
-        kc = int(uniform(states, row) * (n_cols - 1))
-        if kc >= jc:
-            kc += 1
-        d = 1 + int(uniform(states, row) * width) if width > 1 else 1
-        j, k = base + jc, base + kc
-        if c[j] < d:
-            continue
-        cj, ck = c[j], c[k]
-        lr = 0.0
-        for i in range(d):
-            lr += _dm_step(lk, conc, kc, ck + i) - _dm_step(lk, conc, jc, cj - 1 - i)
-        for m in range(idx.shape[0]):
-            ej, ek = idx[m, j], idx[m, k]
-            if ej != ek:
-                lr += (
-                    kernel_logpdf(codes[m], a[m], b[m], r[ej] - (s[ej] - d))
-                    - kernel_logpdf(codes[m], a[m], b[m], r[ej] - s[ej])
-                    + kernel_logpdf(codes[m], a[m], b[m], r[ek] - (s[ek] + d))
-                    - kernel_logpdf(codes[m], a[m], b[m], r[ek] - s[ek])
-                )
-        if lr == lr and (lr >= 0.0 or lr + exponential(states, row) >= 0.0):
-            c[j] -= d
-            c[k] += d
-            for m in range(idx.shape[0]):
-                s[idx[m, j]] -= d
-                s[idx[m, k]] += d
-            n_acc += 1
-    return n_acc
-
-
-@numba.njit(cache=True, parallel=True)
-def _dm_rows_threads(states, c, lk, conc, n_cols, codes, a, b, r, s, idx, width, reps):
-    n_rows = c.shape[0] // n_cols
-    acc = np.zeros(n_rows, dtype=np.int64)
-    for row in numba.prange(n_rows):
-        acc[row] = _dm_row_moves(
-            states, row, c, lk, conc, n_cols, codes, a, b, r, s, idx, width, reps
-        )
-    return acc.sum()
-
-
-@numba.njit(cache=True)
-def _dm_rows_serial(states, c, lk, conc, n_cols, codes, a, b, r, s, idx, width, reps):
-    acc = 0
-    for row in range(c.shape[0] // n_cols):
-        acc += _dm_row_moves(states, row, c, lk, conc, n_cols, codes, a, b, r, s, idx, width, reps)
-    return acc
-
-
 def dm_rows_sweep_streams(seeds, c, conc, n_cols, codes, a, b, r, s, idx, width, reps):
     """``reps``·K pair moves per row of a table whose rows are Dirichlet-multinomial(N_g, ``conc``)
-    (π summed out; `_dm_row_moves`), in place, row g from stream ``seeds[g]``, rows in numba
+    (π summed out; `_dm_prior`), in place, row g from stream ``seeds[g]``, rows in numba
     threads if `streams.use_threads` (the same draws either way). ``s`` (the released entries'
     current values) is kept up to date; only for releases whose entries count cells of one row
     (`rows_disjoint`). Returns the number of accepted moves."""
@@ -346,8 +317,8 @@ def dm_rows_sweep_streams(seeds, c, conc, n_cols, codes, a, b, r, s, idx, width,
     conc = np.ascontiguousarray(conc, dtype=np.float64)
     lk = dm_log_steps(conc, n_cols, _DM_LOOKUP)
     states = seed_states(seeds)
-    sweep = _dm_rows_threads if threads() else _dm_rows_serial
-    return int(sweep(states, c, lk, conc, n_cols, codes, a, b, r, s, idx, width, reps))
+    sweep = _rows_threads if threads() else _rows_serial
+    return int(sweep(_dm_prior, (lk, conc), states, c, n_cols, codes, a, b, r, s, idx, width, reps))
 
 
 def rows_disjoint(idx, n_cols) -> bool:
