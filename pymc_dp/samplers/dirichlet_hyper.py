@@ -71,8 +71,6 @@ row, the Pólya-urn ratio of the Dirichlet-multinomial row times the releases' r
 `streams.use_threads`). The iteration is then: cells | (α, base); the column pairs; (α, base) |
 table; π | (α, base, table) — each a move that leaves p(α, base, table | releases) invariant, and
 π drawn last from its conditional, so the point PyMC records is a draw of the joint posterior.
-``interweave=True`` adds after the cells an α move with the table held as uniforms
-(`DirichletHyper._interwoven_alpha`; measured no help at G = 1,000, ``docs/tables.md``).
 
 ``pm.sample()`` assigns this step by itself to α and base (and π, summed out as above, and the
 table, released only by ``pdp.Cells``) when pymc-dp samples what π feeds (a count table or
@@ -539,155 +537,6 @@ def column_pair_sweep(seeds, c, n_cols, b, alpha, beta, codes, ka, kb, r, logs, 
     return int(sweep(states, c, n_cols, b, alpha, beta, codes, ka, kb, r, logs, order))
 
 
-# -- α moved with the table (non-centred: the table as a function of α and uniforms) -----------
-_RESCALE, _LOG_RESCALE = 1e250, 250.0 * math.log(10.0)
-
-
-@numba.njit(cache=True)
-def _suffix(conc):
-    """``suf[k] = Σ_{j ≥ k} a_j`` (suf[K] = 0) and ``lgs[k] = log Γ(suf[k])`` (k < K)."""
-    k = conc.shape[0]
-    suf = np.zeros(k + 1)
-    for j in range(k - 1, -1, -1):
-        suf[j] = suf[j + 1] + conc[j]
-    lgs = np.empty(k + 1)
-    for j in range(k):
-        lgs[j] = math.lgamma(suf[j])
-    lgs[k] = 0.0
-    return suf, lgs
-
-
-@numba.njit(cache=True, inline="always")
-def _bb_lp0(n, k, suf, lgs):
-    """log P(c_k = 0) for c_k ~ BetaBinomial(n, a_k, suf[k + 1]): the k-th step of the
-    Dirichlet-multinomial's chain rule (n people left for cells k, k + 1, …)."""
-    return math.lgamma(suf[k + 1] + n) - lgs[k + 1] - math.lgamma(suf[k] + n) + lgs[k]
-
-
-@numba.njit(cache=True, inline="always")
-def _bb_ratio(n, a, rest, i):
-    """P(c = i + 1) / P(c = i) for BetaBinomial(n, a, rest)."""
-    return (n - i) * (a + i) / ((i + 1.0) * (rest + n - i - 1.0))
-
-
-@numba.njit(cache=True)
-def _pit_row(states, row, c, n_cols, conc, suf, lgs, log_u):
-    """``log u_gk`` for k < K − 1: u_gk uniform on [F_k(c_gk − 1), F_k(c_gk)) given the row, F_k the
-    BetaBinomial chain-rule CDF of cell k (`_bb_lp0`), from the row's stream; CDFs scaled by
-    ``_RESCALE`` where they would leave the float range."""
-    base = row * n_cols
-    n = 0
-    for k in range(n_cols):
-        n += c[base + k]
-    for k in range(n_cols - 1):
-        ck = c[base + k]
-        sc = _bb_lp0(float(n), k, suf, lgs)
-        f, t = 0.0, 1.0
-        for i in range(ck):
-            f += t
-            t *= _bb_ratio(float(n), conc[k], suf[k + 1], float(i))
-            if t > _RESCALE:
-                f /= _RESCALE
-                t /= _RESCALE
-                sc += _LOG_RESCALE
-        log_u[base + k] = sc + math.log(f + uniform(states, row) * t)
-        n -= ck
-    return 0
-
-
-@numba.njit(cache=True)
-def _table_of_u_row(row, c, out, n_cols, conc, suf, lgs, log_u, codes, ka, kb, r, idx):
-    """The row's table at the concentrations ``conc`` from ``log_u`` (the inverse of `_pit_row`)
-    into ``out``; returns Σ over the cells that changed of the releases' log density change."""
-    base = row * n_cols
-    n = 0
-    for k in range(n_cols):
-        n += c[base + k]
-    delta = 0.0
-    for k in range(n_cols):
-        if k == n_cols - 1:
-            v = n
-        else:
-            gap = log_u[base + k] - _bb_lp0(float(n), k, suf, lgs)  # log u in the scaled units
-            thr = math.exp(gap) if gap < 700.0 else np.inf
-            f, t = 0.0, 1.0
-            v = n
-            for i in range(n + 1):
-                if f + t > thr:
-                    v = i
-                    break
-                f += t
-                t *= _bb_ratio(float(n), conc[k], suf[k + 1], float(i))
-                if t > _RESCALE:
-                    f /= _RESCALE
-                    t /= _RESCALE
-                    gap -= _LOG_RESCALE
-                    thr = math.exp(gap) if gap < 700.0 else np.inf
-        cell = base + k
-        out[cell] = v
-        if v != c[cell]:
-            for m in range(idx.shape[0]):
-                e = idx[m, cell]
-                delta += kernel_logpdf(codes[m], ka[m], kb[m], r[e] - v) - kernel_logpdf(
-                    codes[m], ka[m], kb[m], r[e] - c[cell]
-                )
-        n -= v
-    return delta
-
-
-@numba.njit(cache=True, parallel=True)
-def _pit_threads(states, c, n_cols, conc, suf, lgs, log_u):
-    for row in numba.prange(c.shape[0] // n_cols):
-        _pit_row(states, row, c, n_cols, conc, suf, lgs, log_u)
-
-
-@numba.njit(cache=True)
-def _pit_serial(states, c, n_cols, conc, suf, lgs, log_u):
-    for row in range(c.shape[0] // n_cols):
-        _pit_row(states, row, c, n_cols, conc, suf, lgs, log_u)
-
-
-@numba.njit(cache=True, parallel=True)
-def _inverse_threads(c, out, n_cols, conc, suf, lgs, log_u, codes, ka, kb, r, idx):
-    n_rows = c.shape[0] // n_cols
-    delta = np.zeros(n_rows)
-    for row in numba.prange(n_rows):
-        delta[row] = _table_of_u_row(
-            row, c, out, n_cols, conc, suf, lgs, log_u, codes, ka, kb, r, idx
-        )
-    return delta.sum()
-
-
-@numba.njit(cache=True)
-def _inverse_serial(c, out, n_cols, conc, suf, lgs, log_u, codes, ka, kb, r, idx):
-    delta = 0.0
-    for row in range(c.shape[0] // n_cols):
-        delta += _table_of_u_row(row, c, out, n_cols, conc, suf, lgs, log_u, codes, ka, kb, r, idx)
-    return delta
-
-
-def table_uniforms(seeds, c, n_cols, conc):
-    """``log u`` (one per cell; the last cell of each row unused) with ``u_gk`` uniform on its
-    cell's interval of the chain-rule CDF of Dirichlet-multinomial(N_g, ``conc``) rows: given α
-    and base, the u's are iid uniform and `table_of_uniforms` maps them back to the table."""
-    suf, lgs = _suffix(np.ascontiguousarray(conc, dtype=np.float64))
-    log_u = np.empty(c.shape[0])
-    states = seed_states(seeds)
-    (_pit_threads if threads() else _pit_serial)(states, c, n_cols, conc, suf, lgs, log_u)
-    return log_u
-
-
-def table_of_uniforms(log_u, c, n_cols, conc, codes, ka, kb, r, idx):
-    """The table at concentrations ``conc`` from ``log u`` (`table_uniforms`; rows keep their
-    totals, read from ``c``) and the change of the releases' log density from ``c`` to it."""
-    conc = np.ascontiguousarray(conc, dtype=np.float64)
-    suf, lgs = _suffix(conc)
-    out = np.empty_like(c)
-    sweep = _inverse_threads if threads() else _inverse_serial
-    delta = sweep(c, out, n_cols, conc, suf, lgs, log_u, codes, ka, kb, r, idx)
-    return out, float(delta)
-
-
 def _scalar(var) -> bool:
     shape = var.type.shape
     return all(d == 1 for d in shape) and None not in shape
@@ -827,9 +676,6 @@ class DirichletHyper(DPStep):
         by its own step only).
     cells : int
         With c listed: pair moves per cell per iteration (``cells``·K per row; default 4).
-    interweave : bool
-        With c listed: also move α with the table held as uniforms, once per iteration (module
-        docstring; default False).
     width : float
         Initial slice width for α's value-space coordinate (adapted during warm-up; default 1).
     max_steps : int
@@ -857,7 +703,6 @@ class DirichletHyper(DPStep):
         sweeps: int = 4,
         columns=None,
         cells: int = 4,
-        interweave: bool = False,
         width: float = 1.0,
         max_steps: int = 64,
         model=None,
@@ -942,8 +787,6 @@ class DirichletHyper(DPStep):
         self.columns = self._setup_columns(model, columns)
         #: the table's cells moved here, π summed out (Dirichlet-multinomial rows), when c is listed
         self.cells = int(cells)
-        #: α also moved with the table as a function of α and uniforms (`_interwoven_alpha`)
-        self.interweave = bool(interweave)
         self._table_step = self._setup_cells(model, rng) if tables else None
         self.n_rows = float(np.prod(self.pi.type.shape[:-1], dtype=int))
         self.alpha_shape = tuple(int(d) for d in values[0].type.shape)
@@ -1017,7 +860,6 @@ class DirichletHyper(DPStep):
         if getattr(self, "_table_step", None) is not None:
             self._table_step.start_chain()
         self.width = self.init_width
-        self._nc_log_sd, self._nc_tuned = math.log(0.1), 0
         self._tuned = 0
         self._fresh = True
         self._r = None  # the table's releases, read once per chain (column moves)
@@ -1110,33 +952,6 @@ class DirichletHyper(DPStep):
             seeds, table, conc, self.k, ts.codes, ts.a, ts.b, ts._r, s, ts.idx, ts.width, self.cells
         )
 
-    def _interwoven_alpha(self, v, a, b, table, fixed):
-        """α moved with the table held as uniforms (non-centred; interweaving with the centred α
-        updates of the sweeps, Yu & Meng 2011, *J. Comput. Graph. Statist.* 20): each cell's
-        u_gk drawn uniform on its interval of the Dirichlet-multinomial chain-rule CDF
-        (`table_uniforms`: given α and base the u's are iid uniform, whatever α), then a
-        random-walk Metropolis move of α's value-space coordinate with the table a function of
-        (α, base, u) (`table_of_uniforms`): the target is α's prior times the releases' density of
-        that table. Returns (v, α, table, accepted)."""
-        ts = self._table_step
-        log_u = table_uniforms(row_seeds(self.rng, table.size // self.k), table, self.k, a * b)
-        prop = v + math.exp(self._nc_log_sd) * self.rng.standard_normal()
-        nat, lp_new = (float(x) for x in self._alpha(prop, *fixed))
-        accept = False
-        if nat > 0.0 and math.isfinite(lp_new):
-            lp_old = float(self._alpha(v, *fixed)[1])
-            moved, delta = table_of_uniforms(
-                log_u, table, self.k, nat * b, ts.codes, ts.a, ts.b, ts._r, ts.idx
-            )
-            log_ratio = lp_new - lp_old + delta
-            accept = log_ratio == log_ratio and log_ratio + self.rng.standard_exponential() >= 0.0
-        if self.tune:  # Robbins–Monro on the step towards acceptance 0.44 (warm-up only)
-            self._nc_tuned += 1
-            self._nc_log_sd += (float(accept) - 0.44) / math.sqrt(self._nc_tuned)
-        if not accept:
-            return v, a, table, False
-        return prop, nat, moved, True
-
     def step(self, point):
         fresh = self._fresh and self.tune
         self._fresh = False
@@ -1154,9 +969,6 @@ class DirichletHyper(DPStep):
             if table is None:
                 return dict(point), [self.stats(dp_slice_evals=0)]
             return self._finish(point, v, b, a, table, evals)
-        if table is not None and self._table_step is not None and self.interweave:
-            v, a, table, _ = self._interwoven_alpha(v, a, b, table, fixed)
-            evals += 1
         if self.columns:  # (base pairs, their columns) jointly, columns summed out row by row
             if table is None:
                 table = np.array(point[self.table_name], dtype=np.int64).reshape(-1)

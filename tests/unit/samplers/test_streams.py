@@ -97,10 +97,9 @@ def chain():
 
 
 def chain_with_table():
-    # DirichletHyper with the table: cell moves (π summed out) and the α move with the table as
-    # uniforms run on the rows' streams too
+    # DirichletHyper with the table: its cell moves (π summed out) run on the rows' streams too
     with model:
-        dh = pdp.DirichletHyper([alpha, base, pi, c], interweave=True, rng=np.random.default_rng(9))
+        dh = pdp.DirichletHyper([alpha, base, pi, c], rng=np.random.default_rng(9))
     point, out = model.initial_point(0), []
     for _ in range(4):
         point, _ = dh.step(point)
@@ -124,7 +123,7 @@ print("HASHES", plain, one, two)
 @two_threads
 def test_areas_steps_same_with_one_and_two_threads():
     """TableCells (rows), DirichletHyper (column pairs, π's rows; with the table: its rows' cell
-    moves and the α move's passes) from the same seeds give the same chain without threads, with 1
+    moves) from the same seeds give the same chain without threads, with 1
     and with 2 numba threads. In a child process: a process that has
     run a GNU OpenMP parallel loop cannot fork, and other tests fork (`streams.use_threads`)."""
     import subprocess
