@@ -41,7 +41,7 @@ def test_beta_bernoulli_default_assignment_exact_theta_and_records():
         - np.abs(s - k) / scale
     )
     assert assigned(model) == {"Collapsed": ["p_logodds__", "x"]}
-    idata = sample(model, draws=2000, tune=1000, seed=3)
+    idata = sample(model, draws=1000, tune=500, seed=3)
     assert_mc_close(
         idata.posterior["p"].values,
         *exact.beta_bernoulli_laplace(s, n, a, b, scale),
@@ -67,7 +67,7 @@ def test_randomized_response_local_exact_theta_and_records():
         x = pm.Bernoulli("x", p, shape=len(r))
         pdp.DPObserved("r", x, statistic=pdp.Local(), mechanism=mech, observed=r)
     assert assigned(model) == {"Collapsed": ["p_logodds__", "x"]}
-    idata = sample(model, draws=2000, tune=1000, seed=4)
+    idata = sample(model, draws=1000, tune=500, seed=4)
     assert_mc_close(
         idata.posterior["p"].values,
         *exact.randomized_response(r, eps),
@@ -100,7 +100,7 @@ def test_poisson_discrete_laplace_exact_theta_and_records():
         x = pm.Poisson("x", lam, shape=n)
         pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=mech, observed=s)
     assert assigned(model) == {"Collapsed": ["lam_log__", "x"]}
-    idata = sample(model, draws=2000, tune=1000, seed=5)
+    idata = sample(model, draws=1000, tune=500, seed=5)
     assert_mc_close(
         idata.posterior["lam"].values,
         *exact.poisson_discrete_laplace(s, n, a, b, scale),
@@ -162,7 +162,7 @@ def test_rr_table_dirichlet_exact_theta_and_records():
         x = pm.Categorical("x", pi, shape=len(r))
         pdp.DPObserved("r", x, statistic=pdp.Local(), mechanism=mech, observed=r)
     assert assigned(model) == {"Collapsed": ["pi_simplex__", "x"]}
-    idata = sample(model, draws=2000, tune=1000, seed=6)
+    idata = sample(model, draws=1000, tune=500, seed=6)
     theta_ms, count_ms = _rr_table_exact(np.asarray(r), mech, alpha)
     assert_mc_close(idata.posterior["pi"].values[..., 0], *theta_ms, label="Collapsed RR table π_0")
     assert_mc_close(
@@ -185,6 +185,8 @@ def test_hierarchical_hyperparameter_moved_by_nuts_exact():
             observed=s,
         )
     assert assigned(model) == {"Collapsed": ["p_logodds__", "x"], "NUTS": ["a_log__"]}
+    # kept at 2000 draws / 1000 tune: shorter runs gave sd(p) below the quadrature value
+    # (z(sd) = -3.2 at 1000/500 on PyMC 5, -4.1 at 1500/500 on PyMC 6; -1.4 here): open question
     idata = sample(model, draws=2000, tune=1000, seed=8)
     # p | s: ∫ Gamma(a; 2, 1) Beta(p; a, 2) da × Σ_k Bin(k; n, p) e^{-|s-k|/b}, 2-d quadrature
     ag = np.linspace(1e-4, 25, 2500)[:, None]
