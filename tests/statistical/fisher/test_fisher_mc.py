@@ -292,7 +292,7 @@ def test_two_stage_release_combines_both_releases_in_one_model():
         population=NORMAL_VAR,
         prior=lambda: pm.Uniform("theta", 0.05, 10.0),
         rng=rng,
-        sample_kwargs=dict(draws=400, tune=400),
+        sample_kwargs=dict(draws=200, tune=200),
     )
     assert set(pdp.dp_nodes(res.model)) == {"y_0", "y_1"}
     assert res.selection.criterion == "samples" and res.chosen.name in {"a=0.5", "a=1"}

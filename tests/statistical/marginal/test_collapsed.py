@@ -92,7 +92,7 @@ def test_nuts_dirichlet_counts_exact_and_recovery():
             "s", x, statistic=pdp.Counts(3), mechanism=pdp.Laplace(scale=1.0), observed=s
         )
     new = pdp.marginalize(model)
-    idata = sample(new, draws=1500, tune=700, seed=14)
+    idata = sample(new, draws=800, tune=500, seed=14)
     assert_mc_close(
         _draws(idata, "pi")[..., 0],
         *exact.dirichlet_counts_laplace(s, n, alpha, 1.0, 0),

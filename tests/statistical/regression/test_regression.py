@@ -107,7 +107,7 @@ def test_mcmc_fixed_s_numpy_matches_quadrature(fixed_s_case):
         st,
         "mcmc_fixedS",
         prior=prior,
-        draws=5000,
+        draws=2000,
         tune=500,
         chains=2,
         rng=np.random.default_rng(6),
@@ -124,8 +124,8 @@ def test_mcmc_fixed_s_pymc_nuts_matches_quadrature(fixed_s_case):
         st,
         prior=prior,
         backend="pymc",
-        draws=1500,
-        tune=700,
+        draws=1000,
+        tune=500,
         chains=2,
         rng=np.random.default_rng(7),
     )
@@ -181,7 +181,7 @@ def test_mcmc_normal_x_matches_quadrature():
         st,
         "mcmc_normalX",
         prior=prior,
-        draws=8000,
+        draws=5000,
         tune=1000,
         chains=2,
         rng=np.random.default_rng(8),
@@ -223,7 +223,7 @@ def test_mcmc_bs_with_negligible_noise_is_the_nig_posterior(data):
     )
     prior = R.RegressionPrior(C=2.0 * np.eye(2), a=3.0, b=2.0).resolve(2)
     fit = R.fit(
-        st, "mcmc_bs", prior=prior, draws=3000, tune=200, chains=2, rng=np.random.default_rng(10)
+        st, "mcmc_bs", prior=prior, draws=1500, tune=200, chains=2, rng=np.random.default_rng(10)
     )
     Lam_n = np.linalg.inv(prior.C) + S.sum(0)
     m_n = np.linalg.solve(Lam_n, z.sum(0))

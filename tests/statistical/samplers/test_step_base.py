@@ -22,6 +22,8 @@ from tests.support.models import (
 from tests.support.sampling import sample
 
 
+# 2500 draws: at 1500 the chain's own guard (pymc_dp ConvergenceWarning) fired for th_a (PMMH,
+# split R-hat 1.02, ESS 254 per chain), so the per-chain check stays at this length.
 @pytest.mark.slow
 def test_compound_step_two_chains_exact():
     model = three_part_model()
@@ -57,8 +59,8 @@ def test_mhaar_with_nuts_on_a_parent_exact():
     idata = sample(
         model,
         lambda: [pdp.MHAAR([model["mu"]], n_particles=10), pm.NUTS([model["sigma"]])],
-        draws=4000,
-        tune=1000,
+        draws=2000,
+        tune=700,
         seed=31,
     )
     for name in ("mu", "sigma"):

@@ -3,7 +3,6 @@
 import re
 import warnings
 
-import numpy as np
 import pytest
 
 from pymc_dp.accounting import (
@@ -34,8 +33,9 @@ def test_planned_tau_allows_k_iterations(k):
 
 @pytest.mark.slow
 def test_planned_tau_allows_k_iterations_log_grid():
-    for k in np.unique(np.round(np.logspace(0, 5, 16)).astype(int)):
-        _check_plan(int(k))
+    # half-decades between the default test's k = 1, 100, 3000, 10^5 (16 points cost 30 s)
+    for k in (3, 32, 316, 10_000, 31_623):
+        _check_plan(k)
 
 
 def test_budget_iterations_is_the_step_predicate():

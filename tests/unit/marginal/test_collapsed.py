@@ -349,11 +349,16 @@ def test_counts_gradient_finite_at_benchmark_size():
 # --------------------------------------------------------------------------- recovery (iid θ)
 
 
+#: θ draws per chain handed to recover_records: the records are drawn i.i.d. given θ, so the
+#: checks below are 4 standard errors of 2 x N_FAKE independent draws
+N_FAKE = 600
+
+
 def _fake_posterior(**values):
     return types.SimpleNamespace(
         posterior=xr.Dataset(
-            {k: (("chain", "draw"), np.full((2, 2000), v)) for k, v in values.items()},
-            coords={"chain": [0, 1], "draw": np.arange(2000)},
+            {k: (("chain", "draw"), np.full((2, N_FAKE), v)) for k, v in values.items()},
+            coords={"chain": [0, 1], "draw": np.arange(N_FAKE)},
         )
     )
 
@@ -410,7 +415,7 @@ def test_recover_local_and_counts_given_theta():
         pdp.DPObserved("r", x, statistic=pdp.Local(), mechanism=mech, observed=r)
     post = types.SimpleNamespace(
         posterior=xr.Dataset(
-            {"pi": (("chain", "draw", "k"), np.broadcast_to(pi, (2, 2000, k)).copy())}
+            {"pi": (("chain", "draw", "k"), np.broadcast_to(pi, (2, N_FAKE, k)).copy())}
         )
     )
     x = pdp.recover_records(post, pdp.marginalize(m1), random_seed=3).posterior["x"].values
