@@ -45,7 +45,9 @@ def _joint(n, mu_sd, rec_sd):
     ],
 )
 def test_zoo_gaussian_models_exact_on_the_collapsed_route(name):
-    res = run_case(by_name(name), draws=1500, tune=700, seed=5)
+    # the heavy-tier cases keep 1500/700: the hierarchy's sd(μ₀) sits 3 MCSE low at 800/400 (a funnel)
+    short = name == "normal_sum_gaussian"  # ESS/draw ≈ 1: 800 draws give ESS ≈ 1600
+    res = run_case(by_name(name), draws=800 if short else 1500, tune=400 if short else 700, seed=5)
     assert list(res["route"]) == ["Collapsed"], res["route"]
     (route,) = json.loads(res["idata"].sample_stats.attrs["pymc_dp_route"])
     assert {p["case"] for p in route["plans"].values()} == {"gaussian"}
@@ -75,7 +77,7 @@ def test_marginalize_recover_records_exact(how):
         a = np.hstack([[0.0], np.full(n, 1.0 if how == "sum" else 1.0 / n)])
     mean, sd = _gaussian_posterior(m, cov, a, obs, sig**2)
     marginal = pdp.marginalize(model)
-    idata = sample(marginal, draws=1500, tune=700, seed=9)
+    idata = sample(marginal, draws=800, tune=400, seed=9)
     pdp.recover_records(idata, marginal, random_seed=np.random.default_rng(4))
     post = idata.posterior
     assert_mc_close(post["mu"].values, mean[0], sd[0], label=f"{how} mu")
@@ -97,7 +99,7 @@ def test_default_route_records_exact():
     assert assigned(model) == {"Collapsed": ["mu", "x"]}
     m, cov = _joint(n, mu_sd, rec_sd)
     mean, sd = _gaussian_posterior(m, cov, np.hstack([np.zeros((n, 1)), np.eye(n)]), obs, sig**2)
-    idata = sample(model, draws=1500, tune=700, seed=12)
+    idata = sample(model, draws=800, tune=400, seed=12)
     post = idata.posterior
     assert_mc_close(post["mu"].values, mean[0], sd[0], label="local mu")
     assert_mc_close(post["x"].values, mean[1:], sd[1:], label="local x")
