@@ -103,9 +103,13 @@ def exponential_sum_gaussian(s, n, a, b, sigma):
     """λ ~ Gamma(a, rate b), x_i ~ Exp(λ), s = Σ x + N(0, sigma²): 2-d quadrature."""
     lam = np.linspace(1e-4, 15, 3000)
     t = np.linspace(1e-6, max(60.0, s + 10 * sigma), 6000)
-    logf = stats.gamma.logpdf(t[None, :], n, scale=1 / lam[:, None]) + stats.norm.logpdf(
-        s - t[None, :], 0, sigma
+    # log Gamma(t; n, rate λ) written out (scipy's gamma.logpdf on the 3000 × 6000 grid took 8 s)
+    log_gamma = (
+        n * np.log(lam)[:, None]
+        + ((n - 1) * np.log(t) - special.gammaln(n))[None, :]
+        - lam[:, None] * t[None, :]
     )
+    logf = log_gamma + stats.norm.logpdf(s - t[None, :], 0, sigma)
     like = np.trapezoid(np.exp(logf), t, axis=1)
     post = stats.gamma.pdf(lam, a, scale=1 / b) * like
     post /= np.trapezoid(post, lam)
@@ -213,18 +217,21 @@ def exact_clt_laplace(y, n, b):
 # ---------------------------------------------------------------------------------------------
 # statistical tier: DataAugmentation + NUTS + Interweave against exact posteriors
 # ---------------------------------------------------------------------------------------------
-def clamped_normal_sum_laplace(s, n, prior_sd, b, h=0.01):
+def clamped_normal_sum_laplace(s, n, prior_sd, b, h=0.01, mus=None):
     """mu ~ N(0, prior_sd²), x_i ~ N(mu, 1), s = Σ clip(x_i, L, U) + Laplace(b): quadrature.
 
     The clipped record is put on a grid of step h (atoms at L and U exact, each interior cell's
     mass at its centre); the n-fold sum by FFT; the Laplace convolution summed on the grid.
+    ``mus``: the quadrature grid of mu (default 1201 points on ±6 prior sd; one FFT per point).
     """
     m = int(round((U - L) / h))
     grid = L + h * np.arange(m + 1)
     size = 1 << int(math.ceil(math.log2(n * m + 1)))
     totals = n * L + h * np.arange(n * m + 1)
     noise = -np.abs(s - totals) / b
-    mus = np.linspace(-6 * prior_sd, 6 * prior_sd, 1201)
+    if mus is None:
+        mus = np.linspace(-6 * prior_sd, 6 * prior_sd, 1201)
+    mus = np.asarray(mus, dtype=float)
     loglik = np.empty_like(mus)
     for j, mu in enumerate(mus):
         cdf = stats.norm.cdf(np.concatenate([[-np.inf], grid[:-1] + h / 2, [np.inf]]) - mu)

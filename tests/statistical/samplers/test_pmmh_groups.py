@@ -55,7 +55,9 @@ def test_exact_on_independent_groups(sampler, n_groups):
     with model:
         step = getattr(pdp, sampler)([model["p"]], n_particles=10)
     assert step.factorisation == "groups"
-    idata = sample(model, [step], draws=3000, tune=500, seed=11)
+    # 2000 draws per chain: ESS/draw 0.14–0.20 measured with 3000 (ESS 850–1230 of 6000), so
+    # ESS ≈ 570–820 here; the tolerance is 4 MCSE of these draws
+    idata = sample(model, [step], draws=2000, tune=500, seed=11)
     assert set(np.unique(idata.sample_stats["dp_loglik_factors"].values)) == {n_groups}
     assert_mc_close(
         idata.posterior["p"].values, *exact_groups(releases), label=f"{sampler} {n_groups} groups"

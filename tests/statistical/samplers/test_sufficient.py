@@ -96,7 +96,9 @@ def test_default_sample_quickstart_like_exact():
         "SufficientTheta": ["mean_stay_log__"],
         "DataAugmentation": ["length_of_stay_log__"],
     }
-    idata = sample(model, draws=3000, tune=1000, seed=12)
+    # 1000 draws per chain: ESS/draw 0.98 (p) and 0.79 (mean_stay) measured with 3000, so ESS ≈
+    # 1600–2000 here; the tolerance is 4 MCSE of these draws
+    idata = sample(model, draws=1000, tune=1000, seed=12)
     assert_mc_close(
         np.asarray(idata.posterior["p"]),
         *exact.beta_bernoulli_laplace(s_count, 40, 1.0, 1.0, scale),

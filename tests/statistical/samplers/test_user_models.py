@@ -171,7 +171,7 @@ def test_hierarchical_groups_joint_theta_move_exact():
             pm.NUTS([model["mu0"], model["tau"], model["z"]], target_accept=0.95),
             pdp.DataAugmentation([model[f"x{g}"] for g in range(groups)]),
         ],
-        draws=1500,
+        draws=1000,  # ESS/draw ≥ 0.34 (τ) to 0.75 (μ_g), measured with 1500: ESS ≥ 680 here
         tune=700,
         seed=24,
     )
