@@ -194,8 +194,12 @@ def shrink_1d(log_f, args, uniform_of, source, x0, lo, hi, level, tiny):
     As `slice_1d`: a point is accepted when its log density is above the level; when the bracket
     shrinks to ``tiny`` or less around ``x0`` the slice is narrower than the coordinate's
     resolution and ``x0`` is kept, after checking that it is in the slice (else
-    ``FloatingPointError``: the level was not drawn from the target at ``x0``).
+    ``FloatingPointError``: the level was not drawn from the target at ``x0``). A level of −inf
+    (the caller's log density at ``x0`` underflowed to −inf, e.g. release weights at a first,
+    far-off table) leaves ``x0`` where it is, with no evaluation, as the loops did before.
     """
+    if level == -math.inf:  # log_f(x0) = −inf (its terms underflowed): no slice to draw from, stay
+        return x0, 0
     a, b = lo, hi
     n = 0
     while True:

@@ -136,3 +136,12 @@ def test_compiled_shrinkage_same_rule_at_a_collapsed_bracket():
     assert x == 0.3 and k >= 1
     with pytest.raises(FloatingPointError, match="not in the slice"):
         shrink_1d(_spike_log_f, (0.3,), generator_uniform, rng, 0.3, 0.0, 1.0, 5.0, 1e-12)
+
+
+def test_compiled_shrinkage_stays_when_the_current_point_has_no_density():
+    """A level of −inf (the caller's log density underflowed at x0): x0 stays, nothing evaluated."""
+    rng = np.random.default_rng(8)
+    x, k = shrink_1d(
+        _beta_log_f, (2.0, 5.0), generator_uniform, rng, 0.4, 0.0, 1.0, -math.inf, 1e-12
+    )
+    assert x == 0.4 and k == 0
