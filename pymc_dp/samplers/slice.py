@@ -196,7 +196,8 @@ def shrink_1d(log_f, args, uniform_of, source, x0, lo, hi, level, tiny):
     resolution and ``x0`` is kept, after checking that it is in the slice (else
     ``FloatingPointError``: the level was not drawn from the target at ``x0``). A level of −inf
     (the caller's log density at ``x0`` underflowed to −inf, e.g. release weights at a first,
-    far-off table) leaves ``x0`` where it is, with no evaluation, as the loops did before.
+    far-off table) leaves ``x0`` where it is, with no evaluation (the loops before accepted any
+    point there, as ``f ≥ −inf``).
     """
     if level == -math.inf:  # log_f(x0) = −inf (its terms underflowed): no slice to draw from, stay
         return x0, 0
