@@ -100,7 +100,13 @@ from pymc_dp.distributions.graph import depends_on, direct_upstream
 from pymc_dp.mechanisms.base import check_kernel_codes, kernel_logpdf
 from pymc_dp.samplers.assign import cached_verdict
 from pymc_dp.samplers.base import DPStep
-from pymc_dp.samplers.cells import _cells_nodes, log_table
+from pymc_dp.samplers.cells import (
+    TableCells,
+    _cells_nodes,
+    dm_rows_sweep_streams,
+    entry_values,
+    log_table,
+)
 from pymc_dp.samplers.cells import _refusal as _table_refusal
 from pymc_dp.samplers.conjugate import conjugate_competence
 from pymc_dp.samplers.slice import as_log_density, generator_uniform, shrink_1d, slice_1d
@@ -849,8 +855,6 @@ class DirichletHyper(DPStep):
         """The table's cell moves with π summed out (`cells.dm_rows_sweep_streams`): the table's
         releases, kernels and start as `TableCells` reads them (a `TableCells` of the table, whose
         own ``step`` is never called); refused unless every release is ``pdp.Cells``."""
-        from pymc_dp.samplers.cells import TableCells
-
         why = _cells_reason(model, self.table)
         if why is not None:
             raise ValueError(f"DirichletHyper cannot move the cells of {self.table.name!r}: {why}.")
@@ -939,8 +943,6 @@ class DirichletHyper(DPStep):
         """The table's cell moves given the concentrations ``conc`` = α·base, π summed out
         (`cells.dm_rows_sweep_streams`), in place; ``start``: first move it to the table nearest
         to the releases (`TableCells`' start)."""
-        from pymc_dp.samplers.cells import dm_rows_sweep_streams, entry_values
-
         ts = self._table_step
         if ts._r is None:
             ts._r = np.asarray(ts._releases(), dtype=np.float64)
