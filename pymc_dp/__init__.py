@@ -62,11 +62,13 @@ from pymc_dp.statistics.cells import Cells, Marginals
 # every class of pm.STEP_METHODS for its competence and keeps the first of the most competent, so
 # pymc-dp's steps go first, in this order: Collapsed (discrete records summed out when cheap),
 # EnumeratedParents (discrete records with discrete parents of a finite support: enumerated),
-# TableCells (count tables released by pdp.Cells), DataAugmentation (other latent records; before
-# PyMC's IDEAL Bernoulli/Categorical Gibbs), DirichletHyper (α, base and, with the table's π summed
-# out, π of rows π_g ~ Dirichlet(α·base); before ConjugateTheta, which would take π), ConjugateTheta,
-# then SufficientTheta (θ given records), NonAdditiveRoute (θ and the records of a release that is
-# not record-additive: NUTS, MHAAR or both, measured at warm-up).
+# DirichletHyper (α, base and, with the table's π summed out, π and the Multinomial table of rows
+# π_g ~ Dirichlet(α·base) released by pdp.Cells only; before TableCells, which would take that
+# table, and ConjugateTheta, which would take π), TableCells (other count tables released by
+# pdp.Cells / pdp.Marginals), DataAugmentation (other latent records; before PyMC's IDEAL
+# Bernoulli/Categorical Gibbs), ConjugateTheta, then SufficientTheta (θ given records),
+# NonAdditiveRoute (θ and the records of a release that is not record-additive: NUTS, MHAAR or
+# both, measured at warm-up).
 # The same place wraps PyMC's trace set-up: pm.sample() without var_names leaves latent records and
 # cells above 10^7 numbers out of its default trace (samplers/trace_memory.py, pdp.keep_latent),
 # and PyMC's result: idata.sample_stats.attrs say which pymc-dp step moved what, and why
@@ -74,9 +76,9 @@ from pymc_dp.statistics.cells import Cells, Marginals
 _register(
     Collapsed,
     EnumeratedParents,
+    DirichletHyper,
     TableCells,
     DataAugmentation,
-    DirichletHyper,
     ConjugateTheta,
     SufficientTheta,
     NonAdditiveRoute,

@@ -269,8 +269,14 @@ class Collapsed(DPStep):
         self.theta_values = [model.rvs_to_values[t].name for t in thetas]
         point = layout_point(model) if initial_point is None else initial_point
         self._shapes = [np.shape(point[n]) for n in self.theta_values]
-        self._logp, self._logp_grad, self.other_names = (
-            _compile_logp(marginal, self.theta_values, self._shapes) if thetas else (None, None, [])
+        # θ's collapsed log density (and its gradient, for the warm-up's mode search) compile on
+        # first use: a NUTS θ-kernel never needs them
+        self._marginal = marginal
+        self._logp_fns = {}
+        self.other_names = (
+            [v.name for v in marginal.value_vars if v.name not in self.theta_values]
+            if thetas
+            else []
         )
         self._draws = [record_draw_fn(plan, model) for plan in plans.values()]
         self._record_dtypes = [np.asarray(point[n]).dtype for n in self.record_names]
@@ -290,6 +296,23 @@ class Collapsed(DPStep):
             self.stats_dtypes_shapes = {**nuts_stats, **self.stats_dtypes_shapes}
             self.stats_dtypes = [{k: d for k, (d, _) in self.stats_dtypes_shapes.items()}]
         self._init_step(rng)
+
+    @property
+    def _logp(self):
+        """``(theta_flat, *others) -> logp`` of the marginalized model, compiled on first use."""
+        return self._compiled(grad=False)
+
+    @property
+    def _logp_grad(self):
+        """``(theta_flat, *others) -> (logp, dlogp/dθ)``, compiled on first use."""
+        return self._compiled(grad=True)
+
+    def _compiled(self, grad):
+        if grad not in self._logp_fns:
+            self._logp_fns[grad] = _compile_logp(
+                self._marginal, self.theta_values, self._shapes, grad=grad
+            )
+        return self._logp_fns[grad]
 
     # -- per-chain state ------------------------------------------------------------------
     def reseed(self, rng):
@@ -674,8 +697,9 @@ def _build_nuts(marginal, theta_values, compile_kwargs):
     return nuts, [v.name for v in marginal.value_vars]
 
 
-def _compile_logp(marginal, theta_values, shapes):
-    """``(theta_flat, *others) -> logp`` of the marginalized model (Jacobian included)."""
+def _compile_logp(marginal, theta_values, shapes, *, grad=False):
+    """``(theta_flat, *others) -> logp`` of the marginalized model (Jacobian included), with
+    ``grad``: ``-> (logp, dlogp/dθ)``; ``others`` are the model's other value variables in order."""
     by_name = {v.name: v for v in marginal.value_vars}
     missing = [n for n in theta_values if n not in by_name]
     if missing:  # pragma: no cover - marginalize keeps every non-record variable
@@ -689,6 +713,5 @@ def _compile_logp(marginal, theta_values, shapes):
         i += size
     others = [v for v in marginal.value_vars if v.name not in theta_values]
     logp = graph_replace(marginal.logp(), repl, strict=False)
-    fn = pm_compile([flat, *others], logp, on_unused_input="ignore")
-    grad = pm_compile([flat, *others], [logp, pt.grad(logp, flat)], on_unused_input="ignore")
-    return fn, grad, [v.name for v in others]
+    outputs = [logp, pt.grad(logp, flat)] if grad else logp
+    return pm_compile([flat, *others], outputs, on_unused_input="ignore")

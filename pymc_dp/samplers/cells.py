@@ -591,15 +591,10 @@ class TableCells(DPStep):
 
     @staticmethod
     def competence(var, has_grad):
-        out = table_competence(var)
-        if out == Competence.IDEAL:
-            # a Multinomial table of rows π ~ Dirichlet(α·base) released by Cells only: its cells
-            # move inside DirichletHyper, π summed out (pymc_dp.samplers.dirichlet_hyper)
-            from pymc_dp.samplers.dirichlet_hyper import takes_table
-
-            if takes_table(var):
-                return Competence.COMPATIBLE
-        return out
+        # a Multinomial table of rows π ~ Dirichlet(α·base) released by Cells only is IDEAL for
+        # DirichletHyper too (its cells move there, π summed out); DirichletHyper is registered
+        # before TableCells (pymc_dp/__init__.py), so it keeps that table
+        return table_competence(var)
 
 
 def table_competence(var) -> Competence:

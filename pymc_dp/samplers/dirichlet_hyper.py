@@ -1057,19 +1057,13 @@ def dirichlet_hyper_competence(var) -> Competence:
     """``IDEAL`` if ``var`` is α or base of rows ``π ~ Dirichlet(α·base)`` that `find_pattern`
     accepts and whose π pymc-dp updates (`conjugate_competence` of π is ``IDEAL``: π's children
     are a count table or records sampled by pymc-dp), or the latent ``pm.Multinomial`` table of
-    such a π summed out, released only by ``pdp.Cells`` (its cells then move inside this step,
-    `takes_table`). Cached; never warns."""
+    such a π summed out, released only by ``pdp.Cells`` (its cells then move inside this step;
+    registered before `TableCells`, which is ``IDEAL`` for that table too). Cached; never warns."""
     if not var.dtype.startswith("float") and not isinstance(
         getattr(var.owner, "op", None), rb.MultinomialRV
     ):
         return Competence.INCOMPATIBLE
     return cached_verdict(var, _VERDICTS, _verdict)
-
-
-def takes_table(var) -> bool:
-    """Whether ``pm.sample()`` gives the Multinomial table ``var`` to `DirichletHyper` (its rows' π
-    summed out, every release ``pdp.Cells``) rather than to `TableCells`."""
-    return dirichlet_hyper_competence(var) == Competence.IDEAL
 
 
 def _verdict(model, var) -> Competence:
