@@ -44,7 +44,9 @@ def test_reduced_logp_matches_pymc(family):
         theta = pm.LogNormal("theta", 0.0, 1.0)
         FAMILY_MODELS[family](theta)
         step = pdp.SufficientTheta([theta])
-    logp = model.compile_logp()
+    # the reference needs PyMC's logp graph, not its fast C build: FAST_COMPILE evaluates the same graph
+    # (agrees with the default mode to 1e-13 on every family here) for ~1/20 of the compile time
+    logp = model.compile_logp(mode="FAST_COMPILE")
     point = model.initial_point(0)
     args = [point[n] for n in step.input_names]
     fixed = [point[v.name] for v in step.others] + list(step._stats(*args))
@@ -141,7 +143,7 @@ def test_dirichlet_rows_hyperparameters_reduce_to_the_models_logp():
         )
         step = pdp.SufficientTheta([alpha, base], rng=np.random.default_rng(0))
     assert step.children == [pi]
-    logp = model.compile_logp()
+    logp = model.compile_logp(mode="FAST_COMPILE")  # same graph, cheap compile (see above)
     point = model.initial_point(random_seed=0)
     point["pi_simplex__"] = rng.normal(0, 1, point["pi_simplex__"].shape)
     target = step.conditional_logp(point)
