@@ -113,11 +113,14 @@ def test_nuts_theta_kernel_on_discrete_records_exact():
 
     n, s, a, b, scale = 30, 19.3, 2.0, 2.0, 2.0
     model = beta_bernoulli_sum_model(n, s, a, b, scale)
+    # 800/400 draws/tune (was 1500/700): at seed 6 the ESS of p is 732 for the mean and 467 for
+    # the sd (ArviZ "mean" ESS of p and of its squared deviations, as `mcse` uses them; 1140 and
+    # 1339 at 1500/700), so both stay >= 400
     idata = sample(
         model,
         lambda: [pdp.Collapsed(theta_kernel="nuts")],
-        draws=1500,
-        tune=700,
+        draws=800,
+        tune=400,
         seed=6,
     )
     (route,) = json.loads(idata.sample_stats.attrs["pymc_dp_route"])

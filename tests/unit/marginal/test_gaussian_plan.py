@@ -44,6 +44,21 @@ def _model(stat=None, mech=None, *, dist="normal", extra=None, n=5, obs=None):
     return model
 
 
+@pytest.fixture(scope="module")
+def zoo_model():
+    """``name -> model`` of the zoo, each built once per module: the route test samples the
+    hierarchical model whose competences the default-route test already computed (PyMC's
+    assignment asks them again; pymc-dp caches them per model state, `cached_verdict`)."""
+    built = {}
+
+    def get(name):
+        if name not in built:
+            built[name] = by_name(name).build()[0]
+        return built[name]
+
+    return get
+
+
 def _collapsed_logp(marginal):
     """The potential alone: the marginalized model's logp minus PyMC's own prior term of mu."""
     total, prior = marginal.compile_logp(), marginal.compile_logp(vars=[marginal["mu"]])
@@ -63,9 +78,8 @@ def _collapsed_logp(marginal):
         ("normal_record_random_effects", {"Collapsed": ["b", "mu", "x"]}),
     ],
 )
-def test_default_route_on_gaussian_zoo_models(name, route):
-    model, _, _ = by_name(name).build()
-    assert assigned(model) == route
+def test_default_route_on_gaussian_zoo_models(name, route, zoo_model):
+    assert assigned(zoo_model(name)) == route
 
 
 @pytest.mark.parametrize(
@@ -117,8 +131,8 @@ def test_plan_facts_from_the_mechanism():
         assert logp({"mu": np.asarray(mu)}) == pytest.approx(want, abs=1e-12)
 
 
-def test_route_attrs_and_theta_kernel():
-    model, _, _ = by_name("hierarchical_group_sums").build()
+def test_route_attrs_and_theta_kernel(zoo_model):
+    model = zoo_model("hierarchical_group_sums")
     idata = sample(model, draws=30, tune=30, chains=1, seed=2)
     (route,) = json.loads(idata.sample_stats.attrs["pymc_dp_route"])
     assert route["step"] == "Collapsed" and route["theta_kernel"] == "nuts"
