@@ -258,8 +258,12 @@ class RecordBlock:
                     "(batched) distribution with the records on axis 0."
                 )
             per_record.append(term.reshape((self.n, -1)).sum(axis=1))
+        # evaluated three times, once per build: not worth a C build (FAST_COMPILE: same values)
         fn = pm_compile(
-            model.value_vars, pt.stack(per_record).sum(axis=0), on_unused_input="ignore"
+            model.value_vars,
+            pt.stack(per_record).sum(axis=0),
+            on_unused_input="ignore",
+            mode="FAST_COMPILE",
         )
         # the probe point and proposal come from the step's generator (a child: its stream is
         # untouched); every step reseeds the block before its first draw
