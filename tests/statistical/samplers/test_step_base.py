@@ -42,7 +42,7 @@ def _exact_local_gaussian(y):
 
     The likelihood through the sufficient statistics (ȳ, Σ(y − ȳ)²) on the (mu, sigma) grid: the
     same moments to the last digit as summing the 30 records' normal log densities on it (which
-    built a 30 × 701 × 1201 array: 22 s under load, against 0.07 s)."""
+    built a 30 × 701 × 1201 array: 0.8–5 s under load, against 0.03 s)."""
     mu = np.linspace(-3, 4, 701)[:, None]
     sig = np.linspace(1e-4, 4, 1201)[None, :]
     v = sig**2 + S_NOISE**2
