@@ -38,10 +38,17 @@ def test_compound_step_two_chains_exact():
 
 
 def _exact_local_gaussian(y):
-    """y_i ~ N(mu, sigma² + s²) marginally (clamping at ±20 is negligible): 2-d quadrature."""
+    """y_i ~ N(mu, sigma² + s²) marginally (clamping at ±20 is negligible): 2-d quadrature.
+
+    The likelihood through the sufficient statistics (ȳ, Σ(y − ȳ)²) on the (mu, sigma) grid: the
+    same moments to the last digit as summing the 30 records' normal log densities on it (which
+    built a 30 × 701 × 1201 array: 0.8–5 s under load, against 0.03 s)."""
     mu = np.linspace(-3, 4, 701)[:, None]
     sig = np.linspace(1e-4, 4, 1201)[None, :]
-    loglik = stats.norm.logpdf(y[:, None, None], mu, np.sqrt(sig**2 + S_NOISE**2)).sum(axis=0)
+    v = sig**2 + S_NOISE**2
+    n, ybar = len(y), float(np.mean(y))
+    ss = float(np.sum((y - ybar) ** 2))
+    loglik = -0.5 * (ss + n * (ybar - mu) ** 2) / v - 0.5 * n * np.log(2 * np.pi * v)
     logpost = loglik + stats.norm.logpdf(mu, 0, 2) + stats.halfnorm.logpdf(sig, scale=1.0)
     w = np.exp(logpost - logpost.max())
     w /= w.sum()
