@@ -274,9 +274,7 @@ class Collapsed(DPStep):
         self._marginal = marginal
         self._logp_fns = {}
         self.other_names = (
-            [v.name for v in marginal.value_vars if v.name not in self.theta_values]
-            if thetas
-            else []
+            [v.name for v in _other_values(marginal, self.theta_values)] if thetas else []
         )
         self._draws = [record_draw_fn(plan, model) for plan in plans.values()]
         self._record_dtypes = [np.asarray(point[n]).dtype for n in self.record_names]
@@ -697,6 +695,12 @@ def _build_nuts(marginal, theta_values, compile_kwargs):
     return nuts, [v.name for v in marginal.value_vars]
 
 
+def _other_values(marginal, theta_values):
+    """The marginalized model's value variables other than θ's, in the order `_compile_logp`'s
+    functions take them (``Collapsed.other_names``)."""
+    return [v for v in marginal.value_vars if v.name not in theta_values]
+
+
 def _compile_logp(marginal, theta_values, shapes, *, grad=False):
     """``(theta_flat, *others) -> logp`` of the marginalized model (Jacobian included), with
     ``grad``: ``-> (logp, dlogp/dθ)``; ``others`` are the model's other value variables in order."""
@@ -711,7 +715,7 @@ def _compile_logp(marginal, theta_values, shapes, *, grad=False):
         v = by_name[name]
         repl[v] = pt.cast(flat[i : i + size].reshape(shape), v.dtype)
         i += size
-    others = [v for v in marginal.value_vars if v.name not in theta_values]
+    others = _other_values(marginal, theta_values)
     logp = graph_replace(marginal.logp(), repl, strict=False)
     outputs = [logp, pt.grad(logp, flat)] if grad else logp
     return pm_compile([flat, *others], outputs, on_unused_input="ignore")

@@ -336,11 +336,12 @@ def test_dirichlet_hyper_matches_joint_logp(prior):
 
     rng = np.random.default_rng(18)
     g, k = 3, 4
+    beta, totals = np.array([0.7, 2.0, 1.5, 3.0]), np.array([5, 7, 4])
     with pm.Model() as model:
-        base = pm.Dirichlet("base", np.array([0.7, 2.0, 1.5, 3.0]))
+        base = pm.Dirichlet("base", beta)
         alpha = prior()
         pi = pm.Dirichlet("pi", alpha * base, shape=(g, k))
-        c = pm.Multinomial("c", n=np.array([5, 7, 4]), p=pi, shape=(g, k))
+        c = pm.Multinomial("c", n=totals, p=pi, shape=(g, k))
         noisy = np.ones((g, k), dtype=np.int64)
         pdp.DPObserved(
             "s", c, statistic=pdp.Cells(), mechanism=pdp.DiscreteGaussian(sigma=1.0), observed=noisy
@@ -353,12 +354,11 @@ def test_dirichlet_hyper_matches_joint_logp(prior):
     # π summed out: PyMC's DirichletMultinomial rows and base's Dirichlet, compiled once with
     # (α, base, table) as inputs rather than two .eval() graphs per reference value
     a_in, b_in = pt.scalar("a"), pt.vector("b")
-    tab_in = pt.matrix("tab", dtype=model.initial_point(0)["c"].dtype)
-    rows_in = pm.DirichletMultinomial.dist(n=np.array([5, 7, 4]), a=a_in * b_in, shape=(g, k))
+    tab_in = pt.matrix("tab", dtype=c.dtype)
+    rows_in = pm.DirichletMultinomial.dist(n=totals, a=a_in * b_in, shape=(g, k))
     pymc_marginal = pytensor.function(
         [a_in, b_in, tab_in],
-        pm.logp(pm.Dirichlet.dist(np.array([0.7, 2.0, 1.5, 3.0])), b_in)
-        + pm.logp(rows_in, tab_in).sum(),
+        pm.logp(pm.Dirichlet.dist(beta), b_in) + pm.logp(rows_in, tab_in).sum(),
     )
     for point in V.points(model, rng, 3):
         target, nat = step.log_density(point), natural(point)
@@ -386,7 +386,6 @@ def test_dirichlet_hyper_matches_joint_logp(prior):
             "base pair move",
         )
         a, s = float(nat["alpha"]), step.row_stats(point)
-        beta = np.array([0.7, 2.0, 1.5, 3.0])
         pair = lambda x: sum(_coord(x[i], a, float(g), s[i], beta[i]) for i in (j, m))  # noqa: E731
         _close(pair(b_new) - pair(b), target(v, b_new) - target(v, b), "numba pair terms")
         # π summed out (the step's target here): PyMC's DirichletMultinomial, Dirichlet and α prior
