@@ -9,6 +9,7 @@ privacy loss distribution); randomized response at 0.10000000000000007 (rounding
 import math
 
 import numpy as np
+import opendp.prelude as dp
 import pytest
 
 import pymc_dp as pdp
@@ -101,7 +102,6 @@ def test_helpers_agree_with_the_accountant():
 
 
 # ---------------------------------------------------------------- from_opendp: OpenDP's privacy map
-dp = pytest.importorskip("opendp.prelude")
 dp.enable_features("contrib")
 
 
