@@ -516,9 +516,18 @@ class TableCells(DPStep):
             )
         return multinomial_rows_sweep(self.rng, c, log_p, self.shape[-1], *args, self._logs(c))
 
-    def _start_table(self, c, r, par):
+    def releases(self) -> np.ndarray:
+        """The released values of every node on the table, flattened and concatenated in the order
+        ``idx`` indexes them (read from the model once per chain)."""
+        if self._r is None:
+            self._r = np.asarray(self._releases(), dtype=np.float64)
+        return self._r
+
+    def start_table(self, c, par):
         """The table nearest to the ``Cells`` releases (their mean, rounded, ≥ 0, zero where the
-        parameter is 0; each Multinomial row's total restored by moving the largest remainders)."""
+        parameter ``par`` is 0; each Multinomial row's total restored by moving the largest
+        remainders); ``c`` itself where no release is cell by cell."""
+        r = self.releases()
         rows = [r[self.idx[m]] for m in range(len(self.identity)) if self.identity[m]]
         if not rows:  # margins only: nothing to go by cell by cell
             return c
@@ -548,9 +557,7 @@ class TableCells(DPStep):
 
     def step(self, point):
         c = np.array(point[self.name_], dtype=np.int64, copy=True).reshape(-1)
-        if self._r is None:
-            self._r = np.asarray(self._releases(), dtype=np.float64)
-        r = self._r
+        r = self.releases()
         fast = self._logits_of is not None
         start = self._fresh and self.tune and self.start_at_release
         pars = (
@@ -562,7 +569,7 @@ class TableCells(DPStep):
             ]
         )
         if start:
-            c = self._start_table(c, r, pars[-1] if self.kind != NEGBIN_TABLE else pars[0])
+            c = self.start_table(c, pars[-1] if self.kind != NEGBIN_TABLE else pars[0])
         self._fresh = False
         s = entry_values(c, self.idx, self.n_entries)
         args = (self.codes, self.a, self.b, r, s, self.idx, self.width, self.reps)

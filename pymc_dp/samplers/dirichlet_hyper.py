@@ -944,14 +944,23 @@ class DirichletHyper(DPStep):
         (`cells.dm_rows_sweep_streams`), in place; ``start``: first move it to the table nearest
         to the releases (`TableCells`' start)."""
         ts = self._table_step
-        if ts._r is None:
-            ts._r = np.asarray(ts._releases(), dtype=np.float64)
         if start and ts.start_at_release:
-            table[:] = ts._start_table(table, ts._r, np.ones(table.size))
+            table[:] = ts.start_table(table, np.ones(table.size))
         s = entry_values(table, ts.idx, ts.n_entries)
         seeds = row_seeds(self.rng, table.size // self.k)
         return dm_rows_sweep_streams(
-            seeds, table, conc, self.k, ts.codes, ts.a, ts.b, ts._r, s, ts.idx, ts.width, self.cells
+            seeds,
+            table,
+            conc,
+            self.k,
+            ts.codes,
+            ts.a,
+            ts.b,
+            ts.releases(),
+            s,
+            ts.idx,
+            ts.width,
+            self.cells,
         )
 
     def step(self, point):
