@@ -274,7 +274,7 @@ def _noise_quantile(mechanism, prob) -> float:
     integer for integer noise, so that ``[t - q, t + q]`` holds at least ``prob`` of it."""
     tail = (1.0 - prob) / 2.0
     if not getattr(mechanism, "integer", False):
-        law = mechanism.noise_distribution(0.0)  # the mechanism states its law (issue 21.1)
+        law = mechanism.noise_distribution(0.0)  # the mechanism states its law
         if law is None:
             raise ValueError(
                 f"intervals(kind='both' or 'confidence') needs the noise law of mechanism="

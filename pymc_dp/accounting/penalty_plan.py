@@ -1,4 +1,4 @@
-r"""Plans of DP penalty runs made with the accountant that enforces the budget (issue 22.1–22.2).
+r"""Plans of DP penalty runs made with the accountant that enforces the budget.
 
 `PenaltyMH(..., budget=(ε, δ))` allows the largest number k of iterations whose composition
 `epsilon_of_event(run_event(iteration_event(τ, ...), k), δ)` stays within ε: PLD on the full data,
@@ -274,7 +274,7 @@ def plan_penalty(
     min_moves=10.0,
     warn=True,
 ) -> PenaltyPlan:
-    r"""Feasibility planner of a `PenaltyMH` run, before any data are touched (issue 22.1).
+    r"""Feasibility planner of a `PenaltyMH` run, before any data are touched.
 
     Parameters
     ----------

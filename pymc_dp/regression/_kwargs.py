@@ -1,4 +1,4 @@
-"""Clear messages for keyword arguments a regression function does not take (issue 22.6)."""
+"""Clear messages for keyword arguments a regression function does not take."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-r"""Several data holders: random node splits and one release from per-node releases (issue 22.6).
+r"""Several data holders: random node splits and one release from per-node releases.
 
 Each node releases its own ``(XᵀX, Xᵀy)`` (``release_suff_stats(X_j, y_j, ..., n_nodes=1)``). When
 the nodes hold **disjoint** records (no person in two nodes), the releases compose in *parallel*:

@@ -1,4 +1,4 @@
-r"""When a private regression cannot be trusted: warnings before fitting (issue 22.6).
+r"""When a private regression cannot be trusted: warnings before fitting.
 
 * **Noisy XᵀX** (analyst side, from released values only). The fixed-S methods
   (``mcmc_fixedS``, ``bayes_fixedS_fast``) treat the released ``Ŝ_j`` as the exact ``X_jᵀX_j``.

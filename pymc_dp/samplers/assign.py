@@ -22,7 +22,7 @@ listed first, wins.
 **Hierarchical parents stay with NUTS.** A parameter that enters one distribution parameter of a
 child together with another free continuous parameter (``mu_g = mu0 + tau * z_g``: μ0, τ and z all
 enter the records' location) is *coupled* (`coupled_parameters`): its conditional draw would
-be one coordinate of a strongly correlated block, which Gibbs crosses slowly (issue 17: ESS 114–225
+be one coordinate of a strongly correlated block, which Gibbs crosses slowly (measured: ESS 114–225
 against 430–539 for NUTS on the block). ``ConjugateTheta`` and ``SufficientTheta`` then decline it
 (``INCOMPATIBLE``), so the block keeps NUTS jointly. Parents entering *different* parameters (a
 location μ and a scale σ) are not coupled and keep their conditional draws.

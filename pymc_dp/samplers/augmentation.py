@@ -14,7 +14,7 @@ costs `O(n)`; a local release (one per record) involves only the record's own re
 ε-DP mechanism every acceptance probability is at least `e^{-\varepsilon}` (Proposition 3.1).
 θ is left to PyMC's samplers (NUTS, Metropolis, a conjugate step).
 
-**Cost per iteration** (issue 11.3; ``benchmarks/bench_large_n.py``). The accept step of record i
+**Cost per iteration** (measured by ``benchmarks/bench_large_n.py``). The accept step of record i
 uses `\log u_i = -E_i` with `E = ` ``rng.standard_exponential(n)`` drawn in one call:
 accept iff `\log\alpha_i + E_i \ge 0`, which is `u_i \le \min(1, \alpha_i)` — no
 ``exp``, ``log`` or generator call inside the sequential loop (`sweep_core`). Proposals of
@@ -23,10 +23,10 @@ from the step's generator into reused buffers (`pymc_dp.samplers.fast_draws`,
 ``fast_proposals=True``); other families go through the model's random graph. Integer records
 released only through ``Counts`` carry the count vector instead of one-hot contributions
 (`pymc_dp.samplers.counts_sweep`: O(1) per record, not O(K)). The contributions of the current records are
-carried from the previous sweep when the point still holds the records this step returned. At
-n = 10⁵ one step costs ≈ 1.2 ms (proposals 0.3, sweep with its exponentials 0.6, contributions and
-new record array 0.2), down from ≈ 3.7 ms; ``pm.sample``'s copy of the records into its trace is
-then the largest single cost.
+carried from the previous sweep when the point still holds the records this step returned. The
+split of one step's time between proposals, the sweep and the contributions, at n = 10⁵, is in
+``benchmarks/RESULTS.md``; ``pm.sample``'s copy of the records into its trace is then the largest
+single cost.
 
 **Interweaving** (``interweave=``). When the release is weak relative to the latent data, θ | x is
 far narrower than p(θ | s_dp) and the centred alternation above crawls (ESS/draw 0.003 at n = 50,
@@ -368,7 +368,7 @@ def _shared_parent_leaders(parents_of) -> list:
 
     Groups of a hierarchy (``x_g ~ N(mu0 + tau * z[g], 1)``) all read μ0 and τ: a θ-move that
     writes one group's records through z and holds the others fixed is pinned by their centred
-    likelihood (issue 17 (c): kept in one chain of two, ESS/draw 0.088), while one move over all
+    likelihood (measured: kept in one chain of two, ESS/draw 0.088), while one move over all
     of them is the non-centred move of the hierarchy (0.27 measured).
 
     Such a joint move is decided by the weakness ratio (max over its groups), not by the warm-up

@@ -624,7 +624,7 @@ def _conjugate_verdict(model, var) -> Competence:
 def margin_hints(model, values, patterns) -> dict:
     """Advice for a Dirichlet π whose Multinomial table is released only through margins
     (`pymc_dp.Marginals` dropping axes): the margins leave π's split within a margin cell to its
-    prior, and Gibbs between π and the table's cells moves that split by a random walk (issue 17.3:
+    prior, and Gibbs between π and the table's cells moves that split by a random walk (measured:
     θ ESS/draw 0.01–0.02 on a 2 × 3 table with its row margin released)."""
     from pymc_dp.distributions.graph import nodes_reading
     from pymc_dp.distributions.registry import dp_nodes

@@ -1,4 +1,4 @@
-r"""``pm.sample()``'s route for records of a release that is not record-additive (issue 17).
+r"""``pm.sample()``'s route for records of a release that is not record-additive.
 
 A ``Median``/``Max``/``Quantile`` released with ``SmoothLaplace`` reads the whole database at
 once: `pymc_dp.DataAugmentation` (one record at a time, accepted by an additive release's

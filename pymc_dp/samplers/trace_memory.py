@@ -3,7 +3,7 @@
 A model with a ``DPObserved`` node has one free variable per latent record (or a latent count
 table, `pymc_dp.Cells`). PyMC's default trace keeps every free variable at every iteration, warm-up
 included, in memory: 10⁶ Normal records over 2 chains × 800 iterations are 1.6 × 10⁹ float64
-numbers (12.8 GB, and ArviZ's conversion copies them: 21 GB peak, issue 18). The posterior of the
+numbers (12.8 GB, and ArviZ's conversion copies them: 21 GB peak measured). The posterior of the
 parameters θ does not need them: the steps read the records from the current point, never from
 the trace.
 
