@@ -42,6 +42,7 @@ from pymc_dp.samplers import (
     PMMH,
     ConjugateTheta,
     DataAugmentation,
+    DirichletCells,
     Interweave,
     LatentTraceWarning,
     NonAdditiveRoute,
@@ -64,7 +65,9 @@ from pymc_dp.statistics.cells import Cells, Marginals
 # EnumeratedParents (discrete records with discrete parents of a finite support: enumerated),
 # DirichletHyper (α, base and, with the table's π summed out, π and the Multinomial table of rows
 # π_g ~ Dirichlet(α·base) released by pdp.Cells only; before TableCells, which would take that
-# table, and ConjugateTheta, which would take π), TableCells (other count tables released by
+# table, and ConjugateTheta, which would take π), DirichletCells (a Multinomial table released by
+# pdp.Cells only and its π ~ Dirichlet(a), a fixed: the cells move with π summed out; before
+# TableCells and ConjugateTheta for the same reason), TableCells (other count tables released by
 # pdp.Cells / pdp.Marginals), DataAugmentation (other latent records; before PyMC's IDEAL
 # Bernoulli/Categorical Gibbs), ConjugateTheta, then SufficientTheta (θ given records),
 # NonAdditiveRoute (θ and the records of a release that is not record-additive: NUTS, MHAAR or
@@ -77,6 +80,7 @@ _register(
     Collapsed,
     EnumeratedParents,
     DirichletHyper,
+    DirichletCells,
     TableCells,
     DataAugmentation,
     ConjugateTheta,
@@ -127,6 +131,7 @@ __all__ = [
     "DataAugmentation",
     "TableCells",
     "DirichletHyper",
+    "DirichletCells",
     "Interweave",
     "ConjugateTheta",
     "SufficientTheta",

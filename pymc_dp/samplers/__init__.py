@@ -8,6 +8,7 @@ first in PyMC's step methods in one place, ``pymc_dp/__init__.py`` (see docs/arc
 from pymc_dp.samplers.augmentation import DataAugmentation
 from pymc_dp.samplers.cells import TableCells
 from pymc_dp.samplers.conjugate import ConjugateTheta
+from pymc_dp.samplers.dirichlet_cells import DirichletCells
 from pymc_dp.samplers.dirichlet_hyper import DirichletHyper
 from pymc_dp.samplers.interweave import Interweave, interweave_kernel
 from pymc_dp.samplers.mhaar import MHAAR
@@ -25,6 +26,7 @@ __all__ = [
     "ConjugateTheta",
     "SufficientTheta",
     "DirichletHyper",
+    "DirichletCells",
     "PMMH",
     "MHAAR",
     "NonAdditiveRoute",

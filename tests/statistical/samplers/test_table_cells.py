@@ -2,8 +2,8 @@
 
 Multinomial tables (K = 3, N = 6: 28 tables) and Poisson cells (each enumerated on 0..60) released
 by ``pdp.Cells``: posterior mean and sd of every cell within 4 Monte Carlo standard errors; with
-steps of one person and of up to three, with two releases of the table, and under ``pm.sample()``'s
-own assignment (NUTS on a Dirichlet π + TableCells) against the Dirichlet–multinomial posterior.
+steps of one person and of up to three, with two releases of the table, and the Gibbs pair
+ConjugateTheta + TableCells on a Dirichlet π against the Dirichlet–multinomial posterior.
 """
 
 import numpy as np
@@ -67,15 +67,23 @@ def test_poisson_cells():
     assert_mc_close(draws, mean, sd, label="poisson cells")
 
 
-def test_pm_sample_dirichlet_multinomial():
+def test_conjugate_theta_and_table_cells_dirichlet_multinomial():
+    """The Gibbs pair ConjugateTheta (π | c) + TableCells (c | π), passed explicitly (pm.sample()
+    now gives this model to DirichletCells: tests/statistical/samplers/test_dirichlet_cells.py)."""
     n, alpha = 6, np.array([1.0, 2.0, 1.5])
     mech, r = pdp.DiscreteGaussian(sigma=1.5), np.array([0, 5, 2])
     with pm.Model() as model:
         pi = pm.Dirichlet("pi", alpha)
         c = pm.Multinomial("c", n=n, p=pi)
         pdp.DPObserved("s", c, statistic=pdp.Cells(), mechanism=mech, observed=r)
-    assert assigned(model) == {"ConjugateTheta": ["pi_simplex__"], "TableCells": ["c"]}
-    idata = sample(model, draws=1000, tune=300, seed=11)
+    assert assigned(model) == {"DirichletCells": ["c", "pi_simplex__"]}
+    idata = sample(
+        model,
+        lambda: [pdp.ConjugateTheta([pi]), pdp.TableCells([c])],
+        draws=1000,
+        tune=300,
+        seed=11,
+    )
 
     def log_dirmult(t):
         return (

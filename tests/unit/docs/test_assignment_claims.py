@@ -37,3 +37,22 @@ def test_readme_and_index_snippet_assignment():
 def test_no_page_claims_nuts_for_the_conjugate_parameters():
     for page in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]:
         assert not re.search(r"mu gets NUTS automatically", page.read_text()), page
+
+
+def test_tables_page_latent_table_assignment():
+    """docs/tables.md's first table model: π and c go to one DirichletCells, as the page says."""
+    with pm.Model() as model:
+        pi = pm.Dirichlet("pi", np.ones(16))
+        c = pm.Multinomial("c", n=4000, p=pi)
+        pdp.DPObserved(
+            "s",
+            c,
+            statistic=pdp.Cells(),
+            mechanism=pdp.DiscreteGaussian(sigma=3.18),
+            observed=np.full(16, 250),
+        )
+    assert assigned(model) == {"DirichletCells": ["c", "pi_simplex__"]}
+    assert (
+        "idata = pm.sample()  # DirichletCells on pi and c"
+        in (ROOT / "docs" / "tables.md").read_text()
+    )

@@ -89,7 +89,8 @@ def test_pm_sample_assigns_table_cells_and_refusals_name_the_reason():
             mechanism=pdp.DiscreteGaussian(sigma=2.0),
             observed=np.array([4, 0, 9]),
         )
-    assert assigned(model) == {"ConjugateTheta": ["pi_simplex__"], "TableCells": ["c"]}
+    # π with a fixed concentration and its table: one step, the cells moved with π summed out
+    assert assigned(model) == {"DirichletCells": ["c", "pi_simplex__"]}
     with pm.Model() as model:
         c = pm.Poisson("c", 3.0, shape=3)
         pdp.DPObserved(
