@@ -106,8 +106,10 @@ class _Table:
 
 
 class DirichletCells(DPStep):
-    """Exact updates of a latent Multinomial count table and its Dirichlet cell probabilities with
-    the probabilities summed out (module docstring).
+    """A latent Multinomial table and its Dirichlet π, the cells moved with π summed out.
+
+    Exact: the cells move against the Dirichlet-multinomial rows, then π | c is drawn exactly
+    (module docstring).
 
     ``pm.sample()`` assigns it by itself to ``π ~ pm.Dirichlet(a)`` (``a`` fixed, the same for
     every row) and ``c ~ pm.Multinomial(n, p=π)`` of π's shape when π has no other child and every
