@@ -95,11 +95,13 @@ class _Table:
     """One (π, c) pair of the step: names, shapes and the `TableCells` that reads c's releases."""
 
     def __init__(self, model, pi, table, rng):
+        self.pi_rv_name = pi.name
         self.pi_name = model.rvs_to_values[pi].name
         self.table_name = model.rvs_to_values[table].name
         self.k = int(pi.type.shape[-1])
         self.rows = int(np.prod(pi.type.shape[:-1], dtype=int))
         self.concentration = _concentration_fn(model, pi)
+        self.conc = None  # the concentration row, read once per chain (`DirichletCells._conc`)
         #: the releases, kernels, widths and start of the table, as `TableCells` reads them (its
         #: own ``step`` is never called)
         self.cells = TableCells([table], model=model, rng=rng)
@@ -215,14 +217,30 @@ class DirichletCells(DPStep):
             t.conc = None  # read once per chain (data may change between runs)
         self._fresh = True
 
+    @staticmethod
+    def _conc(t) -> np.ndarray:
+        """The concentration a (length K, the same for every row), read from the model once per
+        chain (``pm.Data`` may change between runs)."""
+        if t.conc is None:
+            t.conc = np.ascontiguousarray(t.concentration().reshape(-1, t.k)[0])
+        return t.conc
+
+    def conditional(self, point) -> dict:
+        """What the step draws π from given the table in ``point``: the Dirichlet parameters
+        ``a + c_g`` of every row (rows × K), by π's name (the code path of `step`)."""
+        return {
+            t.pi_rv_name: self._conc(t)[None, :]
+            + np.asarray(point[t.table_name], dtype=np.float64).reshape(t.rows, t.k)
+            for t in self._tables
+        }
+
     def step(self, point):
         fresh = self._fresh and self.tune
         self._fresh = False
         new, accepted, proposed = {}, 0, 0
         for t in self._tables:
             ts = t.cells
-            if t.conc is None:
-                t.conc = np.ascontiguousarray(t.concentration().reshape(-1, t.k)[0])
+            conc = self._conc(t)
             table = np.array(point[t.table_name], dtype=np.int64).reshape(-1)
             if fresh and ts.start_at_release:
                 table[:] = ts.start_table(table, np.ones(table.size))
@@ -230,7 +248,7 @@ class DirichletCells(DPStep):
             accepted += dm_rows_sweep_streams(
                 row_seeds(self.rng, t.rows),
                 table,
-                t.conc,
+                conc,
                 t.k,
                 ts.codes,
                 ts.a,
@@ -243,8 +261,9 @@ class DirichletCells(DPStep):
             )
             proposed += self.reps * t.k * t.rows if t.k > 1 else 0
             out = np.empty((t.rows, t.k - 1))
+            # π | c: Dirichlet(a + c_g) per row (`conditional`), each row from its own stream
             dirichlet_rows_simplex_streams(
-                row_seeds(self.rng, t.rows), t.conc, table.reshape(t.rows, t.k), out
+                row_seeds(self.rng, t.rows), conc, table.reshape(t.rows, t.k), out
             )
             pi_old, c_old = np.asarray(point[t.pi_name]), np.asarray(point[t.table_name])
             new[t.pi_name] = out.reshape(pi_old.shape).astype(pi_old.dtype, copy=False)

@@ -661,3 +661,46 @@ def gaussian_variant(rng, kind=None) -> Variant:
             observed=obs,
         )
     return Variant(model, names, " ".join(map(str, lab)))
+
+
+# --------------------------------------------------------------------------------- DirichletCells
+def dirichlet_cells_variant(rng, kind=None) -> Variant:
+    """``π ~ Dirichlet(a)`` (a fixed: ints of any width, floats, ``pm.Data``; one row broadcast to
+    the areas or written out per area), ``c ~ Multinomial(n, π)`` (n a scalar or one per area),
+    one or two ``pdp.Cells`` releases of c."""
+    lab = ["dirichlet_cells"]
+    k = int(rng.integers(2, 6))
+    g = _choice(rng, [None, 1, 3])
+    shape = (k,) if g is None else (g, k)
+    with pm.Model() as model:
+        row = (
+            rng.integers(1, 120, size=k).astype(float)
+            if rng.random() < 0.5
+            else rng.uniform(0.2, 3.0, size=k)
+        )
+        full = g is not None and rng.random() < 0.5  # the row written out for every area
+        # no pm.Data for a: π's static shape would be unknown, which the step refuses by name
+        a = styled(rng, row, shape=shape if full else None, label=lab, data=False)
+        pi = pm.Dirichlet("pi", a, shape=shape)
+        n_val = rng.integers(0, 30, size=g) if g is not None and rng.random() < 0.5 else 12
+        # n as integers only (PyMC's Multinomial draw refuses a float n)
+        n_style = _choice(rng, ["int", "int8", "int16", "int64", "data"])
+        lab.append(n_style)
+        n_arr = np.asarray(n_val)
+        n = (
+            (int(n_arr) if n_arr.ndim == 0 else n_arr.astype(int).tolist())
+            if n_style == "int"
+            else pm.Data(f"d{next(_counter)}", n_arr.astype(int))
+            if n_style == "data"
+            else n_arr.astype(n_style)
+        )
+        c = pm.Multinomial("c", n=n, p=pi, shape=shape)
+        for m in range(int(rng.integers(1, 3))):
+            mech = (
+                pdp.DiscreteGaussian(sigma=float(rng.uniform(0.5, 3)))
+                if rng.random() < 0.5
+                else pdp.Laplace(scale=float(rng.uniform(0.5, 3)))
+            )
+            obs = rng.integers(0, 15, size=shape)
+            pdp.DPObserved(f"s{m}", c, statistic=pdp.Cells(), mechanism=mech, observed=obs)
+    return Variant(model, ["pi", "c"], " ".join(map(str, lab)))

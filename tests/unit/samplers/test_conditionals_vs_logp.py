@@ -260,6 +260,32 @@ def _check_gaussian(variant, rng, k=2):
     _check_recover(variant, rng, k=1)
 
 
+# ------------------------------------------------------------------------------- DirichletCells
+def _check_dirichlet_cells(variant, rng, k=2):
+    """π | c as DirichletCells draws it (`DirichletCells.conditional`, a + c_g per row) against the
+    model's logp with π changed and the table kept (π in natural space: no Jacobian)."""
+    from scipy import stats
+
+    model = variant.model
+    with model:
+        step = pdp.DirichletCells([model[n] for n in variant.vars])
+    logp = model.compile_logp(jacobian=False)
+    natural = _natural_fn(model, ["pi"])
+    value = model.rvs_to_values[model["pi"]].name
+    points = V.points(model, rng, k + 1)
+    for point, other in zip(points[:-1], points[1:], strict=True):
+        params = step.conditional(point)["pi"]
+        moved = {**point, value: other[value]}
+        before = np.asarray(natural(point)["pi"], dtype=float).reshape(params.shape)
+        after = np.asarray(natural(moved)["pi"], dtype=float).reshape(params.shape)
+        lhs = sum(
+            stats.dirichlet.logpdf(after[g] / after[g].sum(), params[g])
+            - stats.dirichlet.logpdf(before[g] / before[g].sum(), params[g])
+            for g in range(params.shape[0])
+        )
+        _close(lhs, float(logp(moved) - logp(point)), variant.label, _tolerance(model))
+
+
 CHECKS = {
     "conjugate": (
         V.conjugate_variant,
@@ -271,6 +297,7 @@ CHECKS = {
     "collapsed": (V.collapsed_variant, _check_collapsed, set()),
     "recover": (V.collapsed_variant, _check_recover, set()),
     "gaussian": (V.gaussian_variant, _check_gaussian, {"sum", "mean", "local"}),
+    "dirichlet_cells": (V.dirichlet_cells_variant, _check_dirichlet_cells, set()),
 }
 
 
