@@ -189,7 +189,9 @@ class DirichletCells(DPStep):
             if id(c) not in pairs:
                 raise ValueError(
                     f"DirichletCells moves the table {c.name!r} only together with its Dirichlet "
-                    f"cell probabilities: pass vars=[pi, {c.name}] (pi the p of {c.name!r})."
+                    f"cell probabilities: pass step=[pdp.DirichletCells([pi, {c.name}])] (pi the "
+                    f"p of {c.name!r}); if you pass a step for pi yourself, pass "
+                    f"pdp.TableCells([{c.name}]) for the table too."
                 )
         if len(tables) != len(pis):
             missing = [pi.name for pi in pis if _multinomial_table(model, pi) not in tables]

@@ -62,7 +62,9 @@ def test_refusals_name_the_problem_and_leave_the_default_alone(kwargs, message):
 def test_pi_or_table_alone_and_other_variables_are_refused():
     model = _model()
     with model:
-        with pytest.raises(ValueError, match=r"only together with its Dirichlet.*vars=\[pi, c\]"):
+        with pytest.raises(
+            ValueError, match=r"only together with its Dirichlet.*pass pdp\.TableCells\(\[c\]\)"
+        ):
             pdp.DirichletCells([model["c"]])
         with pytest.raises(ValueError, match=r"pass each with its Multinomial table c"):
             pdp.DirichletCells([model["pi"]])
@@ -96,3 +98,21 @@ def test_step_keeps_row_totals_and_leaves_the_given_point_alone():
     assert not np.array_equal(point["c"], copies["c"])  # it moved
     for k, v in copies.items():  # cores > 1: a step never writes into the arrays it was given
         np.testing.assert_array_equal(given[k], v)
+
+
+def test_a_step_given_for_pi_alone_gets_a_message_naming_table_cells():
+    """pm.sample(step=ConjugateTheta([pi])) leaves c to the registered steps: DirichletCells is
+    competent for it but cannot move it alone, and says what to pass."""
+    model = _model()
+    with model, pytest.raises(ValueError, match=r"pdp\.TableCells\(\[c\]\) for the table too"):
+        pm.sample(step=[pdp.ConjugateTheta([model["pi"]])], draws=5, tune=5, chains=1)
+    with model:
+        idata = pm.sample(
+            step=[pdp.ConjugateTheta([model["pi"]]), pdp.TableCells([model["c"]])],
+            draws=5,
+            tune=5,
+            chains=1,
+            progressbar=False,
+            random_seed=1,
+        )
+    assert idata.posterior["c"].shape == (1, 5, 3)
