@@ -43,6 +43,7 @@ from pymc_dp.samplers import (
     ConjugateTheta,
     DataAugmentation,
     DirichletCells,
+    GammaCells,
     Interweave,
     LatentTraceWarning,
     NonAdditiveRoute,
@@ -67,7 +68,8 @@ from pymc_dp.statistics.cells import Cells, Marginals
 # π_g ~ Dirichlet(α·base) released by pdp.Cells only; before TableCells, which would take that
 # table, and ConjugateTheta, which would take π), DirichletCells (a Multinomial table released by
 # pdp.Cells only and its π ~ Dirichlet(a), a fixed: the cells move with π summed out; before
-# TableCells and ConjugateTheta for the same reason), TableCells (other count tables released by
+# TableCells and ConjugateTheta for the same reason), GammaCells (the same for a Poisson table
+# under λ ~ Gamma(α, β), α and β fixed), TableCells (other count tables released by
 # pdp.Cells / pdp.Marginals), DataAugmentation (other latent records; before PyMC's IDEAL
 # Bernoulli/Categorical Gibbs), ConjugateTheta, then SufficientTheta (θ given records),
 # NonAdditiveRoute (θ and the records of a release that is not record-additive: NUTS, MHAAR or
@@ -81,6 +83,7 @@ _register(
     EnumeratedParents,
     DirichletHyper,
     DirichletCells,
+    GammaCells,
     TableCells,
     DataAugmentation,
     ConjugateTheta,
@@ -132,6 +135,7 @@ __all__ = [
     "TableCells",
     "DirichletHyper",
     "DirichletCells",
+    "GammaCells",
     "Interweave",
     "ConjugateTheta",
     "SufficientTheta",

@@ -10,6 +10,7 @@ from pymc_dp.samplers.cells import TableCells
 from pymc_dp.samplers.conjugate import ConjugateTheta
 from pymc_dp.samplers.dirichlet_cells import DirichletCells
 from pymc_dp.samplers.dirichlet_hyper import DirichletHyper
+from pymc_dp.samplers.gamma_cells import GammaCells
 from pymc_dp.samplers.interweave import Interweave, interweave_kernel
 from pymc_dp.samplers.mhaar import MHAAR
 from pymc_dp.samplers.nonadditive import NonAdditiveRoute
@@ -27,6 +28,7 @@ __all__ = [
     "SufficientTheta",
     "DirichletHyper",
     "DirichletCells",
+    "GammaCells",
     "PMMH",
     "MHAAR",
     "NonAdditiveRoute",

@@ -704,3 +704,30 @@ def dirichlet_cells_variant(rng, kind=None) -> Variant:
             obs = rng.integers(0, 15, size=shape)
             pdp.DPObserved(f"s{m}", c, statistic=pdp.Cells(), mechanism=mech, observed=obs)
     return Variant(model, ["pi", "c"], " ".join(map(str, lab)))
+
+
+# ------------------------------------------------------------------------------------ GammaCells
+def gamma_cells_variant(rng, kind=None) -> Variant:
+    """``λ ~ Gamma(α, β)`` (α, β fixed: ints of any width incl. int8 overflow values, floats,
+    ``pm.Data``; shared or per cell), ``c ~ Poisson(λ)`` of λ's shape, one or two ``pdp.Cells``
+    releases of c."""
+    lab = ["gamma_cells"]
+    k = int(rng.integers(2, 6))
+    shape = (k,) if rng.random() < 0.5 else (2, k)
+    with pm.Model() as model:
+        per_cell = rng.random() < 0.5
+        a_val = rng.uniform(0.2, 4.0, size=shape) if per_cell else _choice(rng, [0.5, 2, 3, 0.7])
+        b_val = _choice(rng, [100, 16, 20, 0.125, 2.5, 1])
+        alpha = styled(rng, a_val, label=lab, data=not per_cell)
+        beta = styled(rng, b_val, label=lab)
+        lam = pm.Gamma("lam", alpha, beta, shape=shape)
+        c = pm.Poisson("c", lam, shape=shape)
+        for m in range(int(rng.integers(1, 3))):
+            mech = (
+                pdp.DiscreteGaussian(sigma=float(rng.uniform(0.5, 3)))
+                if rng.random() < 0.5
+                else pdp.Laplace(scale=float(rng.uniform(0.5, 3)))
+            )
+            obs = rng.integers(0, 15, size=shape)
+            pdp.DPObserved(f"s{m}", c, statistic=pdp.Cells(), mechanism=mech, observed=obs)
+    return Variant(model, ["lam", "c"], " ".join(map(str, lab)))

@@ -286,6 +286,29 @@ def _check_dirichlet_cells(variant, rng, k=2):
         _close(lhs, float(logp(moved) - logp(point)), variant.label, _tolerance(model))
 
 
+# ----------------------------------------------------------------------------------- GammaCells
+def _check_gamma_cells(variant, rng, k=2):
+    """λ | c as GammaCells draws it (`GammaCells.conditional`: shape α + c, rate β + 1 per cell)
+    against the model's logp with λ changed and the table kept (λ in natural space)."""
+    from scipy import stats
+
+    model = variant.model
+    with model:
+        step = pdp.GammaCells([model[n] for n in variant.vars])
+    logp = model.compile_logp(jacobian=False)
+    natural = _natural_fn(model, ["lam"])
+    value = model.rvs_to_values[model["lam"]].name
+    points = V.points(model, rng, k + 1)
+    for point, other in zip(points[:-1], points[1:], strict=True):
+        shape, rate = step.conditional(point)["lam"]
+        moved = {**point, value: other[value]}
+        before = np.asarray(natural(point)["lam"], dtype=float).reshape(-1)
+        after = np.asarray(natural(moved)["lam"], dtype=float).reshape(-1)
+        law = stats.gamma(shape, scale=1.0 / rate)
+        lhs = float(np.sum(law.logpdf(after) - law.logpdf(before)))
+        _close(lhs, float(logp(moved) - logp(point)), variant.label, _tolerance(model))
+
+
 CHECKS = {
     "conjugate": (
         V.conjugate_variant,
@@ -298,6 +321,7 @@ CHECKS = {
     "recover": (V.collapsed_variant, _check_recover, set()),
     "gaussian": (V.gaussian_variant, _check_gaussian, {"sum", "mean", "local"}),
     "dirichlet_cells": (V.dirichlet_cells_variant, _check_dirichlet_cells, set()),
+    "gamma_cells": (V.gamma_cells_variant, _check_gamma_cells, set()),
 }
 
 
