@@ -27,13 +27,13 @@ methods only, and prints how long each step took.
      the national profile (both public). The total's bias is then −0.2 people and the coverage
      0.955; the naive noisy ratio ± 1.96 sd (delta method) covers 0.953.
 3. **One tract with `pm.sample()`.** The same Gamma–Poisson model is written as a PyMC model on a
-   latent count table (`pdp.Cells`); `pm.sample()` assigns `pdp.TableCells` to the table and
-   `pdp.ConjugateTheta` to the rates. Its share posterior agrees with the exact lattice draws of
-   section 2 to within Monte Carlo error, which checks one route against the other. Use this
-   route when the model is more than independent cells (shared rates, covariates). The rates of
-   the smallest cells mix slowly; they are the weakly identified ones. pymc-dp's convergence
-   guard may then print a `ConvergenceWarning` for `lam` while the share, the quantity of
-   interest, has a bulk ESS of about 800 of 2,000 draws.
+   latent count table (`pdp.Cells`); `pm.sample()` assigns `pdp.GammaCells` to the rates and the
+   table together: the cells move with the rates summed out (negative-binomial cells), then the
+   rates are drawn given them, so the rates of the smallest cells mix as well as the others.
+   Its share posterior agrees with the exact lattice draws of section 2 to within Monte Carlo
+   error, which checks one route against the other. Use this route when the model is more than
+   independent cells (covariates, margins); with free parameters in the rates' prior the pair
+   `pdp.ConjugateTheta` + `pdp.TableCells` is used instead.
 
 **Many areas in one model / margins: see [Noisy count tables](../tables.md).** Here each tract is
 analysed on its own, and the totals and margins get intervals of their own. A hierarchical model
