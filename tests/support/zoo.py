@@ -634,6 +634,55 @@ def categorical_counts_discrete_gaussian():
     return model, {"pi[0]": m0}, categorical_counts_discrete_gaussian.__doc__
 
 
+@case("cells", "DiscreteGaussian", "none (a Multinomial count table)")
+def dirichlet_table_cells():
+    """A 3-cell table released as it is: pi ~ Dirichlet([1, 2, 1.5]), c ~ Multinomial(7, pi),
+    Cells + DiscreteGaussian(σ = 1.5): enumeration over the 36 tables."""
+    rng = np.random.default_rng(221)
+    n, a, mech = 7, np.array([1.0, 2.0, 1.5]), pdp.DiscreteGaussian(sigma=1.5)
+    s = np.asarray(pdp.release(rng.multinomial(n, [0.2, 0.5, 0.3]), pdp.Cells(), mech, rng=rng))
+    with pm.Model() as model:
+        pi = pm.Dirichlet("pi", [1, 2, 1.5])
+        c = pm.Multinomial("c", n=n, p=pi)
+        pdp.DPObserved("s", c, statistic=pdp.Cells(), mechanism=mech, observed=s)
+    tables = np.array([(i, j, n - i - j) for i in range(n + 1) for j in range(n + 1 - i)])
+    lw = np.array(
+        [
+            np.sum(special.gammaln(t + a) - special.gammaln(t + 1))
+            + np.sum(stats.norm.logpdf(s, t, 1.5))  # the discrete Gaussian's shape in c
+            for t in tables
+        ]
+    )
+    # the discrete Gaussian's normaliser does not depend on c (integer release minus integer count)
+    w = np.exp(lw - lw.max())
+    w /= w.sum()
+    post = (tables[:, 0] + a[0]) / (a.sum() + n)
+    m1 = w @ post
+    m2 = w @ (post * (tables[:, 0] + a[0] + 1) / (a.sum() + n + 1))
+    return model, {"pi[0]": (m1, math.sqrt(m2 - m1**2))}, dirichlet_table_cells.__doc__
+
+
+@case("cells", "DiscreteLaplace", "none (Poisson cells, Gamma rates)")
+def gamma_poisson_cells():
+    """Poisson cells with Gamma rates written with Python ints: lam ~ Gamma(2, 1, shape=3),
+    c ~ Poisson(lam), Cells + DiscreteLaplace(scale 1): each cell enumerated on 0..150."""
+    rng = np.random.default_rng(222)
+    mech = pdp.DiscreteLaplace(scale=1.0)
+    s = np.asarray(pdp.release(rng.poisson([1.0, 3.0, 0.5]), pdp.Cells(), mech, rng=rng))
+    with pm.Model() as model:
+        lam = pm.Gamma("lam", 2, 1, shape=3)
+        c = pm.Poisson("c", lam, shape=3)
+        pdp.DPObserved("s", c, statistic=pdp.Cells(), mechanism=mech, observed=s)
+    grid = np.arange(151)
+    lw = stats.nbinom(2, 0.5).logpmf(grid) - np.abs(s[0] - grid)  # Gamma(2, 1) → NB(2, 1/2)
+    w = np.exp(lw - lw.max())
+    w /= w.sum()
+    shape, rate = 2 + grid, 2.0
+    m1 = w @ (shape / rate)
+    m2 = w @ (shape * (shape + 1) / rate**2)
+    return model, {"lam[0]": (m1, math.sqrt(m2 - m1**2))}, gamma_poisson_cells.__doc__
+
+
 @case("local", "RandomizedResponse", "finite (Categorical)")
 def categorical_randomized_response():
     """Local K = 3 randomized response (ε = 1.5), n = 150, pi ~ Dirichlet(1, 1, 1): 2-d quadrature."""
