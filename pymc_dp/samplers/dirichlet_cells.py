@@ -44,9 +44,9 @@ from pytensor.tensor.random import basic as rb
 
 from pymc_dp.distributions.graph import direct_upstream
 from pymc_dp.samplers.assign import cached_verdict
-from pymc_dp.samplers.base import DPStep
-from pymc_dp.samplers.cells import TableCells, dm_rows_sweep_streams, entry_values
+from pymc_dp.samplers.cells import dm_rows_sweep_streams
 from pymc_dp.samplers.dirichlet_hyper import _cells_reason, _multinomial_table
+from pymc_dp.samplers.parent_cells import ParentCells
 from pymc_dp.samplers.streams import dirichlet_rows_simplex_streams, row_seeds
 
 
@@ -91,23 +91,7 @@ def _concentration_fn(model, pi):
     return pytensor.function([], graph, mode="FAST_COMPILE")
 
 
-class _Table:
-    """One (π, c) pair of the step: names, shapes and the `TableCells` that reads c's releases."""
-
-    def __init__(self, model, pi, table, rng):
-        self.pi_rv_name = pi.name
-        self.pi_name = model.rvs_to_values[pi].name
-        self.table_name = model.rvs_to_values[table].name
-        self.k = int(pi.type.shape[-1])
-        self.rows = int(np.prod(pi.type.shape[:-1], dtype=int))
-        self.concentration = _concentration_fn(model, pi)
-        self.conc = None  # the concentration row, read once per chain (`DirichletCells._conc`)
-        #: the releases, kernels, widths and start of the table, as `TableCells` reads them (its
-        #: own ``step`` is never called)
-        self.cells = TableCells([table], model=model, rng=rng)
-
-
-class DirichletCells(DPStep):
+class DirichletCells(ParentCells):
     """A latent Multinomial table and its Dirichlet π, the cells moved with π summed out.
 
     Exact: the cells move against the Dirichlet-multinomial rows, then π | c is drawn exactly
@@ -144,134 +128,68 @@ class DirichletCells(DPStep):
     """
 
     name = "dirichlet_cells"
-    dp_stats = {"dp_accept_rate": (float, [])}
+    parent_op = rb.DirichletRV
+    table_op = rb.MultinomialRV
+    words = ("Dirichlet cell probabilities", "Multinomial", "pi")
 
-    def __init__(
-        self,
-        vars,
-        *,
-        reps: int = 4,
-        width=None,
-        start_at_release=True,
-        model=None,
-        rng=None,
-        blocked=True,
-        initial_point=None,
-        compile_kwargs=None,
-    ):
-        import pymc as pm
-        from pymc.util import get_value_vars_from_user_vars
-
-        model = pm.modelcontext(model)
-        if not (isinstance(reps, int | np.integer) and reps >= 1):
-            raise ValueError(f"reps must be an integer >= 1, got reps={reps!r}.")
-        if vars is None or not isinstance(vars, list | tuple) or not vars:
-            raise ValueError(
-                f"DirichletCells needs vars=[pi, c] (a Dirichlet pi and its Multinomial table c); "
-                f"got {vars!r}."
-            )
-        values = list(get_value_vars_from_user_vars(list(vars), model))
-        rvs = [model.values_to_rvs[v] for v in values]
-        pis = [r for r in rvs if isinstance(r.owner.op, rb.DirichletRV)]
-        tables = [r for r in rvs if isinstance(r.owner.op, rb.MultinomialRV)]
-        other = [r.name for r in rvs if r not in pis and r not in tables]
-        if other:
-            raise ValueError(
-                f"DirichletCells updates Dirichlet cell probabilities and their Multinomial "
-                f"tables only; got {other}. Pass vars=[pi, c]."
-            )
-        for pi in pis:
-            why = _refusal(model, pi)
-            if why is not None:
-                raise ValueError(f"DirichletCells cannot update {pi.name!r}: {why}.")
-        pairs = {id(_multinomial_table(model, pi)): pi for pi in pis}
-        for c in tables:
-            if id(c) not in pairs:
-                raise ValueError(
-                    f"DirichletCells moves the table {c.name!r} only together with its Dirichlet "
-                    f"cell probabilities: pass step=[pdp.DirichletCells([pi, {c.name}])] (pi the "
-                    f"p of {c.name!r}); if you pass a step for pi yourself, pass "
-                    f"pdp.TableCells([{c.name}]) for the table too."
-                )
-        if len(tables) != len(pis):
-            missing = [pi.name for pi in pis if _multinomial_table(model, pi) not in tables]
-            raise ValueError(
-                f"DirichletCells draws {missing} from the table it moves: pass each with its "
-                "Multinomial table c, vars=[pi, c]."
-            )
-        if width is not None and not (isinstance(width, int | np.integer) and width >= 1):
-            raise ValueError(f"width must be an integer >= 1 or None, got width={width!r}.")
-        self.vars = values
-        self.reps = int(reps)
-        self._tables = [
-            _Table(model, pairs[id(c)], c, rng)
-            for c in tables  # in the order given
-        ]
-        for t in self._tables:
-            t.cells.start_at_release = bool(start_at_release)
-            if width is not None:
-                t.cells.width = int(width)
-        self._init_step(rng)
-
-    def start_chain(self) -> None:
-        for t in self._tables:
-            t.cells.start_chain()
-            t.conc = None  # read once per chain (data may change between runs)
-        self._fresh = True
-
-    @staticmethod
-    def _conc(t) -> np.ndarray:
-        """The concentration a (length K, the same for every row), read from the model once per
-        chain (``pm.Data`` may change between runs)."""
-        if t.conc is None:
-            t.conc = np.ascontiguousarray(t.concentration().reshape(-1, t.k)[0])
-        return t.conc
+    def __init__(self, vars, *, reps: int = 4, **kwargs):
+        super().__init__(vars, reps=reps, **kwargs)
 
     def conditional(self, point) -> dict:
         """What the step draws π from given the table in ``point``: the Dirichlet parameters
         ``a + c_g`` of every row (rows × K), by π's name (the code path of `step`)."""
-        return {
-            t.pi_rv_name: self._conc(t)[None, :]
-            + np.asarray(point[t.table_name], dtype=np.float64).reshape(t.rows, t.k)
-            for t in self._tables
-        }
+        out = {}
+        for t in self._pairs:
+            conc = self._params(t)
+            c = np.asarray(point[t.table_name], dtype=np.float64).reshape(-1, conc.size)
+            out[t.parent_rv_name] = conc[None, :] + c
+        return out
 
-    def step(self, point):
-        fresh = self._fresh and self.tune
-        self._fresh = False
-        new, accepted, proposed = {}, 0, 0
-        for t in self._tables:
-            ts = t.cells
-            conc = self._conc(t)
-            table = np.array(point[t.table_name], dtype=np.int64).reshape(-1)
-            if fresh and ts.start_at_release:
-                table[:] = ts.start_table(table, np.ones(table.size))
-            s = entry_values(table, ts.idx, ts.n_entries)
-            accepted += dm_rows_sweep_streams(
-                row_seeds(self.rng, t.rows),
-                table,
-                conc,
-                t.k,
-                ts.codes,
-                ts.a,
-                ts.b,
-                ts.releases(),
-                s,
-                ts.idx,
-                ts.width,
-                self.reps,
-            )
-            proposed += self.reps * t.k * t.rows if t.k > 1 else 0
-            out = np.empty((t.rows, t.k - 1))
-            # π | c: Dirichlet(a + c_g) per row (`conditional`), each row from its own stream
-            dirichlet_rows_simplex_streams(
-                row_seeds(self.rng, t.rows), conc, table.reshape(t.rows, t.k), out
-            )
-            pi_old, c_old = np.asarray(point[t.pi_name]), np.asarray(point[t.table_name])
-            new[t.pi_name] = out.reshape(pi_old.shape).astype(pi_old.dtype, copy=False)
-            new[t.table_name] = table.reshape(c_old.shape).astype(c_old.dtype, copy=False)
-        rate = accepted / proposed if proposed else 0.0
-        return {**point, **new}, [self.stats(dp_accept_rate=rate)]
+    # -- the hooks of ParentCells ------------------------------------------------------------
+    refusal = staticmethod(_refusal)
+    table_of = staticmethod(_multinomial_table)
+
+    @staticmethod
+    def parent_of(table):
+        return table.owner.op.dist_params(table.owner)[1]
+
+    @staticmethod
+    def params_fn(model, pi):
+        """The concentration row a (length K; `_refusal` checked every row has it)."""
+        fn, k = _concentration_fn(model, pi), int(pi.type.shape[-1])
+        return lambda: np.ascontiguousarray(fn().reshape(-1, k)[0])
+
+    @staticmethod
+    def move_cells(rng, t, conc, table, s, reps):
+        """``reps``·K pair moves per row against Dirichlet-multinomial(N_g, a) rows times the
+        releases (`cells.dm_rows_sweep_streams`), each row from its own stream."""
+        ts, k = t.cells, conc.size
+        rows = table.size // k
+        accepted = dm_rows_sweep_streams(
+            row_seeds(rng, rows),
+            table,
+            conc,
+            k,
+            ts.codes,
+            ts.a,
+            ts.b,
+            ts.releases(),
+            s,
+            ts.idx,
+            ts.width,
+            reps,
+        )
+        return accepted, (reps * k * rows if k > 1 else 0)
+
+    @staticmethod
+    def draw_parent(rng, t, conc, table):
+        """π | c: Dirichlet(a + c_g) per row (`conditional`), each row from its own stream, as
+        PyMC's simplex values."""
+        k = conc.size
+        rows = table.size // k
+        out = np.empty((rows, k - 1))
+        dirichlet_rows_simplex_streams(row_seeds(rng, rows), conc, table.reshape(rows, k), out)
+        return out
 
     @staticmethod
     def competence(var, has_grad):
@@ -289,15 +207,4 @@ def dirichlet_cells_competence(var) -> Competence:
     op = getattr(var.owner, "op", None)
     if not isinstance(op, rb.DirichletRV | rb.MultinomialRV):
         return Competence.INCOMPATIBLE
-    return cached_verdict(var, _VERDICTS, _verdict)
-
-
-def _verdict(model, var) -> Competence:
-    pi = var
-    if isinstance(var.owner.op, rb.MultinomialRV):
-        pi = var.owner.op.dist_params(var.owner)[1]
-        if pi not in model.free_RVs or not isinstance(pi.owner.op, rb.DirichletRV):
-            return Competence.INCOMPATIBLE
-        if _multinomial_table(model, pi) is not var:
-            return Competence.INCOMPATIBLE
-    return Competence.IDEAL if _refusal(model, pi) is None else Competence.INCOMPATIBLE
+    return cached_verdict(var, _VERDICTS, DirichletCells.verdict)

@@ -36,9 +36,9 @@ from pytensor.tensor.random import basic as rb
 
 from pymc_dp.distributions.graph import direct_upstream
 from pymc_dp.samplers.assign import cached_verdict
-from pymc_dp.samplers.base import DPStep
-from pymc_dp.samplers.cells import NEGBIN_TABLE, TableCells, entry_values, independent_cells_sweep
+from pymc_dp.samplers.cells import NEGBIN_TABLE, independent_cells_sweep
 from pymc_dp.samplers.dirichlet_hyper import _cells_reason
+from pymc_dp.samplers.parent_cells import ParentCells
 
 
 def _poisson_table(model, lam):
@@ -116,21 +116,7 @@ def log_gamma_draws(rng, shape, rate) -> np.ndarray:
     return np.log(g) + np.where(small, np.log(u) / np.where(small, shape, 1.0), 0.0) - np.log(rate)
 
 
-class _Table:
-    """One (λ, c) pair of the step: names, sizes and the `TableCells` that reads c's releases."""
-
-    def __init__(self, model, lam, table, rng):
-        self.lam_rv_name = lam.name
-        self.lam_name = model.rvs_to_values[lam].name
-        self.table_name = model.rvs_to_values[table].name
-        self.params = _params_fn(model, lam)
-        self.ab = None  # (α, β), read once per chain (`GammaCells._ab`)
-        #: the releases, kernels, widths and start of the table, as `TableCells` reads them (its
-        #: own ``step`` is never called)
-        self.cells = TableCells([table], model=model, rng=rng)
-
-
-class GammaCells(DPStep):
+class GammaCells(ParentCells):
     """Latent Poisson cells and their Gamma rates, the cells moved with the rates summed out.
 
     Exact: the cells move against their negative-binomial marginal, then λ | c is drawn exactly
@@ -165,130 +151,60 @@ class GammaCells(DPStep):
     """
 
     name = "gamma_cells"
-    dp_stats = {"dp_accept_rate": (float, [])}
+    parent_op = rb.GammaRV
+    table_op = rb.PoissonRV
+    words = ("Gamma rates", "Poisson", "lam")
 
-    def __init__(
-        self,
-        vars,
-        *,
-        reps: int = 6,
-        width=None,
-        start_at_release=True,
-        model=None,
-        rng=None,
-        blocked=True,
-        initial_point=None,
-        compile_kwargs=None,
-    ):
-        import pymc as pm
-        from pymc.util import get_value_vars_from_user_vars
-
-        model = pm.modelcontext(model)
-        if not (isinstance(reps, int | np.integer) and reps >= 1):
-            raise ValueError(f"reps must be an integer >= 1, got reps={reps!r}.")
-        if width is not None and not (isinstance(width, int | np.integer) and width >= 1):
-            raise ValueError(f"width must be an integer >= 1 or None, got width={width!r}.")
-        if vars is None or not isinstance(vars, list | tuple) or not vars:
-            raise ValueError(
-                f"GammaCells needs vars=[lam, c] (a Gamma lam and its Poisson table c); got "
-                f"{vars!r}."
-            )
-        values = list(get_value_vars_from_user_vars(list(vars), model))
-        rvs = [model.values_to_rvs[v] for v in values]
-        lams = [r for r in rvs if isinstance(r.owner.op, rb.GammaRV)]
-        tables = [r for r in rvs if isinstance(r.owner.op, rb.PoissonRV)]
-        other = [r.name for r in rvs if r not in lams and r not in tables]
-        if other:
-            raise ValueError(
-                f"GammaCells updates Gamma rates and their Poisson tables only; got {other}. "
-                "Pass vars=[lam, c]."
-            )
-        for lam in lams:
-            why = _refusal(model, lam)
-            if why is not None:
-                raise ValueError(f"GammaCells cannot update {lam.name!r}: {why}.")
-        pairs = {id(_poisson_table(model, lam)): lam for lam in lams}
-        for c in tables:
-            if id(c) not in pairs:
-                raise ValueError(
-                    f"GammaCells moves the table {c.name!r} only together with its Gamma rates: "
-                    f"pass step=[pdp.GammaCells([lam, {c.name}])] (lam the mu of {c.name!r}); "
-                    f"if you pass a step for lam yourself, pass pdp.TableCells([{c.name}]) for "
-                    "the table too."
-                )
-        if len(tables) != len(lams):
-            missing = [lam.name for lam in lams if _poisson_table(model, lam) not in tables]
-            raise ValueError(
-                f"GammaCells draws {missing} from the table it moves: pass each with its Poisson "
-                "table c, vars=[lam, c]."
-            )
-        self.vars = values
-        self.reps = int(reps)
-        self._tables = [_Table(model, pairs[id(c)], c, rng) for c in tables]
-        for t in self._tables:
-            t.cells.start_at_release = bool(start_at_release)
-            if width is not None:
-                t.cells.width = int(width)
-        self._init_step(rng)
-
-    def start_chain(self) -> None:
-        for t in self._tables:
-            t.cells.start_chain()
-            t.ab = None  # read once per chain (data may change between runs)
-        self._fresh = True
-
-    @staticmethod
-    def _ab(t):
-        """(α, β) per cell, read from the model once per chain."""
-        if t.ab is None:
-            t.ab = t.params()
-        return t.ab
+    def __init__(self, vars, *, reps: int = 6, **kwargs):
+        super().__init__(vars, reps=reps, **kwargs)
 
     def conditional(self, point) -> dict:
         """What the step draws λ from given the table in ``point``: the Gamma shape ``α + c`` and
         rate ``β + 1`` of every cell (flattened), by λ's name (the code path of `step`)."""
         out = {}
-        for t in self._tables:
-            alpha, beta = self._ab(t)
+        for t in self._pairs:
+            alpha, beta = self._params(t)
             c = np.asarray(point[t.table_name], dtype=np.float64).reshape(-1)
-            out[t.lam_rv_name] = (alpha + c, beta + 1.0)
+            out[t.parent_rv_name] = (alpha + c, beta + 1.0)
         return out
 
-    def step(self, point):
-        fresh = self._fresh and self.tune
-        self._fresh = False
-        new, accepted, proposed = {}, 0, 0
-        for t in self._tables:
-            ts = t.cells
-            alpha, beta = self._ab(t)
-            table = np.array(point[t.table_name], dtype=np.int64).reshape(-1)
-            if fresh and ts.start_at_release:
-                table = ts.start_table(table, np.ones(table.size))
-            s = entry_values(table, ts.idx, ts.n_entries)
-            # the cells with λ summed out: NegativeBinomial(n = α, log(1 − p) = −log(1 + β))
-            accepted += independent_cells_sweep(
-                self.rng,
-                table,
-                NEGBIN_TABLE,
-                alpha,
-                -np.log1p(beta),
-                ts.codes,
-                ts.a,
-                ts.b,
-                ts.releases(),
-                s,
-                ts.idx,
-                ts.width,
-                self.reps,
-            )
-            proposed += self.reps * table.size
-            # λ | c: Gamma(α + c, β + 1) per cell (`conditional`), in PyMC's log value
-            log_lam = log_gamma_draws(self.rng, alpha + table, beta + 1.0)
-            lam_old, c_old = np.asarray(point[t.lam_name]), np.asarray(point[t.table_name])
-            new[t.lam_name] = log_lam.reshape(lam_old.shape).astype(lam_old.dtype, copy=False)
-            new[t.table_name] = table.reshape(c_old.shape).astype(c_old.dtype, copy=False)
-        rate = accepted / proposed if proposed else 0.0
-        return {**point, **new}, [self.stats(dp_accept_rate=rate)]
+    # -- the hooks of ParentCells ------------------------------------------------------------
+    refusal = staticmethod(_refusal)
+    table_of = staticmethod(_poisson_table)
+    params_fn = staticmethod(_params_fn)
+
+    @staticmethod
+    def parent_of(table):
+        return table.owner.op.dist_params(table.owner)[0]
+
+    @staticmethod
+    def move_cells(rng, t, ab, table, s, reps):
+        """``reps`` moves per cell against NegativeBinomial(n = α, log(1 − p) = −log(1 + β)), the
+        marginal of c with λ summed out, times the releases (`cells.independent_cells_sweep`)."""
+        alpha, beta = ab
+        ts = t.cells
+        accepted = independent_cells_sweep(
+            rng,
+            table,
+            NEGBIN_TABLE,
+            alpha,
+            -np.log1p(beta),
+            ts.codes,
+            ts.a,
+            ts.b,
+            ts.releases(),
+            s,
+            ts.idx,
+            ts.width,
+            reps,
+        )
+        return accepted, reps * table.size
+
+    @staticmethod
+    def draw_parent(rng, t, ab, table):
+        """λ | c: Gamma(α + c, β + 1) per cell (`conditional`), in PyMC's log value."""
+        alpha, beta = ab
+        return log_gamma_draws(rng, alpha + table, beta + 1.0)
 
     @staticmethod
     def competence(var, has_grad):
@@ -306,15 +222,4 @@ def gamma_cells_competence(var) -> Competence:
     op = getattr(var.owner, "op", None)
     if not isinstance(op, rb.GammaRV | rb.PoissonRV):
         return Competence.INCOMPATIBLE
-    return cached_verdict(var, _VERDICTS, _verdict)
-
-
-def _verdict(model, var) -> Competence:
-    lam = var
-    if isinstance(var.owner.op, rb.PoissonRV):
-        (lam,) = var.owner.op.dist_params(var.owner)
-        if lam not in model.free_RVs or not isinstance(lam.owner.op, rb.GammaRV):
-            return Competence.INCOMPATIBLE
-        if _poisson_table(model, lam) is not var:
-            return Competence.INCOMPATIBLE
-    return Competence.IDEAL if _refusal(model, lam) is None else Competence.INCOMPATIBLE
+    return cached_verdict(var, _VERDICTS, GammaCells.verdict)
