@@ -32,18 +32,14 @@ children, the step refuses and the default stays ``ConjugateTheta`` + ``TableCel
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 import pytensor
 import pytensor.tensor as pt
 from pymc.distributions.transforms import SimplexTransform
 from pymc.logprob.utils import replace_rvs_by_values
-from pymc.step_methods.compound import Competence
 from pytensor.tensor.random import basic as rb
 
 from pymc_dp.distributions.graph import direct_upstream
-from pymc_dp.samplers.assign import cached_verdict
 from pymc_dp.samplers.cells import dm_rows_sweep_streams
 from pymc_dp.samplers.dirichlet_hyper import _cells_reason, _multinomial_table
 from pymc_dp.samplers.parent_cells import ParentCells
@@ -190,21 +186,3 @@ class DirichletCells(ParentCells):
         out = np.empty((rows, k - 1))
         dirichlet_rows_simplex_streams(row_seeds(rng, rows), conc, table.reshape(rows, k), out)
         return out
-
-    @staticmethod
-    def competence(var, has_grad):
-        return dirichlet_cells_competence(var)
-
-
-# -- pm.sample()'s default assignment -------------------------------------------------------
-_VERDICTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def dirichlet_cells_competence(var) -> Competence:
-    """``IDEAL`` if ``var`` is a Dirichlet π or its Multinomial table that `DirichletCells` accepts
-    (`_refusal` finds nothing); registered before `TableCells` and `ConjugateTheta`, which are
-    ``IDEAL`` for the table and π too. Cached; never warns."""
-    op = getattr(var.owner, "op", None)
-    if not isinstance(op, rb.DirichletRV | rb.MultinomialRV):
-        return Competence.INCOMPATIBLE
-    return cached_verdict(var, _VERDICTS, DirichletCells.verdict)

@@ -24,18 +24,14 @@ people. Exactness: ``tests/statistical/samplers/test_gamma_cells.py`` (enumerati
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 import pytensor
 import pytensor.tensor as pt
 from pymc.distributions.transforms import LogTransform
 from pymc.logprob.utils import replace_rvs_by_values
-from pymc.step_methods.compound import Competence
 from pytensor.tensor.random import basic as rb
 
 from pymc_dp.distributions.graph import direct_upstream
-from pymc_dp.samplers.assign import cached_verdict
 from pymc_dp.samplers.cells import NEGBIN_TABLE, independent_cells_sweep
 from pymc_dp.samplers.dirichlet_hyper import _cells_reason
 from pymc_dp.samplers.parent_cells import ParentCells
@@ -205,21 +201,3 @@ class GammaCells(ParentCells):
         """λ | c: Gamma(α + c, β + 1) per cell (`conditional`), in PyMC's log value."""
         alpha, beta = ab
         return log_gamma_draws(rng, alpha + table, beta + 1.0)
-
-    @staticmethod
-    def competence(var, has_grad):
-        return gamma_cells_competence(var)
-
-
-# -- pm.sample()'s default assignment -------------------------------------------------------
-_VERDICTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def gamma_cells_competence(var) -> Competence:
-    """``IDEAL`` if ``var`` is a Gamma λ or its Poisson table that `GammaCells` accepts
-    (`_refusal` finds nothing); registered before `TableCells` and `ConjugateTheta`, which are
-    ``IDEAL`` for the table and λ too. Cached; never warns."""
-    op = getattr(var.owner, "op", None)
-    if not isinstance(op, rb.GammaRV | rb.PoissonRV):
-        return Competence.INCOMPATIBLE
-    return cached_verdict(var, _VERDICTS, GammaCells.verdict)

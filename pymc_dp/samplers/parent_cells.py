@@ -18,9 +18,12 @@ hyperparameters (`params_fn`), and writes the two moves (`move_cells`, `draw_par
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 from pymc.step_methods.compound import Competence
 
+from pymc_dp.samplers.assign import cached_verdict
 from pymc_dp.samplers.base import DPStep
 from pymc_dp.samplers.cells import TableCells, entry_values
 
@@ -150,6 +153,19 @@ class ParentCells(DPStep):
         return {**point, **new}, [self.stats(dp_accept_rate=rate)]
 
     # -- pm.sample()'s default assignment ----------------------------------------------------
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._verdicts = weakref.WeakKeyDictionary()  # per class: model -> cached verdicts
+
+    @classmethod
+    def competence(cls, var, has_grad):
+        """``IDEAL`` for the parent or its table when `refusal` finds nothing (cached per model
+        state; never warns). Registered before `TableCells` and `ConjugateTheta`, which are
+        ``IDEAL`` for the table and the parent too (``pymc_dp/__init__.py``)."""
+        if not isinstance(getattr(var.owner, "op", None), cls.parent_op | cls.table_op):
+            return Competence.INCOMPATIBLE
+        return cached_verdict(var, cls._verdicts, cls.verdict)
+
     @classmethod
     def verdict(cls, model, var) -> Competence:
         """``IDEAL`` for the parent or its table when `refusal` finds nothing."""
