@@ -523,6 +523,13 @@ class TableCells(DPStep):
             self._r = np.asarray(self._releases(), dtype=np.float64)
         return self._r
 
+    def sweep_args(self, s, reps=None) -> tuple:
+        """The arguments the compiled sweeps take after the table and its law: kernels (codes,
+        a, b), releases, the released entries' current values ``s``, the cell → entry map, the
+        step width and the moves per cell (``reps``, default this step's)."""
+        reps = self.reps if reps is None else reps
+        return (self.codes, self.a, self.b, self.releases(), s, self.idx, self.width, reps)
+
     def start_table(self, c, par):
         """The table nearest to the ``Cells`` releases (their mean, rounded, ≥ 0, zero where the
         parameter ``par`` is 0; each Multinomial row's total restored by moving the largest
@@ -557,7 +564,6 @@ class TableCells(DPStep):
 
     def step(self, point):
         c = np.array(point[self.name_], dtype=np.int64, copy=True).reshape(-1)
-        r = self.releases()
         fast = self._logits_of is not None
         start = self._fresh and self.tune and self.start_at_release
         pars = (
@@ -572,7 +578,7 @@ class TableCells(DPStep):
             c = self.start_table(c, pars[-1] if self.kind != NEGBIN_TABLE else pars[0])
         self._fresh = False
         s = entry_values(c, self.idx, self.n_entries)
-        args = (self.codes, self.a, self.b, r, s, self.idx, self.width, self.reps)
+        args = self.sweep_args(s)
         with np.errstate(divide="ignore"):
             if fast:  # log π up to a row constant, which the pair moves never see
                 y = np.asarray(point[self._logits_of], dtype=np.float64)

@@ -159,22 +159,10 @@ class DirichletCells(ParentCells):
     def move_cells(rng, t, conc, table, s, reps):
         """``reps``·K pair moves per row against Dirichlet-multinomial(N_g, a) rows times the
         releases (`cells.dm_rows_sweep_streams`), each row from its own stream."""
-        ts, k = t.cells, conc.size
+        k = conc.size
         rows = table.size // k
-        accepted = dm_rows_sweep_streams(
-            row_seeds(rng, rows),
-            table,
-            conc,
-            k,
-            ts.codes,
-            ts.a,
-            ts.b,
-            ts.releases(),
-            s,
-            ts.idx,
-            ts.width,
-            reps,
-        )
+        seeds = row_seeds(rng, rows)
+        accepted = dm_rows_sweep_streams(seeds, table, conc, k, *t.cells.sweep_args(s, reps))
         return accepted, (reps * k * rows if k > 1 else 0)
 
     @staticmethod

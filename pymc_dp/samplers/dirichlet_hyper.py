@@ -948,20 +948,7 @@ class DirichletHyper(DPStep):
             table[:] = ts.start_table(table, np.ones(table.size))
         s = entry_values(table, ts.idx, ts.n_entries)
         seeds = row_seeds(self.rng, table.size // self.k)
-        return dm_rows_sweep_streams(
-            seeds,
-            table,
-            conc,
-            self.k,
-            ts.codes,
-            ts.a,
-            ts.b,
-            ts.releases(),
-            s,
-            ts.idx,
-            ts.width,
-            self.cells,
-        )
+        return dm_rows_sweep_streams(seeds, table, conc, self.k, *ts.sweep_args(s, self.cells))
 
     def step(self, point):
         fresh = self._fresh and self.tune

@@ -178,21 +178,8 @@ class GammaCells(ParentCells):
         """``reps`` moves per cell against NegativeBinomial(n = α, log(1 − p) = −log(1 + β)), the
         marginal of c with λ summed out, times the releases (`cells.independent_cells_sweep`)."""
         alpha, beta = ab
-        ts = t.cells
         accepted = independent_cells_sweep(
-            rng,
-            table,
-            NEGBIN_TABLE,
-            alpha,
-            -np.log1p(beta),
-            ts.codes,
-            ts.a,
-            ts.b,
-            ts.releases(),
-            s,
-            ts.idx,
-            ts.width,
-            reps,
+            rng, table, NEGBIN_TABLE, alpha, -np.log1p(beta), *t.cells.sweep_args(s, reps)
         )
         return accepted, reps * table.size
 
