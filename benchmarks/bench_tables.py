@@ -639,7 +639,13 @@ def main():
             f"{t['ess_min']:.3f} | {100 * t['frac_03']:.1f} % | {t['ess_small_median']:.2f} "
             f"({t['n_small']} cells) |"
         )
-    (HERE / "TABLES_RESULTS.md").write_text("\n".join(lines) + "\n")
+    path = HERE / "TABLES_RESULTS.md"
+    # keep the many-areas section (written by --areas, run on its own)
+    old = path.read_text() if path.exists() else ""
+    areas = (
+        old[old.index("## Many areas in one node") :] if "## Many areas in one node" in old else ""
+    )
+    path.write_text("\n".join(lines) + "\n" + ("\n" + areas if areas else ""))
     print("\n".join(lines))
 
 
