@@ -48,7 +48,14 @@ from pymc_dp.distributions.graph import depends_on
 from pymc_dp.distributions.registry import dp_nodes, model_of
 from pymc_dp.mechanisms.base import check_kernel_codes, kernel_logpdf
 from pymc_dp.samplers.base import DPStep
-from pymc_dp.samplers.streams import exponential, row_seeds, seed_states, threads, uniform
+from pymc_dp.samplers.streams import (
+    exponential,
+    index_pair,
+    row_seeds,
+    seed_states,
+    threads,
+    uniform,
+)
 
 __all__ = [
     "TableCells",
@@ -216,12 +223,11 @@ def _row_moves(prior, prior_args, states, row, c, n_cols, codes, a, b, r, s, idx
     n_acc = 0
     base = row * n_cols
     for _ in range(reps * n_cols):
-        jc = int(uniform(states, row) * n_cols)
-        kc = int(uniform(states, row) * (n_cols - 1))
-        if kc >= jc:
-            kc += 1
-        d = 1 + int(uniform(states, row) * width) if width > 1 else 1
+        jc, kc = index_pair(states, row, n_cols)
         j, k = base + jc, base + kc
+        if c[j] == 0:  # rejected whatever d: d not drawn
+            continue
+        d = 1 + int(uniform(states, row) * width) if width > 1 else 1
         if c[j] < d:
             continue
         lr = prior(prior_args, jc, kc, j, k, c[j], c[k], d)

@@ -12,6 +12,8 @@ states, so two of them overlap within L outputs with probability about L·G²/2�
 Draws, all exact transformations of the stream's 64-bit outputs z (uniforms ``(z >> 11)·2⁻⁵³``):
 
 * `uniform` on [0, 1), `exponential` = −log(1 − U);
+* `index_pair`: two distinct indices below n, uniform over the ordered pairs, from one output
+  (Lemire's exact bounded integers on its two 32-bit halves);
 * `normal`: the ziggurat (Marsaglia & Tsang 2000, *J. Stat. Softw.* 5(8)) with 256 layers, the
   layer, the sign and a 52-bit abscissa taken from disjoint bits of one 64-bit output (Doornik
   2005's remedy for the original's correlated bits; NumPy's layout and constants), Marsaglia's
@@ -43,6 +45,7 @@ __all__ = [
     "uniform",
     "stream_uniform",
     "exponential",
+    "index_pair",
     "normal",
     "log_gamma",
     "dirichlet_rows_simplex_streams",
@@ -53,7 +56,8 @@ _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
 _TO_UNIT = 1.0 / 9007199254740992.0  # 2**-53
-_S8, _S9 = np.uint64(8), np.uint64(9)
+_S8, _S9, _S32 = np.uint64(8), np.uint64(9), np.uint64(32)
+_LOW32, _TWO32 = np.uint64(0xFFFFFFFF), np.uint64(1 << 32)
 _ONE, _LOW8, _LOW52 = np.uint64(1), np.uint64(0xFF), np.uint64((1 << 52) - 1)
 
 
@@ -132,6 +136,42 @@ def uniform(states, i):
     s = states[i] + _GOLDEN
     states[i] = s
     return float(_mix(s) >> _S11) * _TO_UNIT
+
+
+@numba.njit(cache=True, inline="always")
+def _next(states, i):
+    """The next 64-bit output of stream ``i``."""
+    s = states[i] + _GOLDEN
+    states[i] = s
+    return _mix(s)
+
+
+@numba.njit(cache=True, inline="always")
+def _below(states, i, x, n):
+    """Uniform on 0 … n − 1 (n < 2³²) from the 32-bit uniform ``x``, exactly: Lemire's
+    multiply-shift with rejection (2019, *ACM TOMS* 29(1)); a rejected x (probability < n/2³²) is
+    replaced by the top 32 bits of stream ``i``'s next output."""
+    m = x * n
+    low = m & _LOW32
+    if low < n:
+        floor = (_TWO32 - n) % n
+        while low < floor:
+            x = _next(states, i) >> _S32
+            m = x * n
+            low = m & _LOW32
+    return np.int64(m >> _S32)
+
+
+@numba.njit(cache=True, inline="always")
+def index_pair(states, i, n):
+    """Two distinct indices (j, k) of 0 … n − 1, uniform over the n(n − 1) ordered pairs, from one
+    64-bit output of stream ``i`` (j from its top 32 bits, k from its bottom 32, `_below`)."""
+    z = _next(states, i)
+    j = _below(states, i, z >> _S32, np.uint64(n))
+    k = _below(states, i, z & _LOW32, np.uint64(n - 1))
+    if k >= j:
+        k += 1
+    return j, k
 
 
 @numba.njit(cache=True, inline="always")
