@@ -300,12 +300,21 @@ def alpha_terms_marginal(alpha, b, totals, weights, offsets, tails):
 _RANGE = 1e-290  # a row sum outside (_RANGE, 1/_RANGE) is recomputed in log space
 
 
+_WALK = 600.0  # _column_pre: the Gaussian walk's factors exp(±x) for |x| below this only
+
+
 @numba.njit(cache=True)
 def _column_pre(c, gs, js, j, k, codes, ka, kb, r, log_fact, t, off, e, top):
     """For the pair (j, k): each row's pair total ``t_g = c_gj + c_gk``, and for c = 0..t_g the
     weights ``e = exp(pre − top_g)``, ``pre = Σ_m ℓ_m(r_m,gj − c) + ℓ_m(r_m,gk − (t_g − c))
     − log c! − log (t_g − c)!`` (``top_g`` its row maximum); returns the largest t_g. Cell (g, j)
-    of ``c`` and of each release in ``r`` is at ``g·gs + j·js`` (`column_pair_sweep`: by column)."""
+    of ``c`` and of each release in ``r`` is at ``g·gs + j·js`` (`column_pair_sweep`: by column).
+
+    When every release is Gaussian (kernel code 1, ℓ_m(z) = −A_m z² + B_m), successive weights
+    have the ratio ``e_c / e_{c−1} = exp(L − 4Ac) (t_g − c + 1)/c`` (A = Σ A_m, L = Σ_m A_m (2(r_m,gj −
+    r_m,gk + t_g) + 2)), so the row's weights are walked from its maximum (e = 1) with one exp
+    per row instead of one per weight (exact up to rounding; the exps when a factor would leave
+    ``exp(±_WALK)``)."""
     n_rows = t.shape[0]
     tmax = 0
     off[0] = 0
@@ -315,10 +324,20 @@ def _column_pre(c, gs, js, j, k, codes, ka, kb, r, log_fact, t, off, e, top):
         off[g + 1] = off[g] + tg + 1
         if tg > tmax:
             tmax = tg
+    gauss = True
+    big_a = 0.0
+    for m in range(codes.shape[0]):
+        gauss = gauss and codes[m] == 1
+        big_a += ka[m]
+    q = math.exp(-4.0 * big_a)
+    inv = np.empty(tmax + 2)  # 1/v: the walk multiplies (a division per weight costs more)
+    for v in range(1, tmax + 2):
+        inv[v] = 1.0 / v
     for g in range(n_rows):
         tg, o = t[g], off[g]
         cj, ck = g * gs + j * js, g * gs + k * js
         best = -np.inf
+        at = 0
         for v in range(tg + 1):
             lp = -log_fact[v] - log_fact[tg - v]
             for m in range(codes.shape[0]):
@@ -327,7 +346,26 @@ def _column_pre(c, gs, js, j, k, codes, ka, kb, r, log_fact, t, off, e, top):
             e[o + v] = lp
             if lp > best:
                 best = lp
+                at = v
         top[g] = best
+        if gauss and tg > 0:
+            lead = 0.0
+            for m in range(codes.shape[0]):
+                lead += ka[m] * (2.0 * (r[m, cj] - r[m, ck] + tg) + 2.0)
+            if abs(lead) + 4.0 * big_a * (tg + 1) < _WALK:
+                e[o + at] = 1.0
+                geo = math.exp(lead - 4.0 * big_a * at)  # exp(L − 4Ac) at c = at
+                run, gv = 1.0, geo
+                for v in range(at + 1, tg + 1):  # up: × exp(L − 4Av) (t − v + 1)/v
+                    gv *= q
+                    run *= gv * (tg - v + 1.0) * inv[v]
+                    e[o + v] = run
+                run, hv = 1.0, 1.0 / geo
+                for v in range(at, 0, -1):  # down: × exp(4Av − L) v/(t − v + 1)
+                    run *= hv * v * inv[tg - v + 1]
+                    e[o + v - 1] = run
+                    hv *= q
+                continue
         for v in range(tg + 1):
             e[o + v] = math.exp(e[o + v] - best)
     return tmax
