@@ -756,8 +756,8 @@ class DirichletHyper(DPStep):
         by its own step only).
     cells : int
         With c listed: pair moves per cell per iteration (``cells``·K per row; default 4: at
-        G = 300, K = 2,016 α's ESS per CPU second was highest there, 2 lost α more ESS per draw
-        than it saved time; ``docs/tables.md``, "Many areas in one node").
+        G = 300, K = 2,016, 2 gave α about 0.09 ESS/draw against 0.11, below the 0.1 target, for
+        about the same ESS per CPU second; ``docs/tables.md``, "Many areas in one node").
     width : float
         Initial slice width for α's value-space coordinate (adapted during warm-up; default 1).
     max_steps : int
