@@ -48,7 +48,14 @@ from pymc_dp.distributions.graph import depends_on
 from pymc_dp.distributions.registry import dp_nodes, model_of
 from pymc_dp.mechanisms.base import check_kernel_codes, kernel_logpdf
 from pymc_dp.samplers.base import DPStep
-from pymc_dp.samplers.streams import exponential, row_seeds, seed_states, threads, uniform
+from pymc_dp.samplers.streams import (
+    exponential,
+    index_pair,
+    row_seeds,
+    seed_states,
+    threads,
+    uniform,
+)
 
 __all__ = [
     "TableCells",
@@ -208,24 +215,45 @@ def _dm_prior(args, jc, kc, j, k, cj, ck, d):
 
 
 @numba.njit(cache=True)
-def _row_moves(prior, prior_args, states, row, c, n_cols, codes, a, b, r, s, idx, width, reps):
+def _direct(idx):
+    """Whether there is one release and its entry of cell k is k (a table released once, cell by
+    cell): the row moves then skip ``idx``."""
+    if idx.shape[0] != 1:
+        return False
+    for k in range(idx.shape[1]):
+        if idx[0, k] != k:
+            return False
+    return True
+
+
+@numba.njit(cache=True)
+def _row_moves(
+    prior, prior_args, states, row, c, n_cols, codes, a, b, r, s, idx, width, reps, direct
+):
     """``reps``·K moves of d people between two cells of row ``row`` under the row's law
     ``prior(prior_args, …)`` (`_multinomial_prior`, `_dm_prior`) and the releases, from that row's
     stream (`streams`); a function of its own (not inlined), so that the parallel loop over rows
-    has one exit."""
+    has one exit. ``direct``: one release whose entry e of cell k is k (`_direct`): the entries are
+    read without ``idx``."""
     n_acc = 0
     base = row * n_cols
     for _ in range(reps * n_cols):
-        jc = int(uniform(states, row) * n_cols)
-        kc = int(uniform(states, row) * (n_cols - 1))
-        if kc >= jc:
-            kc += 1
-        d = 1 + int(uniform(states, row) * width) if width > 1 else 1
+        jc, kc = index_pair(states, row, n_cols)
         j, k = base + jc, base + kc
+        if c[j] == 0:  # rejected whatever d: d not drawn
+            continue
+        d = 1 + int(uniform(states, row) * width) if width > 1 else 1
         if c[j] < d:
             continue
         lr = prior(prior_args, jc, kc, j, k, c[j], c[k], d)
-        for m in range(idx.shape[0]):
+        if direct:
+            lr += (
+                kernel_logpdf(codes[0], a[0], b[0], r[j] - (s[j] - d))
+                - kernel_logpdf(codes[0], a[0], b[0], r[j] - s[j])
+                + kernel_logpdf(codes[0], a[0], b[0], r[k] - (s[k] + d))
+                - kernel_logpdf(codes[0], a[0], b[0], r[k] - s[k])
+            )
+        for m in range(0 if direct else idx.shape[0]):
             ej, ek = idx[m, j], idx[m, k]
             if ej != ek:
                 lr += (
@@ -237,7 +265,10 @@ def _row_moves(prior, prior_args, states, row, c, n_cols, codes, a, b, r, s, idx
         if lr == lr and (lr >= 0.0 or lr + exponential(states, row) >= 0.0):
             c[j] -= d
             c[k] += d
-            for m in range(idx.shape[0]):
+            if direct:
+                s[j] -= d
+                s[k] += d
+            for m in range(0 if direct else idx.shape[0]):
                 s[idx[m, j]] -= d
                 s[idx[m, k]] += d
             n_acc += 1
@@ -245,22 +276,24 @@ def _row_moves(prior, prior_args, states, row, c, n_cols, codes, a, b, r, s, idx
 
 
 @numba.njit(cache=True, parallel=True)
-def _rows_threads(prior, prior_args, states, c, n_cols, codes, a, b, r, s, idx, width, reps):
+def _rows_threads(
+    prior, prior_args, states, c, n_cols, codes, a, b, r, s, idx, width, reps, direct
+):
     n_rows = c.shape[0] // n_cols
     acc = np.zeros(n_rows, dtype=np.int64)
     for row in numba.prange(n_rows):
         acc[row] = _row_moves(
-            prior, prior_args, states, row, c, n_cols, codes, a, b, r, s, idx, width, reps
+            prior, prior_args, states, row, c, n_cols, codes, a, b, r, s, idx, width, reps, direct
         )
     return acc.sum()
 
 
 @numba.njit(cache=True)
-def _rows_serial(prior, prior_args, states, c, n_cols, codes, a, b, r, s, idx, width, reps):
+def _rows_serial(prior, prior_args, states, c, n_cols, codes, a, b, r, s, idx, width, reps, direct):
     acc = 0
     for row in range(c.shape[0] // n_cols):
         acc += _row_moves(
-            prior, prior_args, states, row, c, n_cols, codes, a, b, r, s, idx, width, reps
+            prior, prior_args, states, row, c, n_cols, codes, a, b, r, s, idx, width, reps, direct
         )
     return acc
 
@@ -277,9 +310,23 @@ def multinomial_rows_sweep_streams(
     states = seed_states(seeds)
     sweep = _rows_threads if threads() else _rows_serial
     prior_args = (log_p, logs)
+    direct = _direct(idx)
     return int(
         sweep(
-            _multinomial_prior, prior_args, states, c, n_cols, codes, a, b, r, s, idx, width, reps
+            _multinomial_prior,
+            prior_args,
+            states,
+            c,
+            n_cols,
+            codes,
+            a,
+            b,
+            r,
+            s,
+            idx,
+            width,
+            reps,
+            direct,
         )
     )
 
@@ -318,7 +365,9 @@ def dm_rows_sweep_streams(seeds, c, conc, n_cols, codes, a, b, r, s, idx, width,
     lk = dm_log_steps(conc, n_cols, _DM_LOOKUP)
     states = seed_states(seeds)
     sweep = _rows_threads if threads() else _rows_serial
-    return int(sweep(_dm_prior, (lk, conc), states, c, n_cols, codes, a, b, r, s, idx, width, reps))
+    direct = _direct(idx)
+    args = (states, c, n_cols, codes, a, b, r, s, idx, width, reps, direct)
+    return int(sweep(_dm_prior, (lk, conc), *args))
 
 
 def rows_disjoint(idx, n_cols) -> bool:

@@ -300,24 +300,44 @@ def alpha_terms_marginal(alpha, b, totals, weights, offsets, tails):
 _RANGE = 1e-290  # a row sum outside (_RANGE, 1/_RANGE) is recomputed in log space
 
 
+_WALK = 600.0  # _column_pre: the Gaussian walk's factors exp(±x) for |x| below this only
+
+
 @numba.njit(cache=True)
-def _column_pre(c, n_cols, j, k, codes, ka, kb, r, log_fact, t, off, e, top):
+def _column_pre(c, gs, js, j, k, codes, ka, kb, r, log_fact, t, off, e, top):
     """For the pair (j, k): each row's pair total ``t_g = c_gj + c_gk``, and for c = 0..t_g the
     weights ``e = exp(pre − top_g)``, ``pre = Σ_m ℓ_m(r_m,gj − c) + ℓ_m(r_m,gk − (t_g − c))
-    − log c! − log (t_g − c)!`` (``top_g`` its row maximum); returns the largest t_g."""
+    − log c! − log (t_g − c)!`` (``top_g`` its row maximum); returns the largest t_g. Cell (g, j)
+    of ``c`` and of each release in ``r`` is at ``g·gs + j·js`` (`column_pair_sweep`: by column).
+
+    When every release is Gaussian (kernel code 1, ℓ_m(z) = −A_m z² + B_m), successive weights
+    have the ratio ``e_c / e_{c−1} = exp(L − 4Ac) (t_g − c + 1)/c`` (A = Σ A_m, L = Σ_m A_m (2(r_m,gj −
+    r_m,gk + t_g) + 2)), so the row's weights are walked from its maximum (e = 1) with one exp
+    per row instead of one per weight (exact up to rounding; the exps when a factor would leave
+    ``exp(±_WALK)``)."""
     n_rows = t.shape[0]
     tmax = 0
     off[0] = 0
     for g in range(n_rows):
-        tg = c[g * n_cols + j] + c[g * n_cols + k]
+        tg = c[g * gs + j * js] + c[g * gs + k * js]
         t[g] = tg
         off[g + 1] = off[g] + tg + 1
         if tg > tmax:
             tmax = tg
+    gauss = True
+    big_a = 0.0
+    for m in range(codes.shape[0]):
+        gauss = gauss and codes[m] == 1
+        big_a += ka[m]
+    q = math.exp(-4.0 * big_a)
+    inv = np.empty(tmax + 2)  # 1/v: the walk multiplies (a division per weight costs more)
+    for v in range(1, tmax + 2):
+        inv[v] = 1.0 / v
     for g in range(n_rows):
         tg, o = t[g], off[g]
-        cj, ck = g * n_cols + j, g * n_cols + k
+        cj, ck = g * gs + j * js, g * gs + k * js
         best = -np.inf
+        at = 0
         for v in range(tg + 1):
             lp = -log_fact[v] - log_fact[tg - v]
             for m in range(codes.shape[0]):
@@ -326,7 +346,26 @@ def _column_pre(c, n_cols, j, k, codes, ka, kb, r, log_fact, t, off, e, top):
             e[o + v] = lp
             if lp > best:
                 best = lp
+                at = v
         top[g] = best
+        if gauss and tg > 0:
+            lead = 0.0
+            for m in range(codes.shape[0]):
+                lead += ka[m] * (2.0 * (r[m, cj] - r[m, ck] + tg) + 2.0)
+            if abs(lead) + 4.0 * big_a * (tg + 1) < _WALK:
+                e[o + at] = 1.0
+                geo = math.exp(lead - 4.0 * big_a * at)  # exp(L − 4Ac) at c = at
+                run, gv = 1.0, geo
+                for v in range(at + 1, tg + 1):  # up: × exp(L − 4Av) (t − v + 1)/v
+                    gv *= q
+                    run *= gv * (tg - v + 1.0) * inv[v]
+                    e[o + v] = run
+                run, hv = 1.0, 1.0 / geo
+                for v in range(at, 0, -1):  # down: × exp(4Av − L) v/(t − v + 1)
+                    run *= hv * v * inv[tg - v + 1]
+                    e[o + v - 1] = run
+                    hv *= q
+                continue
         for v in range(tg + 1):
             e[o + v] = math.exp(e[o + v] - best)
     return tmax
@@ -397,17 +436,35 @@ def _column_f(x, args):
     return _column_log_f(x, big_a, s, beta_j, beta_k, t, off, e, top, rj, rk, tmax)
 
 
+_BLOCK = 64  # the transposes' tile (cells per side)
+
+
 @numba.njit(cache=True)
-def column_pair_log_f(c, n_cols, j, k, alpha, b, beta, codes, ka, kb, r, logs, xs):
-    """log f at each of ``xs`` for the pair (j, k) at the table ``c`` (for tests)."""
+def _transpose(src, n_rows, n_cols, dst):
+    """``dst[j·n_rows + g] = src[g·n_cols + j]`` (a flat row-major table to its columns), in tiles."""
+    for g0 in range(0, n_rows, _BLOCK):
+        g1 = min(g0 + _BLOCK, n_rows)
+        for j0 in range(0, n_cols, _BLOCK):
+            j1 = min(j0 + _BLOCK, n_cols)
+            for g in range(g0, g1):
+                for j in range(j0, j1):
+                    dst[j * n_rows + g] = src[g * n_cols + j]
+
+
+@numba.njit(cache=True)
+def column_pair_log_f(c, n_cols, j, k, alpha, b, beta, codes, ka, kb, r_cols, logs, xs):
+    """log f at each of ``xs`` for the pair (j, k) at the table ``c`` (flat, row-major), with the
+    releases by column (`releases_by_column`), as `column_pair_sweep` evaluates it (for tests)."""
     n_rows = c.shape[0] // n_cols
+    cols = np.empty_like(c)
+    _transpose(c, n_rows, n_cols, cols)
     t = np.empty(n_rows, dtype=np.int64)
     off = np.empty(n_rows + 1, dtype=np.int64)
     size = 0
     for g in range(n_rows):
-        size += c[g * n_cols + j] + c[g * n_cols + k] + 1
+        size += cols[j * n_rows + g] + cols[k * n_rows + g] + 1
     e, top = np.empty(size), np.empty(n_rows)
-    tmax = _column_pre(c, n_cols, j, k, codes, ka, kb, r, logs, t, off, e, top)
+    tmax = _column_pre(cols, 1, n_rows, j, k, codes, ka, kb, r_cols, logs, t, off, e, top)
     rj, rk = np.empty(tmax + 1), np.empty(tmax + 1)
     big_a = alpha * (b[j] + b[k])
     out = np.empty(xs.shape[0])
@@ -419,18 +476,17 @@ def column_pair_log_f(c, n_cols, j, k, alpha, b, beta, codes, ka, kb, r, logs, x
 
 
 @numba.njit(cache=True)
-def _column_pair_move(states, p, j, k, c, n_cols, b, alpha, beta, codes, ka, kb, r, logs):
+def _column_pair_move(states, p, j, k, c, n_rows, b, alpha, beta, codes, ka, kb, r, logs):
     """One joint move of (b_j, b_k) and the columns j, k (`column_pair_sweep`), from stream p;
     returns the number of evaluations of f. A function of its own (not inlined), so that the
-    parallel loop over pairs has one exit."""
-    n_rows = c.shape[0] // n_cols
+    parallel loop over pairs has one exit. ``c`` and ``r`` by column (cell (g, j) at j·n_rows + g)."""
     t = np.empty(n_rows, dtype=np.int64)
     off = np.empty(n_rows + 1, dtype=np.int64)
     size = 0
     for g in range(n_rows):
-        size += c[g * n_cols + j] + c[g * n_cols + k] + 1
+        size += c[j * n_rows + g] + c[k * n_rows + g] + 1
     e, top = np.empty(size), np.empty(n_rows)
-    tmax = _column_pre(c, n_cols, j, k, codes, ka, kb, r, logs, t, off, e, top)
+    tmax = _column_pre(c, 1, n_rows, j, k, codes, ka, kb, r, logs, t, off, e, top)
     rj, rk = np.empty(tmax + 1), np.empty(tmax + 1)
     total = b[j] + b[k]
     big_a = alpha * total
@@ -477,15 +533,15 @@ def _column_pair_move(states, p, j, k, c, n_cols, b, alpha, beta, codes, ka, kb,
         while run <= u and v < tg:
             v += 1
             run += lw[v]
-        c[g * n_cols + j] = v
-        c[g * n_cols + k] = tg - v
+        c[j * n_rows + g] = v
+        c[k * n_rows + g] = tg - v
     b[j] = total * x
     b[k] = total - b[j]
     return n_ev
 
 
 @numba.njit(cache=True, parallel=True)
-def _pairs_threads(states, c, n_cols, b, alpha, beta, codes, ka, kb, r, logs, order):
+def _pairs_threads(states, c, n_rows, b, alpha, beta, codes, ka, kb, r, logs, order):
     n_pairs = order.shape[0] // 2
     evals = np.zeros(n_pairs, dtype=np.int64)
     for p in numba.prange(n_pairs):
@@ -495,7 +551,7 @@ def _pairs_threads(states, c, n_cols, b, alpha, beta, codes, ka, kb, r, logs, or
             order[2 * p],
             order[2 * p + 1],
             c,
-            n_cols,
+            n_rows,
             b,
             alpha,
             beta,
@@ -509,7 +565,7 @@ def _pairs_threads(states, c, n_cols, b, alpha, beta, codes, ka, kb, r, logs, or
 
 
 @numba.njit(cache=True)
-def _pairs_serial(states, c, n_cols, b, alpha, beta, codes, ka, kb, r, logs, order):
+def _pairs_serial(states, c, n_rows, b, alpha, beta, codes, ka, kb, r, logs, order):
     evals = 0
     for p in range(order.shape[0] // 2):
         evals += _column_pair_move(
@@ -518,7 +574,7 @@ def _pairs_serial(states, c, n_cols, b, alpha, beta, codes, ka, kb, r, logs, ord
             order[2 * p],
             order[2 * p + 1],
             c,
-            n_cols,
+            n_rows,
             b,
             alpha,
             beta,
@@ -531,16 +587,34 @@ def _pairs_serial(states, c, n_cols, b, alpha, beta, codes, ka, kb, r, logs, ord
     return evals
 
 
-def column_pair_sweep(seeds, c, n_cols, b, alpha, beta, codes, ka, kb, r, logs, order):
+def releases_by_column(r, n_cols):
+    """The releases ``r`` (release × cell, cells of the table row-major) with each release's cells
+    by column (cell (g, j) at j·G + g): the layout `column_pair_sweep` reads."""
+    r = np.ascontiguousarray(r, dtype=np.float64)
+    out = np.empty_like(r)
+    n_rows = r.shape[1] // n_cols
+    for m in range(r.shape[0]):
+        _transpose(r[m], n_rows, n_cols, out[m])
+    return out
+
+
+def column_pair_sweep(seeds, c, n_cols, b, alpha, beta, codes, ka, kb, r_cols, logs, order):
     """Joint moves of ``(b_j, b_k)`` and the columns j, k of the table for the pairs (order[0],
     order[1]), (order[2], order[3]), … in place (module docstring): x = b_j/(b_j + b_k) by slice
     sampling of f with both columns summed out row by row, then each row's split c_gj | x, t_g.
     Pairs are disjoint, so their moves are independent given the rest: pair p draws from stream
-    ``seeds[p]``, in numba threads if `streams.use_threads` (the same draws either way). Returns
-    the number of evaluations of f."""
+    ``seeds[p]``, in numba threads if `streams.use_threads` (the same draws either way). ``c`` is
+    the flat table (row-major); ``r_cols`` the releases by column (`releases_by_column`): the
+    moves run on a copy of the table by column, so that a pair reads its two columns from
+    contiguous memory. Returns the number of evaluations of f."""
     states = seed_states(seeds)
+    n_rows = c.shape[0] // n_cols
+    cols = np.empty_like(c)
+    _transpose(c, n_rows, n_cols, cols)
     sweep = _pairs_threads if threads() else _pairs_serial
-    return int(sweep(states, c, n_cols, b, alpha, beta, codes, ka, kb, r, logs, order))
+    evals = int(sweep(states, cols, n_rows, b, alpha, beta, codes, ka, kb, r_cols, logs, order))
+    _transpose(cols, n_cols, n_rows, c)
+    return evals
 
 
 def _scalar(var) -> bool:
@@ -681,7 +755,9 @@ class DirichletHyper(DPStep):
         by ``pdp.Cells``; True: refuse the step otherwise; False: never (the table is then moved
         by its own step only).
     cells : int
-        With c listed: pair moves per cell per iteration (``cells``·K per row; default 4).
+        With c listed: pair moves per cell per iteration (``cells``·K per row; default 4: at
+        G = 300, K = 2,016, 2 gave α about 0.09 ESS/draw against 0.11, below the 0.1 target, for
+        about the same ESS per CPU second; ``docs/tables.md``, "Many areas in one node").
     width : float
         Initial slice width for α's value-space coordinate (adapted during warm-up; default 1).
     max_steps : int
@@ -871,8 +947,9 @@ class DirichletHyper(DPStep):
     def _column_args(self, table):
         """The column moves' noise kernels, releases (release × cell) and log-factorial table."""
         if self._r is None:
-            self._r = np.ascontiguousarray(
-                np.asarray(self._releases(), dtype=np.float64).reshape(len(self._codes), -1)
+            self._r = releases_by_column(
+                np.asarray(self._releases(), dtype=np.float64).reshape(len(self._codes), -1),
+                self.k,
             )
         top = int(table.reshape(-1, self.k).sum(axis=1).max(initial=0))
         if self._logs is None or self._logs.size <= top:  # log v! for v = 0 … top

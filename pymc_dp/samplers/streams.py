@@ -9,10 +9,16 @@ seed. Which thread runs which row, and in which order, cannot change a draw; the
 the same chain with 1 or 2 threads. Streams of different rows start at independent uniform 64-bit
 states, so two of them overlap within L outputs with probability about L·G²/2⁶⁴.
 
-Draws, all exact transformations of the 53-bit uniforms ``(z >> 11)·2⁻⁵³``:
+Draws, all exact transformations of the stream's 64-bit outputs z (uniforms ``(z >> 11)·2⁻⁵³``):
 
 * `uniform` on [0, 1), `exponential` = −log(1 − U);
-* `normal`: Marsaglia's polar method (Marsaglia & Bray 1964, *SIAM Review* 6), one of the pair;
+* `index_pair`: two distinct indices below n, uniform over the ordered pairs, from one output
+  (Lemire's exact bounded integers on its two 32-bit halves);
+* `normal`: the ziggurat (Marsaglia & Tsang 2000, *J. Stat. Softw.* 5(8)) with 256 layers, the
+  layer, the sign and a 52-bit abscissa taken from disjoint bits of one 64-bit output (Doornik
+  2005's remedy for the original's correlated bits; NumPy's layout and constants), Marsaglia's
+  exact tail beyond r = 3.654…: an exact rejection sampler that returns after one output and one
+  multiplication 99 % of the time;
 * `log_gamma`: log of a Gamma(a, 1) draw, Marsaglia & Tsang (2000, *ACM TOMS* 26) for a ≥ 1 and
   ``log Gamma(a) = log Gamma(a + 1) + log(U)/a`` for a < 1 (exact where the draw itself
   underflows);
@@ -39,6 +45,7 @@ __all__ = [
     "uniform",
     "stream_uniform",
     "exponential",
+    "index_pair",
     "normal",
     "log_gamma",
     "dirichlet_rows_simplex_streams",
@@ -49,6 +56,37 @@ _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
 _TO_UNIT = 1.0 / 9007199254740992.0  # 2**-53
+_S8, _S9, _S32 = np.uint64(8), np.uint64(9), np.uint64(32)
+_LOW32, _TWO32 = np.uint64(0xFFFFFFFF), np.uint64(1 << 32)
+_ONE, _LOW8, _LOW52 = np.uint64(1), np.uint64(0xFF), np.uint64((1 << 52) - 1)
+
+
+def _ziggurat_tables():
+    """The 256-layer ziggurat of exp(−x²/2) (Marsaglia & Tsang 2000's ``zigset`` for 52-bit
+    abscissas; NumPy's r and layer area): W[i] the layer's right edge / 2⁵², K[i] the part of the
+    layer inside the density's rectangle (x_{i−1}/x_i · 2⁵²; K[0] the base strip's r/q), F[i] =
+    exp(−x_i²/2)."""
+    m1 = float(2**52)
+    dn = tn = _ZIG_R
+    vn = 0.00492867323399  # the area of each layer
+    w, k, f = np.empty(256), np.zeros(256, dtype=np.uint64), np.empty(256)
+    q = vn / math.exp(-0.5 * dn * dn)
+    k[0] = np.uint64((dn / q) * m1)
+    k[1] = np.uint64(0)
+    w[0], w[255] = q / m1, dn / m1
+    f[0], f[255] = 1.0, math.exp(-0.5 * dn * dn)
+    for i in range(254, 0, -1):
+        dn = math.sqrt(-2.0 * math.log(vn / dn + math.exp(-0.5 * dn * dn)))
+        k[i + 1] = np.uint64((dn / tn) * m1)
+        tn = dn
+        f[i] = math.exp(-0.5 * dn * dn)
+        w[i] = dn / m1
+    return w, k, f
+
+
+_ZIG_R = 3.6541528853610088
+_ZIG_INV_R = 1.0 / _ZIG_R
+_ZIG_W, _ZIG_K, _ZIG_F = _ziggurat_tables()
 
 
 _THREADS = [os.environ.get("PYMC_DP_THREADS", "").strip().lower() in ("1", "true", "yes")]
@@ -101,6 +139,42 @@ def uniform(states, i):
 
 
 @numba.njit(cache=True, inline="always")
+def _next(states, i):
+    """The next 64-bit output of stream ``i``."""
+    s = states[i] + _GOLDEN
+    states[i] = s
+    return _mix(s)
+
+
+@numba.njit(cache=True, inline="always")
+def _below(states, i, x, n):
+    """Uniform on 0 … n − 1 (n < 2³²) from the 32-bit uniform ``x``, exactly: Lemire's
+    multiply-shift with rejection (2019, *ACM TOMS* 29(1)); a rejected x (probability < n/2³²) is
+    replaced by the top 32 bits of stream ``i``'s next output."""
+    m = x * n
+    low = m & _LOW32
+    if low < n:
+        floor = (_TWO32 - n) % n
+        while low < floor:
+            x = _next(states, i) >> _S32
+            m = x * n
+            low = m & _LOW32
+    return np.int64(m >> _S32)
+
+
+@numba.njit(cache=True, inline="always")
+def index_pair(states, i, n):
+    """Two distinct indices (j, k) of 0 … n − 1, uniform over the n(n − 1) ordered pairs, from one
+    64-bit output of stream ``i`` (j from its top 32 bits, k from its bottom 32, `_below`)."""
+    z = _next(states, i)
+    j = _below(states, i, z >> _S32, np.uint64(n))
+    k = _below(states, i, z & _LOW32, np.uint64(n - 1))
+    if k >= j:
+        k += 1
+    return j, k
+
+
+@numba.njit(cache=True, inline="always")
 def stream_uniform(source):
     """`uniform` from ``source = (states, i)``: the ``uniform_of`` of `slice.shrink_1d` for a
     row's stream."""
@@ -115,14 +189,30 @@ def exponential(states, i):
 
 @numba.njit(cache=True, inline="always")
 def normal(states, i):
-    """A standard normal from stream ``i`` (Marsaglia's polar method; the second of the pair is
-    not kept, so the stream's state is the only state)."""
+    """A standard normal from stream ``i`` (the ziggurat, module docstring: bits 0–7 of an output
+    pick the layer, bit 8 the sign, bits 9–60 the abscissa; the stream's state is the only
+    state)."""
     while True:
-        u = 2.0 * uniform(states, i) - 1.0
-        v = 2.0 * uniform(states, i) - 1.0
-        q = u * u + v * v
-        if 0.0 < q < 1.0:
-            return u * math.sqrt(-2.0 * math.log(q) / q)
+        s = states[i] + _GOLDEN
+        states[i] = s
+        z = _mix(s)
+        idx = int(z & _LOW8)
+        neg = (z >> _S8) & _ONE
+        rabs = (z >> _S9) & _LOW52
+        x = float(rabs) * _ZIG_W[idx]
+        if neg:
+            x = -x
+        if rabs < _ZIG_K[idx]:  # inside the layer's rectangle under the density
+            return x
+        if idx == 0:  # the base strip beyond r: Marsaglia's tail (exponential proposals)
+            while True:
+                xx = exponential(states, i) * _ZIG_INV_R
+                yy = exponential(states, i)
+                if yy + yy > xx * xx:
+                    return -(_ZIG_R + xx) if neg else _ZIG_R + xx
+        f1 = _ZIG_F[idx]
+        if (_ZIG_F[idx - 1] - f1) * uniform(states, i) + f1 < math.exp(-0.5 * x * x):
+            return x
 
 
 @numba.njit(cache=True, inline="always")

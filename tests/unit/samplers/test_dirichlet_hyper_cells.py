@@ -10,7 +10,7 @@ import pytest
 
 import pymc_dp as pdp
 from pymc_dp.mechanisms.base import check_kernel_codes
-from pymc_dp.samplers.cells import dm_rows_sweep_streams, entry_values
+from pymc_dp.samplers.cells import _direct, dm_rows_sweep_streams, entry_values
 from pymc_dp.samplers.streams import row_seeds
 from tests.support.mc import assert_mc_close
 from tests.support.tables import compositions
@@ -21,35 +21,37 @@ MECHS = [pdp.DiscreteGaussian(sigma=1.2), pdp.DiscreteLaplace(scale=0.9)]
 R = [np.array([[3, 0, 1], [0, 2, 2]]), np.array([[2, 1, -1], [1, 1, 3]])]
 
 
-def _exact(conc):
-    """Each row's probability of each of its tables (enumerated), from PyMC's logp."""
+def _exact(conc, n_rel=2):
+    """Each row's probability of each of its tables (enumerated), from PyMC's logp, under the
+    first ``n_rel`` releases."""
     out = []
     for g in range(2):
         tabs = np.array(list(compositions(int(N[g]), K)))
         lp = pm.logp(pm.DirichletMultinomial.dist(n=int(N[g]), a=conc), tabs).eval()
-        for mech, r in zip(MECHS, R, strict=True):
+        for mech, r in zip(MECHS[:n_rel], R[:n_rel], strict=True):
             lp = lp + mech.logpdf(r[g][None, :], tabs).sum(axis=-1)
         w = np.exp(lp - lp.max())
         out.append((tabs, w / w.sum()))
     return out
 
 
-def _chain(seed, n_iter, width):
-    kernels = [m.compiled_kernel() for m in MECHS]
+def _chain(seed, n_iter, width, n_rel=2):
+    kernels = [m.compiled_kernel() for m in MECHS[:n_rel]]
     codes = check_kernel_codes([k[0] for k in kernels])
     a = np.array([k[1] for k in kernels], dtype=np.float64)
     b = np.array([k[2] for k in kernels], dtype=np.float64)
     size = 2 * K
-    idx = np.stack([np.arange(size), np.arange(size) + size]).astype(np.int64)
-    r = np.concatenate([x.reshape(-1) for x in R]).astype(np.float64)
+    idx = np.stack([np.arange(size), np.arange(size) + size][:n_rel]).astype(np.int64)
+    assert _direct(idx) == (n_rel == 1)  # one release cell by cell: the moves skip idx
+    r = np.concatenate([x.reshape(-1) for x in R[:n_rel]]).astype(np.float64)
     c = np.array([N[0], 0, 0, 0, N[1], 0], dtype=np.int64)
-    s = entry_values(c, idx, 2 * size)
+    s = entry_values(c, idx, n_rel * size)
     rng = np.random.default_rng(seed)
     out = np.empty((n_iter, size), dtype=np.int64)
     for i in range(n_iter):
         dm_rows_sweep_streams(row_seeds(rng, 2), c, CONC, K, codes, a, b, r, s, idx, width, 1)
         out[i] = c
-    np.testing.assert_array_equal(s, entry_values(c, idx, 2 * size))  # kept up to date
+    np.testing.assert_array_equal(s, entry_values(c, idx, n_rel * size))  # kept up to date
     return out
 
 
@@ -62,19 +64,19 @@ def _indicators(draws, exact):
     return np.concatenate(cols, axis=-1)
 
 
-@pytest.mark.parametrize("width", [1, 2])
-def test_dm_cell_moves_match_dirichlet_multinomial_logp(width):
+@pytest.mark.parametrize("width, n_rel", [(1, 2), (2, 2), (2, 1)])
+def test_dm_cell_moves_match_dirichlet_multinomial_logp(width, n_rel):
     """Every table's frequency (those of probability > 0.002) within 4 MCSE of its enumerated
     probability (2 chains × 30,000 sweeps); the same draws against the tables' probabilities at a concentration 3× larger
-    fail (the check can fail)."""
-    draws = np.stack([_chain(seed, 30_000, width) for seed in (1, 2)])
+    fail (the check can fail). ``n_rel = 1``: one release, cell by cell (the moves' direct path)."""
+    draws = np.stack([_chain(seed, 30_000, width, n_rel) for seed in (1, 2)])
     assert np.all(draws.reshape(2, -1, 2, K).sum(axis=-1) == N)
-    exact = _exact(CONC)
+    exact = _exact(CONC, n_rel)
     p = np.concatenate([q for _, q in exact])
     seen = p > 2e-3  # tables expected at least ~100 times (rarer ones have no usable MCSE)
     ind = _indicators(draws, exact)[..., seen]
     assert_mc_close(ind, p[seen], label=f"DM cells, width {width}")
-    wrong = np.concatenate([q for _, q in _exact(3.0 * CONC)])
+    wrong = np.concatenate([q for _, q in _exact(3.0 * CONC, n_rel)])
     with pytest.raises(AssertionError):
         assert_mc_close(ind, wrong[seen], label="control")
 
