@@ -325,6 +325,14 @@ class _Group(NamedTuple):
 WEAK_RATIO = 1.0
 #: prior draws of the records used to estimate sd(S(x) | θ₀)
 WEAK_DRAWS = 32
+#: ``interweave="auto"`` does not even try a θ-move whose price (the cost model's, at
+#: `MOVE_EVALS_PER_COORDINATE` evaluations per coordinate of θ, each over every record) exceeds
+#: this many iterations without it: the warm-up trial runs the move at every tuning iteration, and
+#: a 2,015-coordinate Dirichlet over 4,000 categorical records took minutes per move.
+MAX_MOVE_ITERATIONS = 100
+#: the fewest target evaluations of one slice update along a coordinate (one level, one
+#: stepping-out each side, one shrinkage)
+MOVE_EVALS_PER_COORDINATE = 3
 
 
 def _noise_sd(table: MechanismTable) -> np.ndarray:
@@ -564,6 +572,10 @@ class DataAugmentation(DPStep):
                     if weak
                     else f"release informative: r = {ratio:.3g} <= {WEAK_RATIO}"
                 )
+                too_dear = self._move_too_dear(model, parents, group)
+                if too_dear is not None:
+                    decision["reason"] += f"; {too_dear}"
+                    continue
             try:
                 movers[-1] = Interweave(parents, records=rvs, model=model)
             except ValueError as err:
@@ -692,6 +704,24 @@ class DataAugmentation(DPStep):
         unit = self.cost.unit
         per_sweep = sum(unit("sweep") + g.block.n * unit("record_update") for g in self.groups)
         return unit("iteration") + self.sweeps * per_sweep
+
+    def _move_too_dear(self, model, parents, group) -> str | None:
+        """Why ``interweave="auto"`` does not try the θ-move of ``group`` (None: it does): its
+        price at `MOVE_EVALS_PER_COORDINATE` evaluations per coordinate of θ exceeds
+        `MAX_MOVE_ITERATIONS` iterations without it (the cost model's prices, no clock)."""
+        shapes = [model.rvs_to_values[p].type.shape for p in parents]
+        if any(d is None for shape in shapes for d in shape):
+            return None
+        dim = sum(int(np.prod(shape, dtype=int)) for shape in shapes)
+        move = self._move_seconds(group.block.n, MOVE_EVALS_PER_COORDINATE * dim)
+        ratio = move / self._sweep_seconds()
+        if ratio <= MAX_MOVE_ITERATIONS:
+            return None
+        return (
+            f"the θ-move over {dim} coordinates and {group.block.n} records would cost about "
+            f"{ratio:.0f} iterations without it (limit {MAX_MOVE_ITERATIONS}): not tried "
+            "(interweave=True forces it)"
+        )
 
     def _move_seconds(self, n, evals) -> float:
         """Estimated seconds of a θ-move over ``n`` records that evaluated its target ``evals``

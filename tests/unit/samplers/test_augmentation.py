@@ -280,3 +280,27 @@ def test_refusals():
     ):
         with normal_model():
             pdp.DataAugmentation(sweeps=0)
+
+
+def test_auto_interweave_skips_a_theta_move_priced_above_the_limit():
+    """A θ-move over a 599-coordinate Dirichlet and 2,000 categorical records is priced at more
+    than MAX_MOVE_ITERATIONS iterations: interweave="auto" does not try it (it took minutes per
+    move at K = 2,016), and says so; at K = 3 it is tried."""
+    from pymc_dp.samplers.augmentation import MAX_MOVE_ITERATIONS
+
+    decisions = {}
+    for k in (600, 3):
+        with pm.Model() as model:
+            pi = pm.Dirichlet("pi", np.ones(k))
+            x = pm.Categorical("x", pi, shape=2000)
+            pdp.DPObserved(
+                "c",
+                x,
+                statistic=pdp.Counts(k),
+                mechanism=pdp.DiscreteGaussian(sigma=3.0),
+                observed=np.full(k, 2000 // k),
+            )
+            decisions[k] = pdp.DataAugmentation([x]).interweave_decisions[0]
+    assert not decisions[600]["enabled"]
+    assert f"(limit {MAX_MOVE_ITERATIONS}): not tried" in decisions[600]["reason"]
+    assert decisions[3]["enabled"]
