@@ -290,7 +290,7 @@ def test_auto_interweave_skips_a_theta_move_priced_above_the_limit():
 
     decisions = {}
     for k in (600, 3):
-        with pm.Model() as model:
+        with pm.Model():
             pi = pm.Dirichlet("pi", np.ones(k))
             x = pm.Categorical("x", pi, shape=2000)
             pdp.DPObserved(
