@@ -140,59 +140,11 @@ def tract_iteration_ms(n, k, tune, draws):
     return (stamps[-1] - stamps[0]) / (len(stamps) - 1) * 1e3, steps
 
 
-def table_mixing(n, k, tune, draws, gibbs=False):
-    """Latent Multinomial table (pdp.Cells), N people, K cells: CPU ms per iteration and ESS/draw of π.
-    ``gibbs``: the pair ConjugateTheta (π | c) + TableCells (c | π) passed explicitly instead of
-    ``pm.sample()``'s own choice (DirichletCells: the cells with π summed out)."""
-    import arviz as az
-    import numpy as np
-    import pymc as pm
-
-    import pymc_dp as pdp
-
-    rng = np.random.default_rng(0)
-    table = rng.multinomial(n, rng.dirichlet(np.ones(k)))
-    rel = pdp.release(table, pdp.Cells(), pdp.DiscreteGaussian(sigma=SIGMA), rng=rng)
-    with pm.Model() as model:
-        pi = pm.Dirichlet("pi", np.ones(k))
-        c = pm.Multinomial("c", n=n, p=pi)
-        pdp.DPObserved(
-            "s", c, statistic=pdp.Cells(), mechanism=pdp.DiscreteGaussian(sigma=SIGMA), observed=rel
-        )
-    start = time.process_time()
-    with model:
-        step = [pdp.ConjugateTheta([pi]), pdp.TableCells([c])] if gibbs else None
-        idata = pm.sample(
-            tune=tune,
-            draws=draws,
-            chains=2,
-            cores=1,
-            step=step,
-            random_seed=5,
-            progressbar=False,
-            compute_convergence_checks=False,
-        )
-    cpu = time.process_time() - start
-    ess = np.asarray(az.ess(idata, var_names=["pi"])["pi"]) / (2 * draws)
-    small = table < 20
-    return {
-        "route": ("passed: " if gibbs else "`pm.sample()` default: ")
-        + idata.sample_stats.attrs.get("pymc_dp_steps", "?"),
-        "ms": cpu / (2 * (tune + draws)) * 1e3,
-        "ess_median": float(np.median(ess)),
-        "ess_p5": float(np.percentile(ess, 5)),
-        "ess_min": float(ess.min()),
-        "frac_03": float(np.mean(ess >= 0.3)),
-        "ess_small_median": float(np.median(ess[small])),
-        "n_small": int(small.sum()),
-    }
-
-
-def gamma_mixing(n, k, tune, draws, pair=False):
-    """Independent Poisson cells under Gamma(½, ½/m) rates (m = N/K, the census tutorial's prior),
-    the table of `table_mixing` released by pdp.Cells: CPU ms per iteration and ESS/draw of λ.
-    ``pair``: ConjugateTheta (λ | c) + TableCells (c | λ) passed explicitly instead of
-    ``pm.sample()``'s own choice (GammaCells: the cells with λ summed out)."""
+def _parent_mixing(n, k, tune, draws, parent, pair):
+    """A latent table of N people in K cells (pdp.Cells, DiscreteGaussian(SIGMA)) under a parent
+    built by ``parent(n, k)`` inside the model (returns the parent's name and variable and the
+    table variable): CPU ms per iteration and ESS/draw of the parent, with ``pm.sample()``'s own
+    steps or (``pair``) ConjugateTheta on the parent + TableCells on the table passed."""
     import arviz as az
     import numpy as np
     import pymc as pm
@@ -203,13 +155,12 @@ def gamma_mixing(n, k, tune, draws, pair=False):
     table = rng.multinomial(n, rng.dirichlet(np.ones(k)))
     rel = pdp.release(table, pdp.Cells(), pdp.DiscreteGaussian(sigma=SIGMA), rng=rng)
     with pm.Model():
-        lam = pm.Gamma("lam", 0.5, 0.5 / (n / k), shape=k)
-        c = pm.Poisson("c", lam, shape=k)
+        name, theta, c = parent(n, k)
         pdp.DPObserved(
             "s", c, statistic=pdp.Cells(), mechanism=pdp.DiscreteGaussian(sigma=SIGMA), observed=rel
         )
         start = time.process_time()
-        step = [pdp.ConjugateTheta([lam]), pdp.TableCells([c])] if pair else None
+        step = [pdp.ConjugateTheta([theta]), pdp.TableCells([c])] if pair else None
         idata = pm.sample(
             tune=tune,
             draws=draws,
@@ -221,7 +172,7 @@ def gamma_mixing(n, k, tune, draws, pair=False):
             compute_convergence_checks=False,
         )
     cpu = time.process_time() - start
-    ess = np.asarray(az.ess(idata, var_names=["lam"])["lam"]) / (2 * draws)
+    ess = np.asarray(az.ess(idata, var_names=[name])[name]) / (2 * draws)
     small = table < 20
     return {
         "route": ("passed: " if pair else "`pm.sample()` default: ")
@@ -234,6 +185,43 @@ def gamma_mixing(n, k, tune, draws, pair=False):
         "ess_small_median": float(np.median(ess[small])),
         "n_small": int(small.sum()),
     }
+
+
+def _mixing_row(t) -> str:
+    """One results row of `_parent_mixing`."""
+    return (
+        f"| {t['route']} | {t['ms']:.2f} | {t['ess_median']:.2f} | {t['ess_p5']:.2f} | "
+        f"{t['ess_min']:.3f} | {100 * t['frac_03']:.1f} % | {t['ess_small_median']:.2f} "
+        f"({t['n_small']} cells) |"
+    )
+
+
+def table_mixing(n, k, tune, draws, gibbs=False):
+    """Latent Multinomial table under π ~ Dirichlet(1): CPU ms per iteration and ESS/draw of π.
+    ``gibbs``: the pair ConjugateTheta (π | c) + TableCells (c | π) passed explicitly instead of
+    ``pm.sample()``'s own choice (DirichletCells: the cells with π summed out)."""
+    import numpy as np
+    import pymc as pm
+
+    def parent(n, k):
+        pi = pm.Dirichlet("pi", np.ones(k))
+        return "pi", pi, pm.Multinomial("c", n=n, p=pi)
+
+    return _parent_mixing(n, k, tune, draws, parent, gibbs)
+
+
+def gamma_mixing(n, k, tune, draws, pair=False):
+    """Independent Poisson cells under Gamma(½, ½/m) rates (m = N/K, the census tutorial's prior),
+    the table of `table_mixing`: CPU ms per iteration and ESS/draw of λ. ``pair``: ConjugateTheta
+    (λ | c) + TableCells (c | λ) passed explicitly instead of ``pm.sample()``'s own choice
+    (GammaCells: the cells with λ summed out)."""
+    import pymc as pm
+
+    def parent(n, k):
+        lam = pm.Gamma("lam", 0.5, 0.5 / (n / k), shape=k)
+        return "lam", lam, pm.Poisson("c", lam, shape=k)
+
+    return _parent_mixing(n, k, tune, draws, parent, pair)
 
 
 def _areas_model(g, k, rng, release=True):
@@ -612,13 +600,7 @@ def main():
         "ESS/draw ≥ 0.3 | median over cells with < 20 people |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for key in ("table", "table_gibbs"):
-        t = after[key]
-        lines.append(
-            f"| {t['route']} | {t['ms']:.2f} | {t['ess_median']:.2f} | {t['ess_p5']:.2f} | "
-            f"{t['ess_min']:.3f} | {100 * t['frac_03']:.1f} % | {t['ess_small_median']:.2f} "
-            f"({t['n_small']} cells) |"
-        )
+    lines += [_mixing_row(after[key]) for key in ("table", "table_gibbs")]
     lines += [
         "",
         "## Poisson cells under Gamma rates (`pdp.Cells`), the same table",
@@ -632,13 +614,7 @@ def main():
         "ESS/draw ≥ 0.3 | median over cells with < 20 people |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for key in ("gamma", "gamma_pair"):
-        t = after[key]
-        lines.append(
-            f"| {t['route']} | {t['ms']:.2f} | {t['ess_median']:.2f} | {t['ess_p5']:.2f} | "
-            f"{t['ess_min']:.3f} | {100 * t['frac_03']:.1f} % | {t['ess_small_median']:.2f} "
-            f"({t['n_small']} cells) |"
-        )
+    lines += [_mixing_row(after[key]) for key in ("gamma", "gamma_pair")]
     path = HERE / "TABLES_RESULTS.md"
     # keep the many-areas section (written by --areas, run on its own)
     old = path.read_text() if path.exists() else ""
