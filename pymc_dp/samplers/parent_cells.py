@@ -23,6 +23,7 @@ import weakref
 import numpy as np
 from pymc.step_methods.compound import Competence
 
+from pymc_dp._checks import check_count
 from pymc_dp.samplers.assign import cached_verdict
 from pymc_dp.samplers.base import DPStep
 from pymc_dp.samplers.cells import TableCells, entry_values
@@ -75,10 +76,9 @@ class ParentCells(DPStep):
 
         model = pm.modelcontext(model)
         name, (what, kind, arg) = type(self).__name__, self.words
-        if not (isinstance(reps, int | np.integer) and reps >= 1):
-            raise ValueError(f"reps must be an integer >= 1, got reps={reps!r}.")
-        if width is not None and not (isinstance(width, int | np.integer) and width >= 1):
-            raise ValueError(f"width must be an integer >= 1 or None, got width={width!r}.")
+        reps = check_count(reps, name="reps")
+        if width is not None:
+            width = check_count(width, name="width", rule="an integer >= 1 or None")
         if vars is None or not isinstance(vars, list | tuple) or not vars:
             raise ValueError(
                 f"{name} needs vars=[{arg}, c] ({what} and their {kind} table c); got {vars!r}."
@@ -112,12 +112,12 @@ class ParentCells(DPStep):
                 f"table c, vars=[{arg}, c]."
             )
         self.vars = values
-        self.reps = int(reps)
+        self.reps = reps
         self._pairs = [_Pair(type(self), model, pairs[id(c)], c, rng) for c in tables]
         for t in self._pairs:
             t.cells.start_at_release = bool(start_at_release)
             if width is not None:
-                t.cells.width = int(width)
+                t.cells.width = width
         self._init_step(rng)
 
     def start_chain(self) -> None:
