@@ -663,7 +663,20 @@ def gaussian_variant(rng, kind=None) -> Variant:
     return Variant(model, names, " ".join(map(str, lab)))
 
 
-# --------------------------------------------------------------------------------- DirichletCells
+# --------------------------------------------------------------------- DirichletCells, GammaCells
+def _cells_releases(c, shape, rng):
+    """One or two ``pdp.Cells`` releases of the table ``c``: discrete Gaussian or Laplace noise of a
+    random scale, random counts observed."""
+    for m in range(int(rng.integers(1, 3))):
+        mech = (
+            pdp.DiscreteGaussian(sigma=float(rng.uniform(0.5, 3)))
+            if rng.random() < 0.5
+            else pdp.Laplace(scale=float(rng.uniform(0.5, 3)))
+        )
+        obs = rng.integers(0, 15, size=shape)
+        pdp.DPObserved(f"s{m}", c, statistic=pdp.Cells(), mechanism=mech, observed=obs)
+
+
 def dirichlet_cells_variant(rng, kind=None) -> Variant:
     """``π ~ Dirichlet(a)`` (a fixed: ints of any width, floats, ``pm.Data``; one row broadcast to
     the areas or written out per area), ``c ~ Multinomial(n, π)`` (n a scalar or one per area),
@@ -695,14 +708,7 @@ def dirichlet_cells_variant(rng, kind=None) -> Variant:
             else n_arr.astype(n_style)
         )
         c = pm.Multinomial("c", n=n, p=pi, shape=shape)
-        for m in range(int(rng.integers(1, 3))):
-            mech = (
-                pdp.DiscreteGaussian(sigma=float(rng.uniform(0.5, 3)))
-                if rng.random() < 0.5
-                else pdp.Laplace(scale=float(rng.uniform(0.5, 3)))
-            )
-            obs = rng.integers(0, 15, size=shape)
-            pdp.DPObserved(f"s{m}", c, statistic=pdp.Cells(), mechanism=mech, observed=obs)
+        _cells_releases(c, shape, rng)
     return Variant(model, ["pi", "c"], " ".join(map(str, lab)))
 
 
@@ -722,12 +728,5 @@ def gamma_cells_variant(rng, kind=None) -> Variant:
         beta = styled(rng, b_val, label=lab)
         lam = pm.Gamma("lam", alpha, beta, shape=shape)
         c = pm.Poisson("c", lam, shape=shape)
-        for m in range(int(rng.integers(1, 3))):
-            mech = (
-                pdp.DiscreteGaussian(sigma=float(rng.uniform(0.5, 3)))
-                if rng.random() < 0.5
-                else pdp.Laplace(scale=float(rng.uniform(0.5, 3)))
-            )
-            obs = rng.integers(0, 15, size=shape)
-            pdp.DPObserved(f"s{m}", c, statistic=pdp.Cells(), mechanism=mech, observed=obs)
+        _cells_releases(c, shape, rng)
     return Variant(model, ["lam", "c"], " ".join(map(str, lab)))

@@ -260,53 +260,50 @@ def _check_gaussian(variant, rng, k=2):
     _check_recover(variant, rng, k=1)
 
 
-# ------------------------------------------------------------------------------- DirichletCells
+# ------------------------------------------------------------------- DirichletCells, GammaCells
+def _check_parent_cells(variant, rng, step_cls, log_q, k=2):
+    """The parent | table as ``step_cls`` draws it (its ``conditional``) against the model's logp
+    with the parent (``variant.vars[0]``, natural space: no Jacobian) changed and the table kept.
+    ``log_q(cond, x)``: the conditional's log density at the parent's natural values ``x``."""
+    model = variant.model
+    name = variant.vars[0]
+    with model:
+        step = step_cls([model[n] for n in variant.vars])
+    logp = model.compile_logp(jacobian=False)
+    natural = _natural_fn(model, [name])
+    value = model.rvs_to_values[model[name]].name
+    points = V.points(model, rng, k + 1)
+    for point, other in zip(points[:-1], points[1:], strict=True):
+        cond = step.conditional(point)[name]
+        moved = {**point, value: other[value]}
+        before = np.asarray(natural(point)[name], dtype=float)
+        after = np.asarray(natural(moved)[name], dtype=float)
+        lhs = log_q(cond, after) - log_q(cond, before)
+        _close(lhs, float(logp(moved) - logp(point)), variant.label, _tolerance(model))
+
+
 def _check_dirichlet_cells(variant, rng, k=2):
-    """π | c as DirichletCells draws it (`DirichletCells.conditional`, a + c_g per row) against the
-    model's logp with π changed and the table kept (π in natural space: no Jacobian)."""
+    """π | c: Dirichlet(a + c_g) per row (`DirichletCells.conditional`)."""
     from scipy import stats
 
-    model = variant.model
-    with model:
-        step = pdp.DirichletCells([model[n] for n in variant.vars])
-    logp = model.compile_logp(jacobian=False)
-    natural = _natural_fn(model, ["pi"])
-    value = model.rvs_to_values[model["pi"]].name
-    points = V.points(model, rng, k + 1)
-    for point, other in zip(points[:-1], points[1:], strict=True):
-        params = step.conditional(point)["pi"]
-        moved = {**point, value: other[value]}
-        before = np.asarray(natural(point)["pi"], dtype=float).reshape(params.shape)
-        after = np.asarray(natural(moved)["pi"], dtype=float).reshape(params.shape)
-        lhs = sum(
-            stats.dirichlet.logpdf(after[g] / after[g].sum(), params[g])
-            - stats.dirichlet.logpdf(before[g] / before[g].sum(), params[g])
-            for g in range(params.shape[0])
+    def log_q(params, pi):
+        pi = pi.reshape(params.shape)
+        return sum(
+            stats.dirichlet.logpdf(pi[g] / pi[g].sum(), params[g]) for g in range(params.shape[0])
         )
-        _close(lhs, float(logp(moved) - logp(point)), variant.label, _tolerance(model))
+
+    _check_parent_cells(variant, rng, pdp.DirichletCells, log_q, k)
 
 
-# ----------------------------------------------------------------------------------- GammaCells
 def _check_gamma_cells(variant, rng, k=2):
-    """λ | c as GammaCells draws it (`GammaCells.conditional`: shape α + c, rate β + 1 per cell)
-    against the model's logp with λ changed and the table kept (λ in natural space)."""
+    """λ | c: Gamma(α + c, β + 1) per cell (`GammaCells.conditional`)."""
     from scipy import stats
 
-    model = variant.model
-    with model:
-        step = pdp.GammaCells([model[n] for n in variant.vars])
-    logp = model.compile_logp(jacobian=False)
-    natural = _natural_fn(model, ["lam"])
-    value = model.rvs_to_values[model["lam"]].name
-    points = V.points(model, rng, k + 1)
-    for point, other in zip(points[:-1], points[1:], strict=True):
-        shape, rate = step.conditional(point)["lam"]
-        moved = {**point, value: other[value]}
-        before = np.asarray(natural(point)["lam"], dtype=float).reshape(-1)
-        after = np.asarray(natural(moved)["lam"], dtype=float).reshape(-1)
-        law = stats.gamma(shape, scale=1.0 / rate)
-        lhs = float(np.sum(law.logpdf(after) - law.logpdf(before)))
-        _close(lhs, float(logp(moved) - logp(point)), variant.label, _tolerance(model))
+    def log_q(shape_rate, lam):
+        shape, rate = shape_rate
+        return float(np.sum(stats.gamma(shape, scale=1.0 / rate).logpdf(lam.reshape(-1))))
+
+    _check_parent_cells(variant, rng, pdp.GammaCells, log_q, k)
 
 
 CHECKS = {
