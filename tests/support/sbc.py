@@ -8,11 +8,25 @@ the release by OpenDP (:func:`pymc_dp.release`); the release enters the model th
 
 import numpy as np
 import pymc as pm
-from scipy import special
+from scipy import special, stats
 
 import pymc_dp as pdp
 
-__all__ = ["bernoulli_local", "bernoulli_sum", "gamma_mean_sum", "normal_local", "normal_sum"]
+__all__ = [
+    "bernoulli_local",
+    "bernoulli_sum",
+    "gamma_mean_sum",
+    "normal_local",
+    "normal_sum",
+    "rank_test",
+]
+
+
+def rank_test(ranks, n_draws, bins):
+    """Ranks on 0..``n_draws`` binned into ``bins`` equal bins and Pearson's χ² against uniform:
+    ``(counts, p-value)``."""
+    counts = np.bincount(np.asarray(ranks) * bins // (n_draws + 1), minlength=bins)
+    return counts, stats.chisquare(counts).pvalue
 
 
 # ------------------------------------------------------------------------------------------------

@@ -24,9 +24,9 @@ import time
 import numpy as np
 import pymc as pm
 import pytest
-from scipy import stats
 
 import pymc_dp as pdp
+from tests.support.sbc import rank_test
 
 pytestmark = pytest.mark.slow
 
@@ -122,8 +122,7 @@ def sbc_ranks(seed=2026, shift=0.0, route="default"):
 
 
 def _p_value(ranks):
-    counts = np.bincount(ranks * BINS // (L + 1), minlength=BINS)
-    return counts, stats.chisquare(counts).pvalue
+    return rank_test(ranks, L, BINS)
 
 
 @pytest.mark.parametrize("route", ["default", "with_table_cells"])

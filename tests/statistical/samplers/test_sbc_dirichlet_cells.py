@@ -20,9 +20,9 @@ import time
 import numpy as np
 import pymc as pm
 import pytest
-from scipy import stats
 
 import pymc_dp as pdp
+from tests.support.sbc import rank_test
 
 pytestmark = pytest.mark.slow
 
@@ -82,8 +82,7 @@ def sbc_ranks(seed=2027, scale=1.0):
 
 
 def _p_value(ranks):
-    counts = np.bincount(ranks * BINS // (L + 1), minlength=BINS)
-    return counts, stats.chisquare(counts).pvalue
+    return rank_test(ranks, L, BINS)
 
 
 def test_sbc_dirichlet_cells_ranks_uniform():

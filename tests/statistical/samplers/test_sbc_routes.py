@@ -39,11 +39,11 @@ import numpy as np
 import pymc as pm
 import pytest
 from pymc.sampling.mcmc import assign_step_methods, instantiate_steppers
-from scipy import special, stats
+from scipy import special
 
 import pymc_dp as pdp
 from pymc_dp.marginal import follow_releases
-from tests.support.sbc import bernoulli_sum, gamma_mean_sum, normal_sum
+from tests.support.sbc import bernoulli_sum, gamma_mean_sum, normal_sum, rank_test
 
 pytestmark = pytest.mark.slow
 
@@ -265,8 +265,7 @@ def sbc_ranks(make_model, make_step, warm_thin, seed=2025, wrong_prior=False):
 
 
 def _p_value(ranks):
-    counts = np.bincount(ranks * BINS // (L + 1), minlength=BINS)
-    return counts, stats.chisquare(counts).pvalue
+    return rank_test(ranks, L, BINS)
 
 
 @pytest.mark.parametrize(
