@@ -213,3 +213,37 @@ def test_guard_advice_for_pi_of_a_table_released_only_through_a_margin():
     table = _diagnose({"pi_simplex__": stuck}, {"pi_simplex__": "pi"}, {}, 1.01, 0.05, hints)
     (text,) = table["advice"]
     assert "only margins of the table 't'" in text and "pdp.Cells()" in text
+
+
+@pytest.mark.parametrize("chains", [1, 2])
+@pytest.mark.parametrize("defect", ["autocorrelated", "shifted"])
+def test_screened_diagnosis_of_many_entries_finds_the_worst_one(chains, defect):
+    """A θ of 500 entries is diagnosed on the screened entries only (`_screen`): its worst bulk ESS
+    and R-hat are ArviZ's over all 500 entries, whether the defect is an autocorrelated entry
+    (low ESS) or one whose chains (halves) disagree (high R-hat), at an arbitrary position."""
+    from pymc_dp.samplers.convergence import SCREEN_KEEP, _diagnose
+
+    rng = np.random.default_rng(3)
+    d = rng.normal(size=(chains, 400, 500))
+    if defect == "autocorrelated":  # entry 317: AR(1), ρ = 0.9 (bulk ESS/draw about 0.05)
+        e = d[:, :, 317]
+        for i in range(1, 400):
+            e[:, i] = 0.9 * e[:, i - 1] + np.sqrt(1 - 0.81) * e[:, i]
+    else:  # entry 317: the second half sits higher (R-hat > 1.01)
+        d[:, 200:, 317] += 1.0
+    assert 500 > 2 * SCREEN_KEEP
+    table = _diagnose({"theta": d}, {"theta": "theta"}, {}, 1.01, 0.05)
+    split = d if chains == 2 else np.stack([d[0, :200], d[0, 200:]])
+    full = xr_dataset(split)
+    ess = np.asarray(az.ess(full, method="bulk")["q"]).ravel()
+    rhat = np.asarray(az.rhat(full)["q"]).ravel()
+    assert (np.argmin(ess) if defect == "autocorrelated" else np.argmax(rhat)) == 317
+    assert table["ess_bulk"][0] == pytest.approx(ess.min(), rel=1e-12)
+    assert table["r_hat"][0] == pytest.approx(rhat.max(), rel=1e-12)
+    assert not table["ok"][0]
+
+
+def xr_dataset(d):
+    import xarray as xr
+
+    return xr.Dataset({"q": (("chain", "draw", "entry"), d)})

@@ -304,3 +304,36 @@ def test_auto_interweave_skips_a_theta_move_priced_above_the_limit():
     assert not decisions[600]["enabled"]
     assert f"(limit {MAX_MOVE_ITERATIONS}): not tried" in decisions[600]["reason"]
     assert decisions[3]["enabled"]
+    assert decisions[600]["ratio"] is None  # not tried: its weakness ratio is not drawn either
+
+
+def test_auto_interweave_prices_a_hierarchy_over_the_records_of_every_group(monkeypatch):
+    """Two groups of categorical records share π: one θ-move writes both, so its price counts
+    the records of both groups. With the limit between the prices over one group's records and
+    over both, the move is not tried (priced over the lead group's records alone, it was)."""
+    from pymc_dp.samplers import augmentation as aug
+
+    def two_groups():
+        with pm.Model():
+            pi = pm.Dirichlet("pi", np.ones(100))
+            xs = []
+            for i in range(2):
+                xs.append(pm.Categorical(f"x{i}", pi, shape=1000))
+                pdp.DPObserved(
+                    f"c{i}",
+                    xs[-1],
+                    statistic=pdp.Counts(100),
+                    mechanism=pdp.DiscreteGaussian(sigma=3.0),
+                    observed=np.full(100, 10),
+                )
+            return pdp.DataAugmentation(xs)
+
+    step = two_groups()
+    assert step.interweave_decisions[0]["enabled"]
+    evals = aug.MOVE_EVALS_PER_COORDINATE * 99
+    one, both = (step._move_seconds(n, evals) / step._sweep_seconds() for n in (1000, 2000))
+    assert one < both
+    monkeypatch.setattr(aug, "MAX_MOVE_ITERATIONS", (one + both) / 2)
+    decision = two_groups().interweave_decisions[0]
+    assert not decision["enabled"]
+    assert "2000 records" in decision["reason"]
