@@ -22,8 +22,9 @@ venv: $(VENV)/.installed
 demo: venv
 	$(PY) examples/quickstart.py
 
-# SLOW_PART=K/N runs the default tier and every N-th test of the slow tier (CI: 1/2 on the PyMC 5
-# line, 2/2 on the PyMC 6 line, so each line's run stays under 10 minutes and CI covers the whole tier)
+# SLOW_PART=K/N runs the default tier and every N-th test of the slow tier, K1,K2/N several such parts
+# (CI: 1,2/3 on the PyMC 5 line, 3/3 on the slower PyMC 6 line, so each line's run stays under 10
+# minutes and CI covers the whole tier)
 SLOW_PART ?= all
 test: venv
 	$(PY) -m pytest -q -n 2 -m "not heavy" --slow-part=$(SLOW_PART) --durations=25

@@ -38,35 +38,39 @@ def pytest_addoption(parser):
         metavar="K/N",
         help=(
             "run only part K of N of the slow statistical tier (every N-th slow test in collection "
-            "order, starting at the K-th); the default tier runs whole. CI splits the slow tier "
-            "between the two PyMC lines with 1/2 and 2/2; 'all' (default) runs the whole tier."
+            "order, starting at the K-th; K1,K2/N: several parts); the default tier runs whole. CI "
+            "splits the slow tier between the two PyMC lines with 1,2/3 and 3/3; 'all' (default) "
+            "runs the whole tier."
         ),
     )
 
 
 def _slow_part(value):
+    """``K/N`` or ``K1,K2,.../N`` -> (set of parts, N); ``all`` -> None."""
     if value == "all":
         return None
     try:
-        k, n = (int(v) for v in value.split("/"))
+        ks, n = value.split("/")
+        parts, n = {int(k) for k in ks.split(",")}, int(n)
     except ValueError:
-        k = n = 0
-    if not 1 <= k <= n:
+        parts, n = set(), 0
+    if not parts or not all(1 <= k <= n for k in parts):
         raise pytest.UsageError(
-            f"--slow-part must be 'all' or K/N with 1 <= K <= N (e.g. 1/2), got {value!r}"
+            "--slow-part must be 'all', K/N or K1,K2,.../N with 1 <= K <= N (e.g. 1/2 or 1,2/3), "
+            f"got {value!r}"
         )
-    return k, n
+    return parts, n
 
 
 def pytest_collection_modifyitems(config, items):
     part = _slow_part(config.getoption("--slow-part"))
     if part is None:
         return
-    k, n = part
+    parts, n = part
     slow = [item for item in items if item.get_closest_marker("slow") is not None]
     # interleaved over the collection order: neighbouring cases of one test (similar cost) go to
     # different parts, so the parts take about the same time (measured: 500 s / 535 s of 1,035 s)
-    drop = {id(item) for i, item in enumerate(slow) if i % n != k - 1}
+    drop = {id(item) for i, item in enumerate(slow) if i % n + 1 not in parts}
     if drop:
         config.hook.pytest_deselected(items=[item for item in items if id(item) in drop])
         items[:] = [item for item in items if id(item) not in drop]
