@@ -44,7 +44,7 @@ from pymc.pytensorf import compile as pm_compile
 from pymc.step_methods.compound import Competence
 from pytensor.tensor.random import basic as rb
 
-from pymc_dp.distributions.graph import depends_on
+from pymc_dp.distributions.graph import depends_on, direct_upstream
 from pymc_dp.distributions.registry import dp_nodes, model_of
 from pymc_dp.mechanisms.base import check_kernel_codes, kernel_logpdf
 from pymc_dp.samplers.base import DPStep
@@ -60,7 +60,6 @@ from pymc_dp.samplers.streams import (
 __all__ = [
     "TableCells",
     "independent_cells_sweep",
-    "multinomial_rows_sweep",
     "entry_values",
     "table_competence",
 ]
@@ -145,47 +144,6 @@ def independent_cells_sweep(rng, c, kind, p1, p2, codes, a, b, r, s, idx, width,
             if lr == lr and (lr >= 0.0 or lr + rng.standard_exponential() >= 0.0):
                 c[k] += d
                 for m in range(idx.shape[0]):
-                    s[idx[m, k]] += d
-                n_acc += 1
-    return n_acc
-
-
-@numba.njit(cache=True)
-def multinomial_rows_sweep(rng, c, log_p, n_cols, codes, a, b, r, s, idx, width, reps, logs):
-    """``reps``·K pairwise moves of 1..``width`` people between two cells of each row (rows of
-    ``n_cols`` cells, flattened into ``c``), in place; ``s`` kept up to date (module doc).
-    ``logs[i] = log i`` for i up to the largest row total plus ``width`` (`log_table`)."""
-    n_acc = 0
-    if n_cols < 2:
-        return 0
-    for row in range(c.shape[0] // n_cols):
-        base = row * n_cols
-        for _ in range(reps * n_cols):
-            j = base + int(rng.random() * n_cols)
-            k = base + int(rng.random() * (n_cols - 1))
-            if k >= j:
-                k += 1
-            d = 1 + int(rng.random() * width)
-            if c[j] < d:
-                continue
-            cj, ck = c[j], c[k]
-            lr = d * (log_p[k] - log_p[j])
-            for i in range(d):  # log c_j!/(c_j − d)! − log (c_k + d)!/c_k!
-                lr += logs[cj - i] - logs[ck + d - i]
-            for m in range(idx.shape[0]):
-                ej, ek = idx[m, j], idx[m, k]
-                if ej != ek:
-                    lr += (
-                        kernel_logpdf(codes[m], a[m], b[m], r[ej] - (s[ej] - d))
-                        - kernel_logpdf(codes[m], a[m], b[m], r[ej] - s[ej])
-                        + kernel_logpdf(codes[m], a[m], b[m], r[ek] - (s[ek] + d))
-                        - kernel_logpdf(codes[m], a[m], b[m], r[ek] - s[ek])
-                    )
-            if lr == lr and (lr >= 0.0 or lr + rng.standard_exponential() >= 0.0):
-                c[j] -= d
-                c[k] += d
-                for m in range(idx.shape[0]):
-                    s[idx[m, j]] -= d
                     s[idx[m, k]] += d
                 n_acc += 1
     return n_acc
@@ -299,16 +257,19 @@ def _rows_serial(prior, prior_args, states, c, n_cols, codes, a, b, r, s, idx, w
 
 
 def multinomial_rows_sweep_streams(
-    seeds, c, log_p, n_cols, codes, a, b, r, s, idx, width, reps, logs
+    seeds, c, log_p, n_cols, codes, a, b, r, s, idx, width, reps, logs, disjoint=True
 ):
-    """`multinomial_rows_sweep` with row g drawing from stream ``seeds[g]`` (`streams`), the rows
-    in numba threads if `streams.use_threads`: the same seeds give the same table either way and
-    whatever the number of threads. Only for releases whose every entry counts cells of one row
-    (`rows_disjoint`)."""
+    """``reps``·K pairwise moves of 1..``width`` people between two cells of each multinomial row
+    (rows of ``n_cols`` cells, flattened into ``c``; cell log-probabilities ``log_p``; ``logs[i] =
+    log i!`` up to the largest row total plus ``width``, `log_table`), in place, ``s`` kept up to
+    date (module doc). Row g draws from stream ``seeds[g]`` (`streams`). ``disjoint``: every
+    released entry counts cells of one row (`rows_disjoint`), so the rows may run in numba threads
+    (`streams.use_threads`; the same seeds give the same table either way); otherwise (a margin
+    across rows) the rows run one after the other."""
     if n_cols < 2:
         return 0
     states = seed_states(seeds)
-    sweep = _rows_threads if threads() else _rows_serial
+    sweep = _rows_threads if threads() and disjoint else _rows_serial
     prior_args = (log_p, logs)
     direct = _direct(idx)
     return int(
@@ -430,6 +391,45 @@ def _refusal(model, rv):
 def _width(mech) -> int:
     sd = mech.noise_sd
     return max(1, int(round(sd))) if math.isfinite(sd) else 1
+
+
+def cells_only_refusal(model, table):
+    """Why a step that moves the table's cells with its parent summed out (`DirichletHyper`,
+    `DirichletCells`, `GammaCells`) cannot take it (None: it can): every release of it must be
+    ``pdp.Cells`` (cell by cell) and `TableCells` must accept it."""
+    nodes = _cells_nodes(model, table)
+    shape = tuple(int(d) for d in table.type.shape)
+    size = int(np.prod(shape))
+    if not nodes or any(
+        not np.array_equal(np.asarray(nd.statistic.entry_index(shape)).reshape(-1), np.arange(size))
+        for nd in nodes
+    ):
+        return f"{table.name!r} is not released only cell by cell (pdp.Cells)"
+    return _refusal(model, table)
+
+
+def multinomial_table_of(model, pi):
+    """The latent ``pm.Multinomial`` table ``c`` (p = π itself, same shape, n fixed) when it is the
+    only term that depends on π; None otherwise."""
+    rvs = set(model.basic_RVs)
+    children = [
+        var
+        for var in list(model.basic_RVs) + list(model.potentials)
+        if var is not pi and pi in direct_upstream(model, var.owner.inputs if var in rvs else [var])
+    ]
+    if len(children) != 1:
+        return None
+    c = children[0]
+    if c not in model.free_RVs or not isinstance(c.owner.op, rb.MultinomialRV):
+        return None
+    n, p = c.owner.op.dist_params(c.owner)
+    if p is not pi or tuple(c.type.shape) != tuple(pi.type.shape):
+        return None
+    if any(v in model.free_RVs for v in direct_upstream(model, [n])):
+        return None
+    if model.rvs_to_transforms.get(c) is not None:
+        return None
+    return c
 
 
 class TableCells(DPStep):
@@ -558,12 +558,10 @@ class TableCells(DPStep):
         self._r = None  # the releases, read once per chain
 
     def _rows_sweep(self, c, log_p, args):
-        if self.parallel_rows:
-            seeds = row_seeds(self.rng, c.size // self.shape[-1])
-            return multinomial_rows_sweep_streams(
-                seeds, c, log_p, self.shape[-1], *args, self._logs(c)
-            )
-        return multinomial_rows_sweep(self.rng, c, log_p, self.shape[-1], *args, self._logs(c))
+        seeds = row_seeds(self.rng, c.size // self.shape[-1])
+        return multinomial_rows_sweep_streams(
+            seeds, c, log_p, self.shape[-1], *args, self._logs(c), self.parallel_rows
+        )
 
     def releases(self) -> np.ndarray:
         """The released values of every node on the table, flattened and concatenated in the order

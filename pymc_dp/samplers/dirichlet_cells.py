@@ -41,7 +41,7 @@ from pytensor.tensor.random import basic as rb
 
 from pymc_dp.distributions.graph import direct_upstream
 from pymc_dp.samplers.cells import dm_rows_sweep_streams
-from pymc_dp.samplers.dirichlet_hyper import _cells_reason, _multinomial_table
+from pymc_dp.samplers.cells import cells_only_refusal, multinomial_table_of
 from pymc_dp.samplers.parent_cells import ParentCells
 from pymc_dp.samplers.streams import dirichlet_rows_simplex_streams, row_seeds
 
@@ -61,13 +61,13 @@ def _refusal(model, pi) -> str | None:
             f"the concentration of {pi.name!r} reads the free parameters {free} (a fixed "
             "concentration is needed; for a = alpha * base use pdp.DirichletHyper)"
         )
-    table = _multinomial_table(model, pi)
+    table = multinomial_table_of(model, pi)
     if table is None:
         return (
             f"{pi.name!r} must have one child, a latent pm.Multinomial table with p={pi.name} "
             "itself (same shape) and a fixed n"
         )
-    why = _cells_reason(model, table)
+    why = cells_only_refusal(model, table)
     if why is not None:
         return why
     rows = _concentration_fn(model, pi)().reshape(-1, int(pi.type.shape[-1]))
@@ -143,7 +143,7 @@ class DirichletCells(ParentCells):
 
     # -- the hooks of ParentCells ------------------------------------------------------------
     refusal = staticmethod(_refusal)
-    table_of = staticmethod(_multinomial_table)
+    table_of = staticmethod(multinomial_table_of)
 
     @staticmethod
     def parent_of(table):

@@ -101,13 +101,14 @@ from pymc_dp.mechanisms.base import check_kernel_codes, kernel_logpdf
 from pymc_dp.samplers.assign import cached_verdict
 from pymc_dp.samplers.base import DPStep
 from pymc_dp.samplers.cells import (
+    cells_only_refusal,
+    multinomial_table_of,
     TableCells,
     _cells_nodes,
     dm_rows_sweep_streams,
     entry_values,
     log_table,
 )
-from pymc_dp.samplers.cells import _refusal as _table_refusal
 from pymc_dp.samplers.conjugate import conjugate_competence
 from pymc_dp.samplers.slice import as_log_density, generator_uniform, shrink_1d, slice_1d
 from pymc_dp.samplers.streams import (
@@ -692,44 +693,6 @@ def find_pattern(model, alpha, base):
     return pi
 
 
-def _cells_reason(model, table):
-    """Why the table's columns or cells cannot move inside `DirichletHyper` (None: they can):
-    every release of it must be ``pdp.Cells`` (cell by cell) and `TableCells` must accept it."""
-    nodes = _cells_nodes(model, table)
-    shape = tuple(int(d) for d in table.type.shape)
-    size = int(np.prod(shape))
-    if not nodes or any(
-        not np.array_equal(np.asarray(nd.statistic.entry_index(shape)).reshape(-1), np.arange(size))
-        for nd in nodes
-    ):
-        return f"{table.name!r} is not released only cell by cell (pdp.Cells)"
-    return _table_refusal(model, table)
-
-
-def _multinomial_table(model, pi):
-    """The latent ``pm.Multinomial`` table ``c`` (p = π itself, same shape, n fixed) when it is the
-    only term that depends on π; None otherwise."""
-    rvs = set(model.basic_RVs)
-    children = [
-        var
-        for var in list(model.basic_RVs) + list(model.potentials)
-        if var is not pi and pi in direct_upstream(model, var.owner.inputs if var in rvs else [var])
-    ]
-    if len(children) != 1:
-        return None
-    c = children[0]
-    if c not in model.free_RVs or not isinstance(c.owner.op, rb.MultinomialRV):
-        return None
-    n, p = c.owner.op.dist_params(c.owner)
-    if p is not pi or tuple(c.type.shape) != tuple(pi.type.shape):
-        return None
-    if any(v in model.free_RVs for v in direct_upstream(model, [n])):
-        return None
-    if model.rvs_to_transforms.get(c) is not None:
-        return None
-    return c
-
-
 class DirichletHyper(DPStep):
     """Exact O(K) updates of (α, base) for rows ``π_g ~ Dirichlet(α·base)`` (module docstring).
 
@@ -845,7 +808,7 @@ class DirichletHyper(DPStep):
         if rows and rows[0] is not self.pi:
             raise ValueError(f"{rows[0].name!r} is not the rows Dirichlet(alpha * base).")
         #: π summed out when its only child is a Multinomial table of it (module docstring)
-        self.table = _multinomial_table(model, self.pi)
+        self.table = multinomial_table_of(model, self.pi)
         if rows and self.table is None:
             raise ValueError(
                 f"DirichletHyper updates {self.pi.name!r} only when its one child is a latent "
@@ -910,7 +873,7 @@ class DirichletHyper(DPStep):
         why = (
             "π is not summed out (its one child must be a latent pm.Multinomial table)"
             if not self.marginal
-            else _cells_reason(model, self.table)
+            else cells_only_refusal(model, self.table)
         )
         if why is not None:
             if columns:
@@ -931,7 +894,7 @@ class DirichletHyper(DPStep):
         """The table's cell moves with π summed out (`cells.dm_rows_sweep_streams`): the table's
         releases, kernels and start as `TableCells` reads them (a `TableCells` of the table, whose
         own ``step`` is never called); refused unless every release is ``pdp.Cells``."""
-        why = _cells_reason(model, self.table)
+        why = cells_only_refusal(model, self.table)
         if why is not None:
             raise ValueError(f"DirichletHyper cannot move the cells of {self.table.name!r}: {why}.")
         return TableCells([self.table], model=model, rng=rng)
@@ -1146,15 +1109,15 @@ def _verdict(model, var) -> Competence:
             pi in model.free_RVs
             and isinstance(pi.owner.op, rb.DirichletRV)
             and pi.type.ndim > 1
-            and _multinomial_table(model, pi) is var
-            and _cells_reason(model, var) is None
+            and multinomial_table_of(model, pi) is var
+            and cells_only_refusal(model, var) is None
         ):
             return Competence.INCOMPATIBLE
         return _verdict(model, pi)
     if isinstance(var.owner.op, rb.DirichletRV) and var.type.ndim > 1:  # π: only with π summed out
         conc = var.owner.op.dist_params(var.owner)[0]
         free = [v for v in direct_upstream(model, [conc]) if v in model.free_RVs]
-        if len(free) != 2 or _multinomial_table(model, var) is None:
+        if len(free) != 2 or multinomial_table_of(model, var) is None:
             return Competence.INCOMPATIBLE
         pair = _pair_of(model, free[0])
         if pair is None or var is not _pattern_or_none(model, pair):

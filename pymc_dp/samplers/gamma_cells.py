@@ -33,7 +33,7 @@ from pytensor.tensor.random import basic as rb
 
 from pymc_dp.distributions.graph import direct_upstream
 from pymc_dp.samplers.cells import NEGBIN_TABLE, independent_cells_sweep
-from pymc_dp.samplers.dirichlet_hyper import _cells_reason
+from pymc_dp.samplers.cells import cells_only_refusal
 from pymc_dp.samplers.parent_cells import ParentCells
 
 
@@ -80,7 +80,7 @@ def _refusal(model, lam) -> str | None:
             f"{lam.name!r} must have one child, a latent pm.Poisson table with mu={lam.name} "
             "itself (same shape)"
         )
-    return _cells_reason(model, table)
+    return cells_only_refusal(model, table)
 
 
 def _params_fn(model, lam):
