@@ -7,14 +7,16 @@ $e = i_m(k)$ of the margin). The current value of every released entry is kept u
 move of a cell costs O(number of releases touching it), whatever N and however many cells a margin
 sums. The table is
 
-* **independent cells**, $c_k \sim \mathrm{Poisson}(\lambda_k)$ or
-  $\mathrm{NegativeBinomial}(n_k, p_k)$ (total unknown): each cell in turn gets ``reps``
+* **independent cells**, $c_k \sim \mathrm{Poisson}(\lambda_k)$,
+  $\mathrm{NegativeBinomial}(n_k, p_k)$ (total unknown) or $\mathrm{Binomial}(n_k, p_k)$ (out of
+  a known $n_k$ per cell): each cell in turn gets ``reps``
   Metropolis moves $c_k^* = c_k + d$, $d$ uniform on $\{-w, \dots, -1, 1, \dots, w\}$ (symmetric;
-  $c_k^* < 0$ rejected), accepted with probability
+  $c_k^* < 0$ and, for the Binomial, $c_k^* > n_k$ rejected), accepted with probability
   $\min\big(1, \frac{p(c_k^*)}{p(c_k)} \prod_m \frac{\eta_m(s_{m i_m(k)} \mid S_m + d)}
   {\eta_m(s_{m i_m(k)} \mid S_m)}\big)$ where $S_m$ is the current value of that entry
   (Poisson: $p(c^*)/p(c) = \lambda^d c!/c^*!$; NegativeBinomial:
-  $\frac{\Gamma(c^* + n)\, c!}{\Gamma(c + n)\, c^*!} (1 - p)^d$);
+  $\frac{\Gamma(c^* + n)\, c!}{\Gamma(c + n)\, c^*!} (1 - p)^d$; Binomial:
+  $\big(\frac{p}{1 - p}\big)^d \frac{c!\, (n - c)!}{c^*!\, (n - c^*)!}$);
 * **a multinomial table**, each row (last axis) $c_g \sim \mathrm{Multinomial}(N_g, \pi_g)$ (row
   totals public): ``reps``·K pairwise moves per row, each moving $d$ people (uniform on $1..w$)
   from a cell $j$ to a cell $k \ne j$ of the same row (both uniform): the proposal is symmetric,
@@ -33,6 +35,7 @@ releases (rounded, at least 1). θ (π, λ) is left to PyMC's samplers or ``Conj
 from __future__ import annotations
 
 import math
+import warnings
 from typing import NamedTuple
 
 import numba
@@ -41,6 +44,7 @@ import pytensor.tensor as pt
 from pymc.distributions.transforms import SimplexTransform
 from pymc.logprob.utils import replace_rvs_by_values
 from pymc.pytensorf import compile as pm_compile
+from pymc.step_methods import STEP_METHODS
 from pymc.step_methods.compound import Competence
 from pytensor.tensor.random import basic as rb
 
@@ -64,7 +68,7 @@ __all__ = [
     "table_competence",
 ]
 
-POISSON_TABLE, MULTINOMIAL_TABLE, NEGBIN_TABLE = 0, 1, 2
+POISSON_TABLE, MULTINOMIAL_TABLE, NEGBIN_TABLE, BINOMIAL_TABLE = 0, 1, 2, 3
 
 
 class CellsInfo(NamedTuple):
@@ -122,8 +126,9 @@ def entry_values(c, idx, size):
 def independent_cells_sweep(rng, c, kind, p1, p2, codes, a, b, r, s, idx, width, reps):
     """``reps`` symmetric ±1..±``width`` Metropolis moves per independent cell, in place.
 
-    ``kind``: Poisson (``p1`` = log λ) or NegativeBinomial (``p1`` = n, ``p2`` = log(1 − p));
-    ``s`` (the released entries' current values) is kept up to date (module doc).
+    ``kind``: Poisson (``p1`` = log λ), NegativeBinomial (``p1`` = n, ``p2`` = log(1 − p)) or
+    Binomial (``p1`` = log(p / (1 − p)), ``p2`` = n: a move outside 0..n is rejected); ``s`` (the
+    released entries' current values) is kept up to date (module doc).
     """
     n_acc = 0
     for k in range(c.shape[0]):
@@ -137,6 +142,10 @@ def independent_cells_sweep(rng, c, kind, p1, p2, codes, a, b, r, s, idx, width,
                 continue
             if kind == NEGBIN_TABLE:
                 lr = math.lgamma(new + p1[k]) - math.lgamma(old + p1[k]) + d * p2[k]
+            elif kind == BINOMIAL_TABLE:
+                if new > p2[k]:
+                    continue
+                lr = d * p1[k] + math.lgamma(p2[k] - old + 1.0) - math.lgamma(p2[k] - new + 1.0)
             else:
                 lr = d * p1[k]
             lr += math.lgamma(old + 1.0) - math.lgamma(new + 1.0)
@@ -344,7 +353,11 @@ def rows_disjoint(idx, n_cols) -> bool:
     return True
 
 
-_KINDS = {rb.PoissonRV: POISSON_TABLE, rb.NegBinomialRV: NEGBIN_TABLE}
+_KINDS = {
+    rb.PoissonRV: POISSON_TABLE,
+    rb.NegBinomialRV: NEGBIN_TABLE,
+    rb.BinomialRV: BINOMIAL_TABLE,
+}
 
 
 def _table_kind(rv):
@@ -368,8 +381,9 @@ def _refusal(model, rv):
         return f"{rv.name!r} is not a free random variable of the model"
     if _table_kind(rv) is None:
         return (
-            f"{rv.name!r} is a {type(rv.owner.op).__name__}; TableCells samples a pm.Poisson or "
-            "pm.NegativeBinomial table, or a pm.Multinomial table (rows on the last axis)"
+            f"{rv.name!r} is a {type(rv.owner.op).__name__}; TableCells samples a pm.Poisson, "
+            "pm.NegativeBinomial or pm.Binomial table, or a pm.Multinomial table (rows on the "
+            "last axis)"
         )
     if any(s is None for s in rv.type.shape):
         return f"the shape of {rv.name!r} is not fixed; give it shape="
@@ -436,7 +450,8 @@ class TableCells(DPStep):
     """Update a latent count table released by ``pdp.Cells`` / ``pdp.Marginals`` with exact O(cells)
     sweeps.
 
-    ``pm.sample()`` assigns it by itself to a ``pm.Poisson`` / ``pm.NegativeBinomial`` table or a
+    ``pm.sample()`` assigns it by itself to a ``pm.Poisson`` / ``pm.NegativeBinomial`` /
+    ``pm.Binomial`` table or a
     ``pm.Multinomial`` table (rows on the last axis, any number of areas) that feeds
     ``DPObserved(..., statistic=pdp.Cells() or pdp.Marginals(...), ...)`` nodes and nothing else
     (module docstring for the moves). Every release of the table is read at every move.
@@ -623,6 +638,8 @@ class TableCells(DPStep):
         )
         if start:
             c = self.start_table(c, pars[-1] if self.kind != NEGBIN_TABLE else pars[0])
+            if self.kind == BINOMIAL_TABLE:  # at most n per cell
+                c = np.minimum(c, pars[0].astype(np.int64))
         self._fresh = False
         s = entry_values(c, self.idx, self.n_entries)
         args = self.sweep_args(s)
@@ -639,6 +656,9 @@ class TableCells(DPStep):
                 n_acc = independent_cells_sweep(
                     self.rng, c, POISSON_TABLE, np.log(pars[0]), pars[0], *args
                 )
+            elif self.kind == BINOMIAL_TABLE:  # Binomial(n, p)
+                logit = np.log(pars[1]) - np.log1p(-pars[1])
+                n_acc = independent_cells_sweep(self.rng, c, BINOMIAL_TABLE, logit, pars[0], *args)
             else:  # NegativeBinomial(n, p)
                 n_acc = independent_cells_sweep(
                     self.rng, c, NEGBIN_TABLE, pars[0], np.log1p(-pars[1]), *args
@@ -654,11 +674,50 @@ class TableCells(DPStep):
         # a Multinomial table of rows π ~ Dirichlet(α·base) released by Cells only is IDEAL for
         # DirichletHyper too (its cells move there, π summed out); DirichletHyper is registered
         # before TableCells (pymc_dp/__init__.py), so it keeps that table
-        return table_competence(var)
+        verdict = table_competence(var)
+        if verdict == Competence.INCOMPATIBLE:
+            _warn_unclaimed(var, has_grad)
+        return verdict
+
+
+_CLAIMING = set()  # tables whose other claimants are being asked (no re-entry)
+
+
+def _warn_unclaimed(var, has_grad) -> None:
+    """Warn when a count table released by ``pdp.Cells`` / ``pdp.Marginals`` goes to PyMC's
+    default samplers: TableCells refuses it and no other registered pymc-dp step is ``IDEAL``
+    for it (PyMC's Metropolis moves one count at a time; in a Multinomial table, whose total is
+    fixed, every such move is rejected and the chain keeps its start)."""
+    model = model_of(var)
+    if model is None or var not in model.free_RVs or not _cells_nodes(model, var):
+        return
+    reason = _refusal(model, var)
+    if reason is None or id(var) in _CLAIMING:
+        return
+    _CLAIMING.add(id(var))
+    try:
+        others = [
+            cls
+            for cls in STEP_METHODS
+            if cls.__module__.startswith("pymc_dp.") and cls is not TableCells
+        ]
+        if any(cls.competence(var, has_grad) == Competence.IDEAL for cls in others):
+            return
+    finally:
+        _CLAIMING.discard(id(var))
+    warnings.warn(
+        f"pm.sample() leaves the count table {var.name!r}, released by pdp.Cells / "
+        f"pdp.Marginals, to PyMC's default samplers because pdp.TableCells cannot take it: "
+        f"{reason}. PyMC's Metropolis moves one count at a time (in a Multinomial table every "
+        "such move breaks the row total and is rejected: the chain keeps its start). Fix the "
+        "model as the reason says, or pass step= for the table yourself.",
+        UserWarning,
+        stacklevel=2,
+    )
 
 
 def table_competence(var) -> Competence:
-    """``IDEAL`` for a Poisson / NegativeBinomial / Multinomial table that feeds ``pdp.Cells`` or
+    """``IDEAL`` for a Poisson / NegativeBinomial / Binomial / Multinomial table that feeds ``pdp.Cells`` or
     ``pdp.Marginals`` releases only."""
     model = model_of(var)
     if model is None or var not in model.free_RVs or not _cells_nodes(model, var):

@@ -99,8 +99,8 @@ class Cells(Statistic):
         if not c.dtype.startswith(("int", "uint")):
             raise TypeError(
                 f"{type(self).__name__} releases a table of counts and needs an integer table, got "
-                f"dtype {c.dtype}. Use a pm.Multinomial, pm.Poisson or pm.NegativeBinomial table, or "
-                "cast observed counts with .astype(int)."
+                f"dtype {c.dtype}. Use a pm.Multinomial, pm.Poisson, pm.NegativeBinomial or "
+                "pm.Binomial table, or cast observed counts with .astype(int)."
             )
         return c
 

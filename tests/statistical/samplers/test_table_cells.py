@@ -67,6 +67,42 @@ def test_poisson_cells():
     assert_mc_close(draws, mean, sd, label="poisson cells")
 
 
+@pytest.mark.parametrize("width", [1, 3])
+def test_binomial_cells_with_a_margin(width):
+    """Binomial cells (out of a known n per cell, 2 × 2) released cell by cell and by their row
+    margin: the table enumerated on its 3·5·4·6 = 360 values. Cells near 0 and near n (p = 0.9)
+    test both bounds of the moves."""
+    n = np.array([[2, 4], [3, 5]])
+    p = np.array([[0.3, 0.9], [0.5, 0.1]])
+    cell_mech, margin_mech = pdp.DiscreteGaussian(sigma=1.0), pdp.Laplace(scale=1.0)
+    r_cells, r_margin = np.array([[2, 3], [0, 3]]), np.array([6.5, 1.0])
+    with pm.Model() as model:
+        c = pm.Binomial("c", n=n, p=p, shape=(2, 2))
+        pdp.DPObserved("s", c, statistic=pdp.Cells(), mechanism=cell_mech, observed=r_cells)
+        pdp.DPObserved(
+            "m",
+            c,
+            statistic=pdp.Marginals((0,), shape=(2, 2)),
+            mechanism=margin_mech,
+            observed=r_margin,
+        )
+    assert assigned(model) == {"TableCells": ["c"]}
+    draws = run_table_cells(model, 4000, seed=11 + width, width=width)
+    assert draws.min() >= 0 and np.all(draws <= n.reshape(-1))
+    grid = np.stack(np.meshgrid(*[np.arange(v + 1) for v in n.reshape(-1)], indexing="ij"), -1)
+    tables = grid.reshape(-1, 4)
+    lw = (
+        stats.binom(n.reshape(-1), p.reshape(-1)).logpmf(tables).sum(axis=1)
+        + cell_mech.logpdf(r_cells.reshape(-1), tables).sum(axis=1)
+        + margin_mech.logpdf(r_margin, tables.reshape(-1, 2, 2).sum(axis=2)).sum(axis=1)
+    )
+    w = np.exp(lw - lw.max())
+    w /= w.sum()
+    mean = w @ tables
+    sd = np.sqrt(w @ tables**2 - mean**2)
+    assert_mc_close(draws, mean, sd, label=f"binomial cells, width {width}")
+
+
 def test_conjugate_theta_and_table_cells_dirichlet_multinomial():
     """The Gibbs pair ConjugateTheta (π | c) + TableCells (c | π), passed explicitly (pm.sample()
     now gives this model to DirichletCells: tests/statistical/samplers/test_dirichlet_cells.py)."""
@@ -97,3 +133,30 @@ def test_conjugate_theta_and_table_cells_dirichlet_multinomial():
     assert_mc_close(
         np.asarray(idata.posterior["c"]), mean, sd, label="pm.sample Dirichlet-multinomial"
     )
+
+
+def test_beta_binomial_cells_by_pm_sample():
+    """p_k ~ Beta(a, b), c_k ~ Binomial(n_k, p_k) released by Cells: pm.sample() gives p to
+    ConjugateTheta (p | c = Beta(a + c, b + n − c)) and c to TableCells. Against the enumerated
+    posterior of each cell (c_k ~ BetaBinomial(n_k, a, b) a priori), the cells and E[p_k | s]."""
+    a, b, n = 2.0, 3.0, np.array([5, 12, 8])
+    mech, r = pdp.DiscreteGaussian(sigma=1.5), np.array([4, 1, 7])
+    with pm.Model() as model:
+        p = pm.Beta("p", a, b, shape=3)
+        pm.Binomial("c", n=n, p=p, shape=3)
+        pdp.DPObserved("s", model["c"], statistic=pdp.Cells(), mechanism=mech, observed=r)
+    assert assigned(model) == {"ConjugateTheta": ["p_logodds__"], "TableCells": ["c"]}
+    idata = sample(model, None, draws=1000, tune=300, seed=5)
+    mean_c, sd_c, mean_p, sd_p = (np.zeros(3) for _ in range(4))
+    for k in range(3):  # cells independent: enumerate each on 0..n_k
+        grid = np.arange(n[k] + 1)
+        lw = stats.betabinom(n[k], a, b).logpmf(grid) + mech.logpdf(r[k], grid)
+        w = np.exp(lw - lw.max())
+        w /= w.sum()
+        mean_c[k], sd_c[k] = w @ grid, np.sqrt(w @ grid**2 - (w @ grid) ** 2)
+        pa, pb = a + grid, b + n[k] - grid  # p | c, s = Beta(a + c, b + n − c)
+        m1 = pa / (pa + pb)
+        m2 = m1 * (pa + 1) / (pa + pb + 1)
+        mean_p[k], sd_p[k] = w @ m1, np.sqrt(w @ m2 - (w @ m1) ** 2)
+    assert_mc_close(np.asarray(idata.posterior["c"]), mean_c, sd_c, label="beta-binomial cells")
+    assert_mc_close(np.asarray(idata.posterior["p"]), mean_p, sd_p, label="beta-binomial p")

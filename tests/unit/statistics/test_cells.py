@@ -2,6 +2,7 @@
 
 import math
 import re
+import warnings
 
 import numpy as np
 import pymc as pm
@@ -109,9 +110,11 @@ def test_pm_sample_assigns_table_cells_and_refusals_name_the_reason():
             ),
         ):
             pdp.TableCells([c])
-    assert "TableCells" not in assigned(model)
+    # pm.sample() leaves it to PyMC's Metropolis, and says so with TableCells' reason
+    with pytest.warns(UserWarning, match="pdp.TableCells cannot take it: 'y' depends on the table"):
+        assert "TableCells" not in assigned(model)
     with pm.Model():
-        b = pm.Binomial("b", 10, 0.3, shape=3)
+        b = pm.Geometric("b", 0.3, shape=3)
         pdp.DPObserved(
             "s",
             b,
@@ -122,8 +125,9 @@ def test_pm_sample_assigns_table_cells_and_refusals_name_the_reason():
         with pytest.raises(
             ValueError,
             match=re.escape(
-                "TableCells cannot update 'b': 'b' is a BinomialRV; TableCells samples a pm.Poisson "
-                "or pm.NegativeBinomial table, or a pm.Multinomial table (rows on the last axis)."
+                "TableCells cannot update 'b': 'b' is a GeometricRV; TableCells samples a "
+                "pm.Poisson, pm.NegativeBinomial or pm.Binomial table, or a pm.Multinomial table "
+                "(rows on the last axis)."
             ),
         ):
             pdp.TableCells([b])
@@ -298,3 +302,47 @@ def test_pm_sample_assigns_table_cells_to_area_tables_negative_binomial_and_marg
             observed=np.ones((2, 3), dtype=int),
         )
     assert assigned(model) == {"TableCells": ["c"]}
+
+
+def test_a_cells_table_left_to_pymc_is_named_and_a_binomial_table_is_taken():
+    """A Multinomial table whose shape is not static (π's concentration is pm.Data) cannot go to
+    TableCells: pm.sample() warns (PyMC's Metropolis would keep its start) and names the fix.
+    Binomial cells go to TableCells, their Beta p to ConjugateTheta. Bernoulli cells, which
+    Collapsed takes, raise no warning."""
+    with pm.Model() as model:
+        pi = pm.Dirichlet("pi", pm.Data("a", np.ones(3)))
+        c = pm.Multinomial("c", n=20, p=pi)
+        pdp.DPObserved(
+            "s",
+            c,
+            statistic=pdp.Cells(),
+            mechanism=pdp.DiscreteGaussian(sigma=2.0),
+            observed=[4, 7, 9],
+        )
+    with pytest.warns(UserWarning, match=r"the shape of 'c' is not fixed; give it shape=") as rec:
+        assert assigned(model)["Metropolis"] == ["c"]
+    assert "the chain keeps its start" in str(rec[0].message)
+    with pm.Model() as model:
+        p = pm.Beta("p", 1.0, 1.0, shape=3)
+        c = pm.Binomial("c", n=[5, 8, 9], p=p, shape=3)
+        pdp.DPObserved(
+            "s",
+            c,
+            statistic=pdp.Cells(),
+            mechanism=pdp.DiscreteGaussian(sigma=2.0),
+            observed=[4, 7, 9],
+        )
+    assert assigned(model) == {"ConjugateTheta": ["p_logodds__"], "TableCells": ["c"]}
+    with pm.Model() as model:
+        p = pm.Beta("p", 1.0, 1.0)
+        x = pm.Bernoulli("x", p, shape=3)
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.Cells(),
+            mechanism=pdp.DiscreteGaussian(sigma=2.0),
+            observed=[1, 0, 1],
+        )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert "Metropolis" not in assigned(model)
