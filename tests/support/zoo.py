@@ -683,6 +683,29 @@ def gamma_poisson_cells():
     return model, {"lam[0]": (m1, math.sqrt(m2 - m1**2))}, gamma_poisson_cells.__doc__
 
 
+@case("cells", "DiscreteGaussian", "none (Binomial cells, Beta p)")
+def beta_binomial_cells():
+    """Binomial cells out of a known n with Beta rates written with Python ints: p ~ Beta(2, 3,
+    shape=3), c ~ Binomial([6, 10, 4], p), Cells + DiscreteGaussian(σ = 1.5): each cell
+    enumerated on 0..n."""
+    rng = np.random.default_rng(223)
+    n = np.array([6, 10, 4])
+    mech = pdp.DiscreteGaussian(sigma=1.5)
+    s = np.asarray(pdp.release(rng.binomial(n, [0.3, 0.5, 0.2]), pdp.Cells(), mech, rng=rng))
+    with pm.Model() as model:
+        p = pm.Beta("p", 2, 3, shape=3)
+        c = pm.Binomial("c", n=n, p=p, shape=3)
+        pdp.DPObserved("s", c, statistic=pdp.Cells(), mechanism=mech, observed=s)
+    grid = np.arange(n[0] + 1)
+    lw = stats.betabinom(n[0], 2, 3).logpmf(grid) + mech.logpdf(s[0], grid)
+    w = np.exp(lw - lw.max())
+    w /= w.sum()
+    a, b = 2 + grid, 3 + n[0] - grid  # p | c = Beta(2 + c, 3 + n − c)
+    m1 = w @ (a / (a + b))
+    m2 = w @ (a * (a + 1) / ((a + b) * (a + b + 1)))
+    return model, {"p[0]": (m1, math.sqrt(m2 - m1**2))}, beta_binomial_cells.__doc__
+
+
 @case("local", "RandomizedResponse", "finite (Categorical)")
 def categorical_randomized_response():
     """Local K = 3 randomized response (ε = 1.5), n = 150, pi ~ Dirichlet(1, 1, 1): 2-d quadrature."""
