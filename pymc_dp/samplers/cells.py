@@ -48,7 +48,7 @@ from pymc.step_methods import STEP_METHODS
 from pymc.step_methods.compound import Competence
 from pytensor.tensor.random import basic as rb
 
-from pymc_dp.distributions.graph import depends_on, direct_upstream
+from pymc_dp.distributions.graph import depends_on, direct_children, direct_upstream
 from pymc_dp.distributions.registry import dp_nodes, model_of
 from pymc_dp.mechanisms.base import check_kernel_codes, kernel_logpdf
 from pymc_dp.samplers.base import DPStep
@@ -425,12 +425,7 @@ def cells_only_refusal(model, table):
 def multinomial_table_of(model, pi):
     """The latent ``pm.Multinomial`` table ``c`` (p = π itself, same shape, n fixed) when it is the
     only term that depends on π; None otherwise."""
-    rvs = set(model.basic_RVs)
-    children = [
-        var
-        for var in list(model.basic_RVs) + list(model.potentials)
-        if var is not pi and pi in direct_upstream(model, var.owner.inputs if var in rvs else [var])
-    ]
+    children = direct_children(model, [pi])
     if len(children) != 1:
         return None
     c = children[0]

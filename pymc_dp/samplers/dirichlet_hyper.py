@@ -96,7 +96,7 @@ from pymc.step_methods.compound import Competence
 from pytensor.graph.replace import graph_replace
 from pytensor.tensor.random import basic as rb
 
-from pymc_dp.distributions.graph import depends_on, direct_upstream
+from pymc_dp.distributions.graph import depends_on, direct_children, direct_upstream
 from pymc_dp.mechanisms.base import check_kernel_codes, kernel_logpdf
 from pymc_dp.samplers.assign import cached_verdict
 from pymc_dp.samplers.base import DPStep
@@ -644,15 +644,7 @@ def find_pattern(model, alpha, base):
         raise ValueError(f"{base.name!r} must be one simplex of fixed length K (shape=(K,)).")
     if depends_on(base.owner.inputs[-1], [alpha]):
         raise ValueError(f"the prior of {base.name!r} depends on {alpha.name!r}")
-    rvs = set(model.basic_RVs)
-    children = []
-    for var in list(model.basic_RVs) + list(model.potentials):
-        if var is alpha or var is base:
-            continue
-        inputs = var.owner.inputs if var in rvs else [var]
-        above = direct_upstream(model, inputs)
-        if alpha in above or base in above:
-            children.append(var)
+    children = direct_children(model, [alpha, base])
     if len(children) != 1 or not isinstance(children[0].owner.op, rb.DirichletRV):
         raise ValueError(
             f"{names} must enter the model only through one pm.Dirichlet child (π ~ Dirichlet(α·base), "

@@ -31,7 +31,7 @@ from pymc.distributions.transforms import LogTransform
 from pymc.logprob.utils import replace_rvs_by_values
 from pytensor.tensor.random import basic as rb
 
-from pymc_dp.distributions.graph import direct_upstream
+from pymc_dp.distributions.graph import direct_children, direct_upstream
 from pymc_dp.samplers.cells import NEGBIN_TABLE, independent_cells_sweep
 from pymc_dp.samplers.cells import cells_only_refusal
 from pymc_dp.samplers.parent_cells import ParentCells
@@ -40,13 +40,7 @@ from pymc_dp.samplers.parent_cells import ParentCells
 def _poisson_table(model, lam):
     """The latent ``pm.Poisson`` table ``c`` with rate λ itself (same shape, no transform) when it
     is the only term that depends on λ; None otherwise."""
-    rvs = set(model.basic_RVs)
-    children = [
-        var
-        for var in list(model.basic_RVs) + list(model.potentials)
-        if var is not lam
-        and lam in direct_upstream(model, var.owner.inputs if var in rvs else [var])
-    ]
+    children = direct_children(model, [lam])
     if len(children) != 1:
         return None
     c = children[0]
