@@ -5,7 +5,8 @@ Every step, plan and check that asks which variables read which asks here:
 - the records that feed the ``DPObserved`` nodes: `released_records`, `free_records`,
   `nodes_reading`, `releasing`; the latent records whose releases depend on θ: `latent_records`;
 - a record's direct parents (the variables its distribution reads without looking through another
-  random variable): `direct_parents`, `direct_upstream`;
+  random variable): `direct_parents`, `direct_upstream`; the terms that read θ directly (θ's
+  children: the random variables and potentials whose distributions read it): `direct_children`;
 - what depends on θ (or on records): `reads`, `depends_on`; which model terms other than the
   releases read the records: `other_readers`;
 - everything a graph reads: `upstream`; whether it reads only constants: `is_constant`.
@@ -23,6 +24,7 @@ from pymc_dp._compat import ancestors
 
 __all__ = [
     "depends_on",
+    "direct_children",
     "direct_parents",
     "direct_upstream",
     "free_records",
@@ -177,3 +179,20 @@ def direct_parents(model, rvs, *, continuous: bool = False) -> list:
         for v in model.free_RVs
         if v in found and v not in rvs and (not continuous or v.dtype.startswith("float"))
     ]
+
+
+def direct_children(model, variables) -> list:
+    """The random variables and potentials of ``model`` (basic RVs in model order, then the
+    potentials) whose distributions read any of ``variables`` directly, not through another
+    random variable; ``variables`` themselves left out. A potential is its own term: it is a
+    child when its graph reads one of ``variables`` without looking through a random variable."""
+    variables = _as_list(variables)
+    rvs = set(model.basic_RVs)
+    out = []
+    for var in list(model.basic_RVs) + list(model.potentials):
+        if var in variables:
+            continue
+        above = direct_upstream(model, var.owner.inputs if var in rvs else [var])
+        if any(v in above for v in variables):
+            out.append(var)
+    return out

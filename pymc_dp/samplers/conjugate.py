@@ -52,7 +52,7 @@ from pytensor.graph.replace import graph_replace
 from pytensor.tensor.elemwise import DimShuffle
 
 from pymc_dp._checks import child_rng
-from pymc_dp.distributions.graph import direct_upstream
+from pymc_dp.distributions.graph import direct_children, direct_upstream
 from pymc_dp.samplers.assign import augmentation_competence, cached_verdict, coupled_parameters
 from pymc_dp.samplers.base import DPStep
 from pymc_dp.samplers.cells import table_competence
@@ -141,10 +141,7 @@ def conjugate_pattern(model, theta, rng=None) -> ConjugatePattern:
             "Dirichlet (see the table in pymc_dp.samplers.conjugate). Leave it to NUTS."
         )
     children, others, linear = [], [], False
-    for var in list(model.basic_RVs) + list(model.potentials):
-        inputs = var.owner.inputs if var in set(model.basic_RVs) else [var]
-        if var is theta or theta not in direct_upstream(model, inputs):
-            continue
+    for var in direct_children(model, [theta]):
         name = type(var.owner.op).__name__ if var.owner is not None else ""
         rule = rules.get(name) if var in set(model.basic_RVs) else None
         ok = False

@@ -64,7 +64,7 @@ from pymc.util import get_value_vars_from_user_vars
 from pytensor.graph.replace import graph_replace
 from pytensor.tensor.xlogx import xlogy0
 
-from pymc_dp.distributions.graph import depends_on, direct_upstream
+from pymc_dp.distributions.graph import depends_on, direct_children
 from pymc_dp.samplers.assign import augmentation_competence, cached_verdict, coupled_parameters
 from pymc_dp.samplers.base import DPStep
 from pymc_dp.samplers.conjugate import conjugate_competence
@@ -208,12 +208,7 @@ def sufficient_terms(model, thetas):
     values = [model.rvs_to_values[t] for t in thetas]
     rvs = set(model.basic_RVs)
     children, small, bad = [], [], []
-    for var in list(model.basic_RVs) + list(model.potentials):
-        if var in thetas:
-            continue
-        inputs = var.owner.inputs if var in rvs else [var]
-        if not any(t in direct_upstream(model, inputs) for t in thetas):
-            continue
+    for var in direct_children(model, thetas):
         reason = "a Potential" if var not in rvs else None
         if reason is None:
             try:

@@ -51,6 +51,20 @@ def test_direct_parents_stop_at_random_variables():
     assert model["x"] in up and model["mu"] not in up
 
 
+
+def test_direct_children_are_the_terms_reading_theta_directly():
+    model = _model()
+    mu, tau, x, y = model["mu"], model["tau"], model["x"], model["y"]
+    # x reads mu through the Deterministic w (no RV): a child; y reads mu only through x: not
+    assert graph.direct_children(model, mu) == [x]
+    assert graph.direct_children(model, [x]) == [y, model["s"], model["s3"]]
+    assert graph.direct_children(model, [mu, tau]) == [x]  # once, the variables left out
+    assert graph.direct_children(model, [mu, x]) == [y, model["s"], model["s3"]]
+    with model:
+        pot = pm.Potential("pot", pt.sum(y) * mu)  # a potential is its own term
+    assert graph.direct_children(model, mu) == [x, pot]
+    assert graph.direct_children(model, y) == [model["s2"], pot]
+
 def test_what_depends_on_theta():
     model = _model()
     mu, x, y, tau = model["mu"], model["x"], model["y"], model["tau"]
