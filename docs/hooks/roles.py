@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import re
 
-from mkdocs.exceptions import PluginError
+try:
+    from mkdocs.exceptions import PluginError
+except ImportError:  # tests/unit/docs/test_roles.py runs the hook without mkdocs (make test's venv)
+    PluginError = RuntimeError
 
 RAW = re.compile(
     r":(?:py:)?(?:class|func|meth|mod|attr|data|obj|exc|math|ref|term):(?:`|<code>)|\.\. (?:math|note|warning|code-block)::"

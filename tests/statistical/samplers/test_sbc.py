@@ -28,7 +28,9 @@ R, L, THIN, WARM, BINS, ALPHA = 100, 7, 15, 45, 8, 1e-3
 #: Slice: θ's autocorrelation (3–6 data sets × 600–1200 iterations from (θ*, x*), tuned kernel)
 #: was −0.03 at lag 1 and within ±0.06 at lags 2–15 on both models, so thinning by 2 gives draws
 #: as independent as thinning by 15; PMMH and MHAAR keep (45, 15) (lag-15 autocorrelation 0.0–0.3).
-#: R, L and BINS (the power against a shifted posterior) are the same for every sampler.
+#: R, L and BINS are the same for every sampler and as in test_sbc_routes.py, whose
+#: test_sbc_catches_a_shifted_prior is the stated power of this protocol (a shifted-prior control
+#: caught at p < ALPHA in 11 of 12 seeds, thinning as WARM_THIN's (4, 2); its module docstring).
 WARM_THIN = {"DataAugmentation": (4, 2)}
 
 
