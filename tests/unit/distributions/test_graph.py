@@ -51,7 +51,6 @@ def test_direct_parents_stop_at_random_variables():
     assert model["x"] in up and model["mu"] not in up
 
 
-
 def test_direct_children_are_the_terms_reading_theta_directly():
     model = _model()
     mu, tau, x, y = model["mu"], model["tau"], model["x"], model["y"]
@@ -64,6 +63,7 @@ def test_direct_children_are_the_terms_reading_theta_directly():
         pot = pm.Potential("pot", pt.sum(y) * mu)  # a potential is its own term
     assert graph.direct_children(model, mu) == [x, pot]
     assert graph.direct_children(model, y) == [model["s2"], pot]
+
 
 def test_what_depends_on_theta():
     model = _model()
