@@ -45,6 +45,7 @@ import numpy as np
 __all__ = [
     "Mechanism",
     "kernel_logpdf",
+    "kernel_quadratic",
     "check_kernel_codes",
     "KERNEL_CODES",
     "LAPLACE_KERNEL",
@@ -71,6 +72,19 @@ def kernel_logpdf(code, a, b, z):
             return a
         return b
     raise ValueError("kernel_logpdf: unknown kernel code (see pymc_dp.mechanisms.base)")
+
+
+@numba.njit(cache=True, inline="always")
+def kernel_quadratic(code, a):
+    """``A`` when the compiled kernel ``code`` with parameter ``a`` is quadratic in the noise,
+    ``ℓ(z) = −A z² + B`` (the Gaussian), NaN for every other kernel: loops that exploit a
+    quadratic log density (a weight walk with one ``exp`` per row) ask here instead of testing
+    the code."""
+    if code == 1:
+        return a
+    if code == 0 or code == 2:
+        return np.nan
+    raise ValueError("kernel_quadratic: unknown kernel code (see pymc_dp.mechanisms.base)")
 
 
 def check_kernel_codes(codes) -> np.ndarray:

@@ -97,7 +97,7 @@ from pytensor.graph.replace import graph_replace
 from pytensor.tensor.random import basic as rb
 
 from pymc_dp.distributions.graph import depends_on, direct_children, direct_upstream
-from pymc_dp.mechanisms.base import check_kernel_codes, kernel_logpdf
+from pymc_dp.mechanisms.base import check_kernel_codes, kernel_logpdf, kernel_quadratic
 from pymc_dp.samplers.assign import cached_verdict
 from pymc_dp.samplers.base import DPStep
 from pymc_dp.samplers.cells import (
@@ -311,7 +311,8 @@ def _column_pre(c, gs, js, j, k, codes, ka, kb, r, log_fact, t, off, e, top):
     − log c! − log (t_g − c)!`` (``top_g`` its row maximum); returns the largest t_g. Cell (g, j)
     of ``c`` and of each release in ``r`` is at ``g·gs + j·js`` (`column_pair_sweep`: by column).
 
-    When every release is Gaussian (kernel code 1, ℓ_m(z) = −A_m z² + B_m), successive weights
+    When every release's kernel is quadratic (`kernel_quadratic`: the Gaussian, ℓ_m(z) = −A_m z² +
+    B_m), successive weights
     have the ratio ``e_c / e_{c−1} = exp(L − 4Ac) (t_g − c + 1)/c`` (A = Σ A_m, L = Σ_m A_m (2(r_m,gj −
     r_m,gk + t_g) + 2)), so the row's weights are walked from its maximum (e = 1) with one exp
     per row instead of one per weight (exact up to rounding; the exps when a factor would leave
@@ -325,11 +326,10 @@ def _column_pre(c, gs, js, j, k, codes, ka, kb, r, log_fact, t, off, e, top):
         off[g + 1] = off[g] + tg + 1
         if tg > tmax:
             tmax = tg
-    gauss = True
-    big_a = 0.0
+    big_a = 0.0  # Σ_m A_m, NaN unless every release's kernel is quadratic (`kernel_quadratic`)
     for m in range(codes.shape[0]):
-        gauss = gauss and codes[m] == 1
-        big_a += ka[m]
+        big_a += kernel_quadratic(codes[m], ka[m])
+    gauss = big_a == big_a
     q = math.exp(-4.0 * big_a)
     inv = np.empty(tmax + 2)  # 1/v: the walk multiplies (a division per weight costs more)
     for v in range(1, tmax + 2):
@@ -352,7 +352,7 @@ def _column_pre(c, gs, js, j, k, codes, ka, kb, r, log_fact, t, off, e, top):
         if gauss and tg > 0:
             lead = 0.0
             for m in range(codes.shape[0]):
-                lead += ka[m] * (2.0 * (r[m, cj] - r[m, ck] + tg) + 2.0)
+                lead += kernel_quadratic(codes[m], ka[m]) * (2.0 * (r[m, cj] - r[m, ck] + tg) + 2.0)
             if abs(lead) + 4.0 * big_a * (tg + 1) < _WALK:
                 e[o + at] = 1.0
                 geo = math.exp(lead - 4.0 * big_a * at)  # exp(L − 4Ac) at c = at

@@ -16,6 +16,7 @@ from pymc_dp.mechanisms.base import (
     Mechanism,
     check_kernel_codes,
     kernel_logpdf,
+    kernel_quadratic,
 )
 
 CALIBRATED = [
@@ -59,6 +60,15 @@ def test_compiled_kernel_is_the_density(mech):
     z = np.array([-2.0, 0.0, 1.0, 3.0])
     want = [kernel_logpdf(code, a, b, v) for v in z]
     np.testing.assert_allclose(mech.logpdf(z + 1.0, 1.0), want, rtol=1e-15)
+    # kernel_quadratic: A of ℓ(z) = −A z² + B when the density is quadratic in z, else NaN
+    ell = [kernel_logpdf(code, a, b, v) for v in (-1.0, 0.0, 1.0, 2.0)]
+    quadratic = np.allclose(np.subtract(ell, ell[1]), [-a, 0.0, -a, -4.0 * a])
+    if quadratic:
+        assert kernel_quadratic(code, a) == a
+    else:
+        assert math.isnan(kernel_quadratic(code, a))
+    with pytest.raises(ValueError, match="unknown kernel code"):
+        kernel_quadratic(3, 0.5)
 
 
 @pytest.mark.parametrize("mech", CALIBRATED[:4], ids=lambda m: type(m).__name__)
