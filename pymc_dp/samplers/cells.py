@@ -422,21 +422,34 @@ def cells_only_refusal(model, table):
     return _refusal(model, table)
 
 
-def multinomial_table_of(model, pi):
-    """The latent ``pm.Multinomial`` table ``c`` (p = π itself, same shape, n fixed) when it is the
-    only term that depends on π; None otherwise."""
-    children = direct_children(model, [pi])
+def sole_table_child(model, parent, op, param: int):
+    """The latent table ``c`` of distribution ``op`` whose parameter number ``param`` is ``parent``
+    itself (same shape, no transform), when it is the only term that depends on ``parent``; None
+    otherwise. (`multinomial_table_of`; `gamma_cells` asks it for a Poisson table.)"""
+    children = direct_children(model, [parent])
     if len(children) != 1:
         return None
     c = children[0]
-    if c not in model.free_RVs or not isinstance(c.owner.op, rb.MultinomialRV):
+    if c not in model.free_RVs or not isinstance(c.owner.op, op):
         return None
-    n, p = c.owner.op.dist_params(c.owner)
-    if p is not pi or tuple(c.type.shape) != tuple(pi.type.shape):
+    if c.owner.op.dist_params(c.owner)[param] is not parent:
         return None
+    if (
+        tuple(c.type.shape) != tuple(parent.type.shape)
+        or model.rvs_to_transforms.get(c) is not None
+    ):
+        return None
+    return c
+
+
+def multinomial_table_of(model, pi):
+    """The latent ``pm.Multinomial`` table ``c`` (p = π itself, same shape, n fixed) when it is the
+    only term that depends on π; None otherwise."""
+    c = sole_table_child(model, pi, rb.MultinomialRV, 1)
+    if c is None:
+        return None
+    n = c.owner.op.dist_params(c.owner)[0]
     if any(v in model.free_RVs for v in direct_upstream(model, [n])):
-        return None
-    if model.rvs_to_transforms.get(c) is not None:
         return None
     return c
 

@@ -31,27 +31,20 @@ from pymc.distributions.transforms import LogTransform
 from pymc.logprob.utils import replace_rvs_by_values
 from pytensor.tensor.random import basic as rb
 
-from pymc_dp.distributions.graph import direct_children, direct_upstream
-from pymc_dp.samplers.cells import NEGBIN_TABLE, independent_cells_sweep
-from pymc_dp.samplers.cells import cells_only_refusal
+from pymc_dp.distributions.graph import direct_upstream
+from pymc_dp.samplers.cells import (
+    NEGBIN_TABLE,
+    cells_only_refusal,
+    independent_cells_sweep,
+    sole_table_child,
+)
 from pymc_dp.samplers.parent_cells import ParentCells
 
 
 def _poisson_table(model, lam):
     """The latent ``pm.Poisson`` table ``c`` with rate λ itself (same shape, no transform) when it
     is the only term that depends on λ; None otherwise."""
-    children = direct_children(model, [lam])
-    if len(children) != 1:
-        return None
-    c = children[0]
-    if c not in model.free_RVs or not isinstance(c.owner.op, rb.PoissonRV):
-        return None
-    (mu,) = c.owner.op.dist_params(c.owner)
-    if mu is not lam or tuple(c.type.shape) != tuple(lam.type.shape):
-        return None
-    if model.rvs_to_transforms.get(c) is not None:
-        return None
-    return c
+    return sole_table_child(model, lam, rb.PoissonRV, 0)
 
 
 def _refusal(model, lam) -> str | None:
