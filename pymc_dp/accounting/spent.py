@@ -9,8 +9,9 @@ mechanism applied to the records; its event is ``mechanism.dp_event()``: ``Lapla
 sequentially (``ComposedDpEvent``), except releases that state a partition ``(key, cell)`` of the
 people: those of different cells of one key compose in parallel (`pymc_dp.accounting.parts`).
 A release is counted once however often it is passed (its ``release_id``).
-``SmoothLaplace`` is (ε, δ)-DP without a ``dp_accounting`` event; it is added by basic composition
-(ε adds up, its δ is taken out of the δ given to the accountant).
+A mechanism without a ``dp_accounting`` event states its guarantee as ``epsilon_delta``
+(e.g. ``SmoothLaplace``); those parts are added by basic composition (ε adds up, their δ is taken
+out of the δ given to the accountant).
 
 PenaltyMH
 ---------
@@ -535,9 +536,9 @@ def privacy_spent(source, *, delta, accountant: str | None = None) -> PrivacySpe
           state a ``partition=(key, cell)`` composed in parallel across the cells of a key (the
           worst cell; `pymc_dp.accounting.parts`).
     delta : float
-        δ in (0, 1), or 0 when every part is pure ε-DP (`Laplace`, `DiscreteLaplace`,
-        `RandomizedResponse`, `Staircase`): their ε then add up (basic composition, parallel
-        across partition cells; ``accountant`` is ``"pure"``), and anything else is refused.
+        δ in (0, 1), or 0 when every part is pure ε-DP (its mechanism states a pure ε, e.g.
+        `Laplace`, `Staircase`): their ε then add up (basic composition, parallel across
+        partition cells; ``accountant`` is ``"pure"``), and anything else is refused.
     accountant : {None, "pld", "rdp"}
         Privacy-loss-distribution (tight) or Rényi accountant. ``None`` (default) uses ``"pld"``
         unless the composition holds an event it cannot take (subsampling without replacement, a
@@ -619,10 +620,11 @@ def _compose(parts, delta, accountant, cells):
         event = dp_accounting.NoOpDpEvent()
     left = delta - sum(d for _, d in extra)
     if left <= 0:
+        named = [p.label for p in parts if p.approx is not None]
         raise ValueError(
             f"delta={delta!r} is not larger than the total delta {delta - left!r} of the "
-            "(epsilon, delta) releases without a dp_accounting event (SmoothLaplace); pass a larger "
-            "delta."
+            f"(epsilon, delta) releases without a dp_accounting event ({', '.join(named)}); pass "
+            "a larger delta."
         )
     with_event = [p for p in parts if p.event is not None]
     pure = _total(p.epsilon for p in with_event)  # the mechanisms' own pure ε
