@@ -460,7 +460,7 @@ def _collect(source, parts):
         parts.append(
             mechanism_part(
                 source.mechanism,
-                "a Release",
+                f"a Release by {type(source.mechanism).__name__}",
                 partition=source.partition_cell,
                 release_id=source.release_id,
             )
