@@ -33,6 +33,7 @@ from pymc_dp.mechanisms import (
     RandomizedResponse,
     SmoothLaplace,
     Staircase,
+    TruncatedDiscreteLaplace,
     from_opendp,
 )
 from pymc_dp.release import Release, release
@@ -112,6 +113,7 @@ __all__ = [
     "RandomizedResponse",
     "SmoothLaplace",
     "Staircase",
+    "TruncatedDiscreteLaplace",
     "from_opendp",
     # statistics
     "Sum",

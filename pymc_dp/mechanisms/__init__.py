@@ -11,6 +11,7 @@ from pymc_dp.mechanisms.laplace import Laplace
 from pymc_dp.mechanisms.randomized_response import RandomizedResponse
 from pymc_dp.mechanisms.smooth import SmoothLaplace
 from pymc_dp.mechanisms.staircase import Staircase
+from pymc_dp.mechanisms.truncated_laplace import TruncatedDiscreteLaplace
 
 __all__ = [
     "Mechanism",
@@ -20,6 +21,7 @@ __all__ = [
     "RandomizedResponse",
     "SmoothLaplace",
     "Staircase",
+    "TruncatedDiscreteLaplace",
     "analytic_gaussian_sigma",
     "analytic_gaussian_delta",
     "kernel_logpdf",
