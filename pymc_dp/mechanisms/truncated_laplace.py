@@ -41,7 +41,9 @@ drawn again (independently of the statistic, so the number of draws reveals noth
 The density has no compiled kernel (``kernel_code = None``): ``DPObserved`` models it through
 ``logp``, ``marginalize`` / ``Collapsed`` and ``intervals`` through ``logpdf`` and
 ``tail_radius``; the record-wise samplers (``DataAugmentation``, ``CountsSweep``, ``TableCells``)
-refuse it.
+refuse it. A model whose starting records put the statistic more than ``A`` from the release has
+log density ``-inf`` there (PyMC reports a bad initial energy): start the records inside, e.g.
+``pm.sample(initvals={"x": ...})``.
 """
 
 from __future__ import annotations
