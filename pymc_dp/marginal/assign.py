@@ -162,6 +162,6 @@ def _enumerable(model, nodes):
                 warnings.simplefilter("ignore")
                 theta_supports(thetas)
                 marginalize(model, records=[r.name for r in records])
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - not collapsible together: they keep their own steps
             records, thetas = [], []
     return {v.name for v in records + thetas}

@@ -103,7 +103,7 @@ class AugmentationState(NamedTuple):
     """
 
     t: np.ndarray
-    l: np.ndarray  # noqa: E741
+    l: np.ndarray  # noqa: E741 - t and l: additive and local contributions (seed 003)
     values: list
 
 

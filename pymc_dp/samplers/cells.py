@@ -48,7 +48,7 @@ from pymc.step_methods import STEP_METHODS
 from pymc.step_methods.compound import Competence
 from pytensor.tensor.random import basic as rb
 
-from pymc_dp.distributions.graph import depends_on, direct_children, direct_upstream
+from pymc_dp.distributions.graph import direct_children, direct_upstream, other_readers
 from pymc_dp.distributions.registry import dp_nodes, model_of
 from pymc_dp.mechanisms.base import check_kernel_codes, kernel_logpdf
 from pymc_dp.samplers.base import DPStep
@@ -390,15 +390,12 @@ def _refusal(model, rv):
     nodes = _cells_nodes(model, rv)
     if not nodes:
         return f"{rv.name!r} feeds no DPObserved node with statistic=pdp.Cells() or pdp.Marginals()"
-    own = {node.rv for node in nodes}
-    for var in list(model.basic_RVs) + list(model.potentials):
-        if var is rv or var in own:
-            continue
-        if depends_on(var, [rv]):
-            return (
-                f"{var.name!r} depends on the table {rv.name!r}; TableCells needs the Cells "
-                "releases to be the only terms that do"
-            )
+    readers = other_readers(model, [rv], exclude=[node.rv for node in nodes])
+    if readers:
+        return (
+            f"{readers[0][0].name!r} depends on the table {rv.name!r}; TableCells needs the Cells "
+            "releases to be the only terms that do"
+        )
     return None
 
 

@@ -15,9 +15,8 @@ a `CostModel`. Timing the steps with a clock instead would make the choice depen
 load, so the same model and ``random_seed`` could give different draws from one run to the next;
 with counts × constants the draws are a function of the seed alone. The defaults were measured once
 on the project's 2-core machine (PyMC 5.28, C backend): `SECONDS_PER_TERM` with
-``benchmarks/bench_collapsed_cost.py``, `SECONDS_PER_UNIT` with ``benchmarks/bench_route_cost.py``;
-`DRAW_SECONDS` are the estimates ``pm.sample()``'s choice of ``Collapsed`` has used since the step
-was added (order of magnitude of the numba / NumPy loops, not measured by a script). Pass
+``benchmarks/bench_collapsed_cost.py``, `SECONDS_PER_UNIT` with ``benchmarks/bench_route_cost.py``,
+`DRAW_SECONDS` with ``benchmarks/bench_collapsed_cost.py --draws``. Pass
 ``cost=pdp.marginal.CostModel(...)`` (numbers measured with those scripts on your machine) to
 ``marginalize``, ``Collapsed`` or ``DataAugmentation``.
 """
@@ -51,13 +50,17 @@ SECONDS_PER_TERM = {
 MAX_SECONDS = 0.03
 #: seconds per unit of the exact records draw of a collapsed plan (`CostModel.draw_seconds`):
 #: local O(n·w), counts O((n+1)²·w) in NumPy, closed Poisson / negative-binomial sums O(n + L),
-#: the log-space convolution O(n·L·w_t) in numba
+#: the log-space convolution O(n·L·w_t) in numba. Measured with ``benchmarks/bench_collapsed_cost.py
+#: --draws`` (PyMC 5.28, 2 cores shared with other jobs, load average 3, 2026-11-28), per unit at
+#: n = 200 / 1,000 (counts: n = 100 / 300): convolution 3.1 / 2.4 ns, local 36 / 30, counts
+#: 90 / 38, closed 205 / 158, gaussian 303 / 91 (closed and gaussian: a fixed 0.06–0.15 ms per
+#: draw over few units). The values below are the larger-n figures.
 DRAW_SECONDS = {
-    "local": 10e-9,
-    "counts": 30e-9,
-    "closed": 10e-9,
-    "convolution": 2e-9,
-    "gaussian": 20e-9,
+    "local": 30e-9,
+    "counts": 40e-9,
+    "closed": 160e-9,
+    "convolution": 2.5e-9,
+    "gaussian": 90e-9,
 }
 #: seconds per unit of work of the steps (benchmarks/bench_route_cost.py, one run, PyMC 5.28 C backend,
 #: 2 cores shared with other jobs, load average 8.2–8.8, 2026-11-25; the decisions compare costs with

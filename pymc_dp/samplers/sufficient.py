@@ -153,18 +153,26 @@ def _child_term(model, child, theta_values, theta_names):
         if k is None:
             raise ValueError(f"the number of categories of {child.name!r} is not fixed")
         p = _core_param(params[0], 1, child, theta_names)
-        stats = lambda x: [pt.eq(pt.shape_padright(pt.cast(x, "int64")), pt.arange(k)).sum(axis=0)]  # noqa: E731
-        ll = lambda t, q: xlogy0(pt.cast(t[0], "float64"), q).sum()  # noqa: E731
+
+        def stats(x):  # the category counts
+            return [pt.eq(pt.shape_padright(pt.cast(x, "int64")), pt.arange(k)).sum(axis=0)]
+
+        def ll(t, q):
+            return xlogy0(pt.cast(t[0], "float64"), q).sum()
+
         fixed, core = (), [p]
     elif kind == "dirichlet":  # rows iid Dirichlet(a): n rows and Σ_rows log x (one per category)
         k = params[0].type.shape[-1]
         if k is None:
             raise ValueError(f"the number of categories of {child.name!r} is not fixed")
         a = _core_param(params[0], 1, child, theta_names)
-        stats = lambda log_x: [pt.cast(log_x.shape[0], "float64"), log_x.sum(axis=0)]  # noqa: E731
-        ll = lambda t, q: (  # noqa: E731
-            t[0] * (pt.gammaln(q.sum()) - pt.gammaln(q).sum()) + ((q - 1.0) * t[1]).sum()
-        )
+
+        def stats(log_x):  # n rows and Σ_rows log x
+            return [pt.cast(log_x.shape[0], "float64"), log_x.sum(axis=0)]
+
+        def ll(t, q):
+            return t[0] * (pt.gammaln(q.sum()) - pt.gammaln(q).sum()) + ((q - 1.0) * t[1]).sum()
+
         fixed, core = (), [a]
     elif kind in FAMILIES:
         stats, ll, fixed = FAMILIES[kind]

