@@ -18,8 +18,9 @@ Users: the θ random walk of PMMH and MHAAR (`pymc_dp.samplers.random_walk`), th
 move of `Collapsed` (`pymc_dp.marginal.step`) and the σ_y² / Wishart steps of the regression stack
 (`pymc_dp.regression.fixed_s`, `pymc_dp.regression.normal_x`). `PenaltyMH` alone tunes with PyMC's
 `Metropolis` window rule (``pymc.step_methods.metropolis.tune``), corrected for the privacy
-noise, and the slice widths of `Interweave` and `SufficientTheta` are running means of move sizes,
-not acceptance targets.
+noise, and the slice widths (`Interweave`, `SufficientTheta`, `DirichletHyper`'s α) follow the one
+width rule `pymc_dp.samplers.slice.tuned_width`, a running mean of observed widths, not an
+acceptance target.
 """
 
 from __future__ import annotations

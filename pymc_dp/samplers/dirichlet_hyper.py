@@ -110,7 +110,13 @@ from pymc_dp.samplers.cells import (
     log_table,
 )
 from pymc_dp.samplers.conjugate import conjugate_competence
-from pymc_dp.samplers.slice import as_log_density, generator_uniform, shrink_1d, slice_1d
+from pymc_dp.samplers.slice import (
+    as_log_density,
+    generator_uniform,
+    shrink_1d,
+    slice_1d,
+    tuned_width,
+)
 from pymc_dp.samplers.streams import (
     dirichlet_rows_simplex_streams,
     exponential,
@@ -1042,7 +1048,7 @@ class DirichletHyper(DPStep):
             v, evals = draw.x, evals + draw.n_evals
             if self.tune:  # running mean of the final brackets (warm-up only)
                 self._tuned += 1
-                self.width += (draw.bracket - self.width) / self._tuned
+                self.width = tuned_width(self.width, draw.bracket, self._tuned)
             a = float(self._alpha(v, *fixed)[0])
         return self._finish(point, v, b, a, table, evals)
 

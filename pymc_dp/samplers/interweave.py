@@ -58,7 +58,7 @@ from pymc_dp.distributions.graph import (
 )
 from pymc_dp.samplers.base import DPStep
 from pymc_dp.samplers.points import layout_point
-from pymc_dp.samplers.slice import as_log_density, slice_along
+from pymc_dp.samplers.slice import as_log_density, slice_along, tuned_width
 from pymc_dp.samplers.target import ReleaseTarget
 
 __all__ = [
@@ -142,8 +142,7 @@ def interweave_kernel(rng, state: InterweaveState, target, params: InterweavePar
             if params.adapt:
                 t = n_adapt + 1
                 moved = abs(float(basis[:, i] @ (theta - before)))
-                width[i] += (2.0 * moved - width[i]) / t
-                width[i] = max(width[i], 1e-8)
+                width[i] = tuned_width(width[i], 2.0 * moved, t, floor=1e-8)
         if params.adapt:
             n_adapt += 1
     move = float(np.sqrt(np.sum((theta - start) ** 2)))

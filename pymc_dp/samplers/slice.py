@@ -35,6 +35,7 @@ __all__ = [
     "slice_1d",
     "slice_along",
     "slice_sweep",
+    "tuned_width",
 ]
 
 COLLAPSED = 1e-12  # a bracket narrower than this times (1 + scale) has collapsed onto x0
@@ -48,6 +49,14 @@ class SliceDraw(NamedTuple):
     logp: float
     n_evals: int
     bracket: float
+
+
+def tuned_width(width, observed, n: int, *, floor: float = 0.0):
+    """The one width rule of the slice samplers, warm-up only: the running mean of an observed
+    width (the final bracket, as PyMC's ``Slice``; or twice the move size), ``n`` the number of
+    observations including this one, at least ``floor``. The chain after warm-up uses a fixed
+    width, so it stays exact for any value this gives."""
+    return np.maximum(width + (observed - width) / n, floor)
 
 
 def as_log_density(value) -> float:

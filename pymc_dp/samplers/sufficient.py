@@ -68,7 +68,7 @@ from pymc_dp.distributions.graph import depends_on, direct_children
 from pymc_dp.samplers.assign import augmentation_competence, cached_verdict, coupled_parameters
 from pymc_dp.samplers.base import DPStep
 from pymc_dp.samplers.conjugate import conjugate_competence
-from pymc_dp.samplers.slice import SliceState, slice_sweep
+from pymc_dp.samplers.slice import SliceState, slice_sweep, tuned_width
 
 __all__ = ["SMALL_TERM", "SufficientTheta", "sufficient_competence"]
 
@@ -371,7 +371,7 @@ class SufficientTheta(DPStep):
             self.tune
         ):  # running mean of the final brackets (tuning only: the chain stays exact after)
             self._tuned += 1
-            self.width = self.width + (info.brackets - self.width) / self._tuned
+            self.width = tuned_width(self.width, info.brackets, self._tuned)
         new, pos = {}, 0
         for v, shape in zip(self.vars, self.shapes):
             k = int(np.prod(shape, dtype=int))

@@ -14,6 +14,7 @@ from pymc_dp.samplers.slice import (
     slice_1d,
     slice_along,
     slice_sweep,
+    tuned_width,
 )
 from tests.support.mc import assert_mc_close
 
@@ -145,3 +146,14 @@ def test_compiled_shrinkage_stays_when_the_current_point_has_no_density():
         _beta_log_f, (2.0, 5.0), generator_uniform, rng, 0.4, 0.0, 1.0, -math.inf, 1e-12
     )
     assert x == 0.4 and k == 0
+
+
+def test_tuned_width_is_the_running_mean_of_the_observed_widths():
+    """The one width rule (DirichletHyper's α, SufficientTheta, Interweave): after n observations
+    the width is their mean, whatever it started at, elementwise, and never below ``floor``."""
+    obs = np.array([[0.5, 2.0], [1.5, 4.0], [1.0, 3.0]])
+    width = np.array([100.0, 0.01])
+    for n, o in enumerate(obs, start=1):
+        width = tuned_width(width, o, n)
+    np.testing.assert_allclose(width, obs.mean(axis=0), rtol=1e-15)
+    assert float(tuned_width(1.0, 0.0, 1, floor=1e-8)) == 1e-8
