@@ -144,8 +144,9 @@ def test_algorithm3_noisy_values_matches_the_exact_mixture_and_F2():
     )
     exact = mixture_fisher(theta, n, 1 / eps)
     assert within(est, exact)
-    # F2 is the normal approximation of the average; here it is 1.8 % below the exact value
-    assert fisher_noisy_values(theta, n, eps) == pytest.approx(exact, rel=0.03)
+    # F2 is the normal approximation of the average; here it is 1.75 % below the exact value (both
+    # deterministic: quadrature to ~1e-8), so its known gap is checked, not a 3 % band around exact
+    assert fisher_noisy_values(theta, n, eps) / exact - 1 == pytest.approx(-0.0175, abs=5e-4)
 
 
 # -- Algorithm 2 -----------------------------------------------------------------------------
@@ -164,7 +165,8 @@ def test_algorithm2_noisy_mean_matches_the_exact_binomial_marginal_and_F3():
     assert est.method == "marginal_mc"
     exact = fisher_noisy_mean_exact(theta, n, 1 / (n * eps))
     assert within(est, exact)
-    assert fisher_noisy_mean(theta, n, eps) == pytest.approx(exact, rel=0.02)
+    # F3 (CLT) is 0.36 % above the exact binomial marginal here (both deterministic): its known gap
+    assert fisher_noisy_mean(theta, n, eps) / exact - 1 == pytest.approx(0.0036, abs=5e-4)
 
 
 @pytest.mark.slow
@@ -298,6 +300,11 @@ def test_two_stage_release_combines_both_releases_in_one_model():
     assert res.selection.criterion == "samples" and res.chosen.name in {"a=0.5", "a=1"}
     post = posterior_draws(res.idata, "theta")
     assert post.std() < posterior_draws(res.first_idata, "theta").std()
+    # A frequentist check against the data-generating θ = 2, not against an exact posterior (the
+    # posterior of two clipped-mean releases of 100 latent records has no quadrature here): the gap
+    # is data + release noise on the posterior-sd scale, so the yardstick is the posterior sd (4 sd:
+    # false failure ≈ 6e-5 for a calibrated, near-normal posterior). The Monte Carlo error of the
+    # mean is negligible next to it (ESS ≈ 100, MCSE ≈ 0.055 against a posterior sd ≈ 0.55).
     assert abs(post.mean() - 2.0) < 4 * post.std()
 
 

@@ -10,6 +10,7 @@ from dp_accounting import pld
 
 from pymc_dp import regression as R
 from pymc_dp.mechanisms import analytic_gaussian_delta, analytic_gaussian_sigma
+from tests.support.mc import assert_within_se
 from tests.support.models import fixed_s_release, regression_data, simulate_regression
 
 EPS, DELTA = 1.0, 1e-5
@@ -156,8 +157,17 @@ def test_ss_moments_agree_with_monte_carlo():
     a, b = np.triu_indices(3)
     t = w[:, a] * w[:, b]
     se = np.sqrt(np.diag(cov) / len(x))
-    assert np.all(np.abs(t.mean(0) - mu) < 5 * se)
-    np.testing.assert_allclose(np.cov(t.T), cov, rtol=0.05, atol=0.02)
+    # six entries: 4.4 SE each is Bonferroni for a family-wise false failure of 6.3e-5, the
+    # house single-comparison rate (4 SE); 5 SE would be 3.4e-6
+    assert_within_se(t.mean(0), mu, se, z=4.4, label="suff-stat moments")
+    # the 21 distinct covariances of the products, each with its plug-in standard error
+    # sd(c_i c_j)/√N, c the centred products (Var(c_i c_j) = E c_i²c_j² - (E c_i c_j)²); 4.7 SE is
+    # Bonferroni for a family-wise false failure of 6.3e-5 (was rtol=0.05, atol=0.02: 7 to 13 SE)
+    i, j = np.triu_indices(6)
+    c = t - t.mean(0)
+    c2 = c * c
+    cov_se = np.sqrt((c2.T @ c2 / len(x) - (c.T @ c / len(x)) ** 2) / len(x))[i, j]
+    assert_within_se(np.cov(t.T)[i, j], cov[i, j], cov_se, z=4.7, label="suff-stat covariance")
 
 
 def test_adassp_at_huge_epsilon_is_least_squares(data):

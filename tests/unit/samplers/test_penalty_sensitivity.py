@@ -118,8 +118,6 @@ def _released(model, target, data, params, theta0, seed):
 def test_released_ratio_moves_within_its_sensitivity(case, variant):
     _, data, record = CASES[case]
     kw, need_grad = next((k, g) for name, k, g in _variants() if name == variant)
-    if case == "normal_inf" and need_grad:
-        pytest.skip("MALA's gradient of an infinite record is covered by the zeroing rule test")
     data = np.asarray(data, dtype=float)
     neighbour = data.copy()
     neighbour[0] = record
