@@ -24,11 +24,38 @@ def test_clipped_grad_sum():
 
 
 def test_batch_log_ratio_matches_seed_formula():
+    """The seed's σ_b² times the finite-population correction κ = (1 - b/n)·b/(b - 1) (≤ 1)."""
     r = np.array([0.1, -0.2, 0.05, 0.3])
     lam, var = batch_log_ratio(r, n=100, temperature=0.5)
     f = 100 * 0.5 / 4
     assert lam == pytest.approx(f * r.sum())
+    kappa = (1 - 4 / 100) * 4 / 3
+    assert kappa > 1  # n > b²: capped at 1, so Lemma 1's sensitivity bound holds
     assert var == pytest.approx(f**2 * (np.sum(r**2) - r.sum() ** 2 / 4))
+    _, var_small_n = batch_log_ratio(r, n=10, temperature=0.5)
+    f10 = 10 * 0.5 / 4
+    want = (1 - 4 / 10) * 4 / 3 * f10**2 * (np.sum(r**2) - r.sum() ** 2 / 4)
+    assert var_small_n == pytest.approx(want, rel=1e-12)
+    assert batch_log_ratio(r, n=4)[1] == 0.0  # the whole data set: no subsampling error
+    assert batch_log_ratio(r[:1], n=10)[1] == 0.0
+
+
+@pytest.mark.parametrize(("n", "b"), [(8, 3), (9, 3), (7, 5)])
+def test_batch_variance_is_unbiased_for_batches_drawn_without_replacement(n, b):
+    """Over every batch of b of the n records (the sampler draws them without replacement), the
+    mean of σ_b² equals the variance of the scaled sum (nT/b)·R exactly when n ≤ b²; the seed's
+    with-replacement σ_b² (no finite-population correction) would be (1 - b/n)⁻¹·(b-1)/b times
+    too large or small and fails."""
+    import itertools
+
+    r_all = np.array([0.3, -1.2, 0.7, 2.0, -0.4, 1.1, 0.0, -2.5, 0.9])[:n]
+    lams, vars_ = [], []
+    for batch in itertools.combinations(range(n), b):
+        lam, var = batch_log_ratio(r_all[list(batch)], n=n, temperature=0.7)
+        lams.append(lam)
+        vars_.append(var)
+    assert np.mean(lams) == pytest.approx(0.7 * r_all.sum(), rel=1e-12)  # unbiased λ̂
+    assert np.mean(vars_) == pytest.approx(np.var(lams), rel=1e-12)
 
 
 def _model(n=300):
