@@ -24,7 +24,11 @@ sums. The table is
 
   $$\Big(\frac{\pi_k}{\pi_j}\Big)^d \frac{c_j!\, c_k!}{(c_j - d)!\, (c_k + d)!} \prod_m \frac{\eta_m(s_{m i_m(j)} \mid S - d)\, \eta_m(s_{m i_m(k)} \mid S' + d)} {\eta_m(s_{m i_m(j)} \mid S)\, \eta_m(s_{m i_m(k)} \mid S')}$$
 
-  (a release whose entry counts both cells, $i_m(j) = i_m(k)$, does not change).
+  (a release whose entry counts both cells, $i_m(j) = i_m(k)$, does not change);
+* **Dirichlet-multinomial rows** (π summed out, `DirichletHyper` and `DirichletCells`): the same
+  pair moves with the Pólya-urn ratio (`dm_rows_sweep_streams`), or record moves
+  (`dm_records_sweep_streams`): one person's cell proposed from its Pólya-urn conditional,
+  accepted on the releases' ratio alone.
 
 Every move is an exact Metropolis–Hastings step (accept iff $\log\alpha \ge -E$, E standard
 exponential); a sweep costs $O(\text{cells} \cdot \text{reps} \cdot \text{releases})$ whatever N,
@@ -338,6 +342,218 @@ def dm_rows_sweep_streams(seeds, c, conc, n_cols, codes, a, b, r, s, idx, width,
     direct = _direct(idx)
     args = (states, c, n_cols, codes, a, b, r, s, idx, width, reps, direct)
     return int(sweep(_dm_prior, (lk, conc), *args))
+
+
+@numba.njit(cache=True)
+def alias_table(w):
+    """Walker's alias table of the weights ``w`` (Vose's construction, O(K)): a draw is column
+    ``t = ⌊K·U⌋`` if ``K·U − t < prob[t]``, else ``alias[t]``."""
+    n = w.shape[0]
+    prob = np.empty(n)
+    alias = np.arange(n)
+    tot = 0.0
+    for k in range(n):
+        tot += w[k]
+    small = np.empty(n, dtype=np.int64)
+    large = np.empty(n, dtype=np.int64)
+    ns = nl = 0
+    for k in range(n):
+        prob[k] = w[k] * n / tot
+        if prob[k] < 1.0:
+            small[ns] = k
+            ns += 1
+        else:
+            large[nl] = k
+            nl += 1
+    while ns > 0 and nl > 0:
+        ns -= 1
+        lo = small[ns]
+        hi = large[nl - 1]
+        alias[lo] = hi
+        prob[hi] = (prob[hi] + prob[lo]) - 1.0
+        if prob[hi] < 1.0:
+            nl -= 1
+            small[ns] = hi
+            ns += 1
+    for t in range(nl):  # rounding leftovers: exactly 1
+        prob[large[t]] = 1.0
+    for t in range(ns):
+        prob[small[t]] = 1.0
+    return prob, alias
+
+
+@numba.njit(cache=True)
+def _record_moves(
+    states, row, c, n_cols, prob, alias, big_a, codes, a, b, r, s, n_moves, direct, idx, tab
+):
+    """``n_moves`` record moves of row ``row`` (π summed out; `dm_records_sweep_streams`), from
+    that row's stream."""
+    base = row * n_cols
+    n = 0
+    for k in range(n_cols):
+        n += c[base + k]
+    if n == 0:
+        return 0
+    # a record per person: its cell (sorted by cell); one slot more, read (never used) when N = 1
+    persons = np.zeros(n + 1, dtype=np.int32)
+    p = 0
+    for k in range(n_cols):
+        for _ in range(c[base + k]):
+            persons[p] = k
+            p += 1
+    span = tab.shape[1]
+    half = span // 2
+    others = float(n - 1)
+    scale = others + big_a
+    per_a = n_cols / big_a
+    last = max(n - 2, 0)  # o ≤ N − 2 before it skips i
+    n_acc = 0
+    for _ in range(n_moves):
+        i = int(uniform(states, row) * n)
+        jc = np.int64(persons[i])
+        w = uniform(states, row) * scale
+        # both candidates, then one of them (no branch to mispredict): another person's cell,
+        # probability c_k^{-i} / (N − 1 + A), or a cell of the concentration, a_k / (N − 1 + A)
+        o = min(int(w), last)
+        o += 1 if o >= i else 0
+        from_others = np.int64(persons[o])
+        t = max(w - others, 0.0) * per_a
+        col = min(int(t), n_cols - 1)
+        from_conc = col if t - col < prob[col] else alias[col]
+        kc = from_others if w < others else from_conc
+        if kc == jc:
+            continue
+        j, k = base + jc, base + kc
+        if span > 0:  # integer releases, read once: the density ratios tabulated (`_ratio_table`)
+            dj = int(r[j] - s[j]) + half
+            dk = int(r[k] - s[k]) + half
+            if 0 <= dj < span and 0 <= dk < span:
+                ratio = tab[0, dj] * tab[1, dk]
+            else:
+                ratio = math.exp(
+                    kernel_logpdf(codes[0], a[0], b[0], r[j] - (s[j] - 1.0))
+                    - kernel_logpdf(codes[0], a[0], b[0], r[j] - s[j])
+                    + kernel_logpdf(codes[0], a[0], b[0], r[k] - (s[k] + 1.0))
+                    - kernel_logpdf(codes[0], a[0], b[0], r[k] - s[k])
+                )
+            # one uniform per move, the update without branches (U < 1 ≤ ratio: accepted)
+            moved = np.int64(1) if uniform(states, row) < ratio else np.int64(0)
+            c[j] -= moved
+            c[k] += moved
+            persons[i] = np.int32(kc if moved else jc)
+            s[j] -= moved
+            s[k] += moved
+            n_acc += moved
+            continue
+        if direct:
+            lr = (
+                kernel_logpdf(codes[0], a[0], b[0], r[j] - (s[j] - 1.0))
+                - kernel_logpdf(codes[0], a[0], b[0], r[j] - s[j])
+                + kernel_logpdf(codes[0], a[0], b[0], r[k] - (s[k] + 1.0))
+                - kernel_logpdf(codes[0], a[0], b[0], r[k] - s[k])
+            )
+        else:
+            lr = 0.0
+            for m in range(idx.shape[0]):
+                ej, ek = idx[m, j], idx[m, k]
+                if ej != ek:
+                    lr += (
+                        kernel_logpdf(codes[m], a[m], b[m], r[ej] - (s[ej] - 1.0))
+                        - kernel_logpdf(codes[m], a[m], b[m], r[ej] - s[ej])
+                        + kernel_logpdf(codes[m], a[m], b[m], r[ek] - (s[ek] + 1.0))
+                        - kernel_logpdf(codes[m], a[m], b[m], r[ek] - s[ek])
+                    )
+        if lr == lr and (lr >= 0.0 or lr + exponential(states, row) >= 0.0):
+            c[j] -= 1
+            c[k] += 1
+            persons[i] = kc
+            if direct:
+                s[j] -= 1.0
+                s[k] += 1.0
+            else:
+                for m in range(idx.shape[0]):
+                    s[idx[m, j]] -= 1.0
+                    s[idx[m, k]] += 1.0
+            n_acc += 1
+    return n_acc
+
+
+@numba.njit(cache=True, parallel=True)
+def _records_threads(
+    states, c, n_cols, prob, alias, big_a, codes, a, b, r, s, n_moves, direct, idx, tab
+):
+    n_rows = c.shape[0] // n_cols
+    acc = np.zeros(n_rows, dtype=np.int64)
+    for row in numba.prange(n_rows):
+        acc[row] = _record_moves(
+            states, row, c, n_cols, prob, alias, big_a, codes, a, b, r, s, n_moves, direct, idx, tab
+        )
+    return acc.sum()
+
+
+@numba.njit(cache=True)
+def _records_serial(
+    states, c, n_cols, prob, alias, big_a, codes, a, b, r, s, n_moves, direct, idx, tab
+):
+    acc = 0
+    for row in range(c.shape[0] // n_cols):
+        acc += _record_moves(
+            states, row, c, n_cols, prob, alias, big_a, codes, a, b, r, s, n_moves, direct, idx, tab
+        )
+    return acc
+
+
+def dm_records_sweep_streams(seeds, c, conc, n_cols, codes, a, b, r, s, idx, width, reps):
+    """``reps``·K record moves per row of a table whose rows are Dirichlet-multinomial(N_g,
+    ``conc``) (π summed out), in place; the twin of `dm_rows_sweep_streams` with the same
+    arguments (``width`` unused: a record move moves one person).
+
+    Each row is read as N_g records (one cell per person, sorted by cell). A move picks a person i
+    uniformly and proposes their cell from its prior conditional given the others, k with
+    probability (c_k^{−i} + a_k)/(N_g − 1 + A) (A = Σ a_k): the cell of another person, uniform
+    among the N_g − 1 others, with probability (N_g − 1)/(N_g − 1 + A), else a cell drawn from
+    a_k/A (Walker's alias table, `alias_table`). The proposal is the Pólya-urn conditional, so
+    the Metropolis–Hastings ratio is the releases' density ratio alone (Li et al. 2014, the
+    Metropolis–Hastings–Walker sampler of LDA). The records' law given the counts is uniform over
+    their arrangements and the move treats people alike (uniform i, a proposal that depends on
+    the others through their counts), so the counts alone form a Markov chain leaving the
+    Dirichlet-multinomial rows times the releases invariant. No move is wasted on an empty
+    cell, and the Pólya-urn ratio is never computed. Row g from stream ``seeds[g]``, rows in
+    numba threads if `streams.use_threads` (the same draws either way)."""
+    if n_cols < 2:
+        return 0
+    conc = np.ascontiguousarray(conc, dtype=np.float64)
+    prob, alias = alias_table(conc)
+    states = seed_states(seeds)
+    sweep = _records_threads if threads() else _records_serial
+    direct = _direct(idx)
+    big_a = float(conc.sum())
+    args = (states, c, n_cols, prob, alias, big_a, codes, a, b, r, s, int(reps) * n_cols, direct)
+    return int(sweep(*args, idx, _ratio_table(codes, a, b, r, direct)))
+
+
+_RATIO_HALF = 64  # dm_records_sweep_streams: density ratios tabulated for |release − count| < this
+
+
+def _ratio_table(codes, a, b, r, direct):
+    """For one release read cell by cell (``direct``) with integer values: ``tab[0, δ + H] =
+    η(δ + 1)/η(δ)`` (a person leaves a cell whose release minus count is δ) and ``tab[1, δ + H]
+    = η(δ − 1)/η(δ)`` (a person enters), δ = −H … H; an empty table otherwise (the moves then
+    evaluate the densities)."""
+    if not direct or not np.all(np.isfinite(r)) or not np.all(r == np.rint(r)):
+        return np.empty((2, 0))
+    return _ratios(codes[0], a[0], b[0], _RATIO_HALF)
+
+
+@numba.njit(cache=True)
+def _ratios(code, a, b, half):
+    out = np.empty((2, 2 * half + 1))
+    for t in range(2 * half + 1):
+        x = float(t - half)
+        here = kernel_logpdf(code, a, b, x)
+        out[0, t] = math.exp(kernel_logpdf(code, a, b, x + 1.0) - here)
+        out[1, t] = math.exp(kernel_logpdf(code, a, b, x - 1.0) - here)
+    return out
 
 
 def rows_disjoint(idx, n_cols) -> bool:

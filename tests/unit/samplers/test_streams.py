@@ -142,10 +142,10 @@ def chain():
     return hashlib.sha256(np.array(out).tobytes()).hexdigest()
 
 
-def chain_with_table():
+def chain_with_table(moves):
     # DirichletHyper with the table: its cell moves (π summed out) run on the rows' streams too
     with model:
-        dh = pdp.DirichletHyper([alpha, base, pi, c], rng=np.random.default_rng(9))
+        dh = pdp.DirichletHyper([alpha, base, pi, c], moves=moves, rng=np.random.default_rng(9))
     point, out = model.initial_point(0), []
     for _ in range(4):
         point, _ = dh.step(point)
@@ -154,12 +154,12 @@ def chain_with_table():
     return hashlib.sha256(np.array(out).tobytes()).hexdigest()
 
 
-plain = chain() + chain_with_table()
+plain = chain() + chain_with_table("pairs") + chain_with_table("records")
 streams.use_threads(True)
 numba.set_num_threads(1)
-one = chain() + chain_with_table()
+one = chain() + chain_with_table("pairs") + chain_with_table("records")
 numba.set_num_threads(2)
-two = chain() + chain_with_table()
+two = chain() + chain_with_table("pairs") + chain_with_table("records")
 assert numba.threading_layer() in ("omp", "tbb", "workqueue")
 print("HASHES", plain, one, two)
 """
@@ -169,7 +169,7 @@ print("HASHES", plain, one, two)
 @two_threads
 def test_areas_steps_same_with_one_and_two_threads():
     """TableCells (rows), DirichletHyper (column pairs, π's rows; with the table: its rows' cell
-    moves) from the same seeds give the same chain without threads, with 1
+    moves, pairs and records) from the same seeds give the same chain without threads, with 1
     and with 2 numba threads. In a child process: a process that has
     run a GNU OpenMP parallel loop cannot fork, and other tests fork (`streams.use_threads`)."""
     import subprocess
