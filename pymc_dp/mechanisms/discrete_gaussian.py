@@ -279,7 +279,11 @@ class DiscreteGaussian(Mechanism):
     def random_graph(self, statistic, size=None):
         import pytensor.tensor as pt
 
-        return discrete_gaussian_rv(pt.as_tensor_variable(statistic), self.noise_sd, size=size)
+        from pymc_dp._compat import call_rv
+
+        return call_rv(
+            discrete_gaussian_rv, pt.as_tensor_variable(statistic), self.noise_sd, size=size
+        )
 
     def dp_event(self):
         from dp_accounting import dp_event

@@ -57,14 +57,14 @@ def assign_steps(model, step=None):
 
     ``step`` may be a callable ``step(model) -> step or list of steps`` that overrides the default.
     """
-    import pymc as pm
     from pymc.sampling.mcmc import assign_step_methods, instantiate_steppers
+    from pymc.step_methods import STEP_METHODS
 
     with model:
         if step is not None:
             built = step(model)
             return list(built) if isinstance(built, list | tuple) else [built]
-        _, selected = assign_step_methods(model, None, methods=pm.STEP_METHODS)
+        _, selected = assign_step_methods(model, None, methods=STEP_METHODS)
         built = instantiate_steppers(model, [], selected)
     return list(built) if isinstance(built, list) else [built]
 

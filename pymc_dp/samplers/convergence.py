@@ -180,10 +180,10 @@ def _hints(steps) -> dict:
 
 def _default_movers(model) -> dict:
     """The step ``pm.sample()`` assigns by itself to each value variable of ``model``."""
-    import pymc as pm
     from pymc.sampling.mcmc import assign_step_methods
+    from pymc.step_methods import STEP_METHODS
 
-    _, selected = assign_step_methods(model, None, methods=pm.STEP_METHODS)
+    _, selected = assign_step_methods(model, None, methods=STEP_METHODS)
     return {v.name: cls.__name__ for cls, vars_ in selected.items() for v in vars_}
 
 

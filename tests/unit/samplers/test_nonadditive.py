@@ -157,4 +157,12 @@ def test_cores_2_draws_what_cores_1_draws():
     model = _median_model(n=5)
     a = sample(model, draws=30, tune=30, seed=4, cores=2)
     b = sample(model, draws=30, tune=30, seed=4, cores=1)
-    np.testing.assert_array_equal(a.posterior["mu"].values, b.posterior["mu"].values)
+    # the same draws; on the PyMC 6 line a worker process's compiled log density differs from this
+    # process's in the last bits (up to 7e-15 relative, measured 2026-11-28, also before that day's
+    # changes), so the two agree to rounding there, bit for bit on the PyMC 5 line
+    import pymc as pm
+
+    if int(pm.__version__.split(".")[0]) >= 6:
+        np.testing.assert_allclose(a.posterior["mu"].values, b.posterior["mu"].values, rtol=1e-12)
+    else:
+        np.testing.assert_array_equal(a.posterior["mu"].values, b.posterior["mu"].values)
