@@ -26,6 +26,7 @@ __all__ = [
     "gaussian_release",
     "require_integer",
     "reject_bool",
+    "integer_sensitivity",
     "scale_or_epsilon",
     "CalibrationError",
 ]
@@ -60,6 +61,19 @@ def reject_bool(value, name: str):
             f"Pass the number itself, e.g. {name}=1.0, not a string."
         )
     return value
+
+
+def integer_sensitivity(sensitivity, mech_name: str) -> float:
+    """A declared sensitivity of an integer mechanism as a float, refusing anything but a
+    positive integer (a number, not a bool)."""
+    sens = float(reject_bool(sensitivity, "sensitivity"))
+    if not (sens >= 1 and sens == round(sens)):
+        raise ValueError(
+            f"{mech_name} needs a positive integer sensitivity, got sensitivity={sensitivity!r}. "
+            "Use integer bounds for the integer statistic (e.g. pdp.Sum(lower=0, upper=5) or "
+            "pdp.Counts), not a Mean."
+        )
+    return sens
 
 
 def require_integer(statistic, mech_name: str) -> np.ndarray:

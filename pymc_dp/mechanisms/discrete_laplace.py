@@ -7,7 +7,7 @@ import math
 
 from pymc_dp._checks import check_noise_rng
 from pymc_dp.mechanisms import _calibrate
-from pymc_dp.mechanisms._noise import laplace_release, reject_bool, scale_or_epsilon
+from pymc_dp.mechanisms._noise import integer_sensitivity, laplace_release, scale_or_epsilon
 from pymc_dp.mechanisms.base import LAPLACE_KERNEL
 from pymc_dp.mechanisms.laplace import Laplace
 
@@ -42,12 +42,7 @@ class DiscreteLaplace(Laplace):
     def __post_init__(self):
         scale_or_epsilon(self, "scale")
         if self.sensitivity is not None:
-            sens = float(reject_bool(self.sensitivity, "sensitivity"))
-            if not (sens > 0 and sens == round(sens)):
-                raise ValueError(
-                    f"DiscreteLaplace needs a positive integer sensitivity, got "
-                    f"sensitivity={self.sensitivity!r}. Use integer bounds for integer statistics."
-                )
+            sens = integer_sensitivity(self.sensitivity, "DiscreteLaplace")
             object.__setattr__(self, "sensitivity", sens)
 
     def with_sensitivity(self, sensitivity):

@@ -54,7 +54,7 @@ import numpy as np
 
 from pymc_dp._checks import check_epsilon, check_noise_rng
 from pymc_dp.mechanisms import _exact
-from pymc_dp.mechanisms._noise import reject_bool, require_integer
+from pymc_dp.mechanisms._noise import integer_sensitivity, reject_bool, require_integer
 from pymc_dp.mechanisms.base import Mechanism
 
 __all__ = ["Staircase"]
@@ -101,12 +101,7 @@ class Staircase(Mechanism):
                 )
             object.__setattr__(self, "r", int(r))
         if self.sensitivity is not None:
-            sens = float(reject_bool(self.sensitivity, "sensitivity"))
-            if not (sens >= 1 and sens == round(sens)):
-                raise ValueError(
-                    f"Staircase needs a positive integer sensitivity, got "
-                    f"sensitivity={self.sensitivity!r}. Use integer bounds for the integer statistic."
-                )
+            sens = integer_sensitivity(self.sensitivity, "Staircase")
             object.__setattr__(self, "sensitivity", sens)
             if self.r is not None and self.r > sens:
                 raise ValueError(

@@ -55,7 +55,12 @@ from fractions import Fraction
 import numpy as np
 
 from pymc_dp._checks import check_delta, check_epsilon, check_noise_rng
-from pymc_dp.mechanisms._noise import laplace_release, reject_bool, require_integer
+from pymc_dp.mechanisms._noise import (
+    integer_sensitivity,
+    laplace_release,
+    reject_bool,
+    require_integer,
+)
 from pymc_dp.mechanisms.base import Mechanism
 
 __all__ = ["TruncatedDiscreteLaplace"]
@@ -145,7 +150,11 @@ class TruncatedDiscreteLaplace(Mechanism):
         object.__setattr__(self, "epsilon", check_epsilon(reject_bool(self.epsilon, "epsilon")))
         object.__setattr__(self, "delta", check_delta(reject_bool(self.delta, "delta")))
         if self.sensitivity is not None:
-            object.__setattr__(self, "sensitivity", self._integer(self.sensitivity))
+            object.__setattr__(
+                self,
+                "sensitivity",
+                integer_sensitivity(self.sensitivity, "TruncatedDiscreteLaplace"),
+            )
             if self.radius >= _MAX_RADIUS:
                 raise ValueError(
                     f"TruncatedDiscreteLaplace(epsilon={self.epsilon!r}, delta={self.delta!r}) with "
@@ -154,24 +163,15 @@ class TruncatedDiscreteLaplace(Mechanism):
                     "sensitivity (tighter bounds)."
                 )
 
-    @staticmethod
-    def _integer(sensitivity) -> float:
-        sens = float(reject_bool(sensitivity, "sensitivity"))
-        if not (sens >= 1 and sens == round(sens)):
-            raise ValueError(
-                f"TruncatedDiscreteLaplace needs a positive integer sensitivity, got "
-                f"sensitivity={sensitivity!r}. Use integer bounds for the integer statistic "
-                "(e.g. pdp.Sum(lower=0, upper=5) or pdp.Counts), not a Mean."
-            )
-        return sens
-
     # -- calibration ---------------------------------------------------------------------------
     @property
     def calibrated(self) -> bool:
         return self.sensitivity is not None
 
     def with_sensitivity(self, sensitivity):
-        return dataclasses.replace(self, sensitivity=self._integer(sensitivity))
+        return dataclasses.replace(
+            self, sensitivity=integer_sensitivity(sensitivity, "TruncatedDiscreteLaplace")
+        )
 
     @property
     def width(self) -> int:
