@@ -49,6 +49,7 @@ log density ``-inf`` there (PyMC reports a bad initial energy): start the record
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from fractions import Fraction
 
@@ -179,12 +180,12 @@ class TruncatedDiscreteLaplace(Mechanism):
         self._require_calibrated()
         return int(self.sensitivity)
 
-    @property
+    @functools.cached_property  # derived from frozen fields: computed once
     def noise_scale(self) -> float:
         """``t``: ``P(Z = z) ∝ e^{-|z|/t}`` inside the radius; ``Δ/t ≤ ε`` exactly."""
         return _scale(self.width, self.epsilon)
 
-    @property
+    @functools.cached_property  # derived from frozen fields: computed once
     def radius(self) -> int:
         """``A``: the smallest integer ``≥ Δ`` whose ``δ(A)`` is at most ``delta``."""
         return _radius(1.0 / self.noise_scale, self.width, self.delta)
