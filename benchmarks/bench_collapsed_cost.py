@@ -110,13 +110,17 @@ def draw_rows():
     return out
 
 
-if "--draws" in sys.argv:
+def print_draw_rows():
     for n, route, units, sec in draw_rows():
         print(
             f"| {route} | {n} | {units:.3g} | {sec * 1e3:.3f} ms | {sec / units * 1e9:.1f} ns/unit "
             f"(DRAW_SECONDS {DRAW_SECONDS[route] * 1e9:.0f}) |",
             flush=True,
         )
+
+
+if "--draws" in sys.argv:
+    print_draw_rows()
     sys.exit(0)
 
 rows = []
@@ -163,9 +167,4 @@ for r in rows:
         f"| {r[0]} | {r[1]} | {r[2]:.3g} | {r[3] * 1e3:.3f} ms | {r[3] / r[2] * 1e9:.1f} ns/term |",
         flush=True,
     )
-for n, route, units, sec in draw_rows():
-    print(
-        f"| {route} | {n} | {units:.3g} | {sec * 1e3:.3f} ms | {sec / units * 1e9:.1f} ns/unit "
-        f"(DRAW_SECONDS {DRAW_SECONDS[route] * 1e9:.0f}) |",
-        flush=True,
-    )
+print_draw_rows()
