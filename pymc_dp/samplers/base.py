@@ -41,6 +41,9 @@ class DPStep(BlockedStep):
     #: name -> (dtype, shape) of the sampler stats, without ``tune``; subclasses override
     dp_stats: dict = {}
     _state_class = StepMethodState
+    #: names of free variables that ``pm.sample()``'s trace does not read (set by
+    #: `trace_memory`; empty outside it): a step may skip drawing one that no other step reads
+    untraced: frozenset = frozenset()
 
     def __new__(cls, *args, **kwargs):
         step = super().__new__(cls, *args, **kwargs)

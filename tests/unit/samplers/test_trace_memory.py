@@ -134,3 +134,84 @@ def test_rule_with_one_process_per_chain():
     kept, warned = _sample(model, cores=2, random_seed=3)
     assert not warned and "x" in kept.posterior
     np.testing.assert_array_equal(dropped.posterior["mu"].values, kept.posterior["mu"].values)
+
+
+# -- companions: the rows π of a latent count table (issue 18 items 4 and 6) -------------------
+G, K = 3, 4
+
+
+def _areas(det=False, n=6):
+    noisy = np.array([[2, 1, 0, 3], [0, 4, 1, 1], [3, 0, 2, 0]])
+    with pm.Model() as model:
+        base = pm.Dirichlet("base", np.ones(K))
+        alpha = pm.LogNormal("alpha", 1.0, 1.0)
+        pi = pm.Dirichlet("pi", alpha * base, shape=(G, K))
+        if det:  # a traced deterministic reads π: π must stay
+            pm.Deterministic("share", pi[:, 0])
+        c = pm.Multinomial("c", n=n, p=pi, shape=(G, K))
+        mech = pdp.DiscreteGaussian(sigma=2.0)
+        pdp.DPObserved("s", c, statistic=pdp.Cells(), mechanism=mech, observed=noisy)
+    return model
+
+
+def test_companions_are_per_value_parameters_read_only_by_the_latent():
+    plan = latent_trace_plan(_areas(), chains=1, iterations=1)
+    # size: values of the value variables (π's simplex values: K − 1 per row)
+    assert (plan["latent"], plan["companions"], plan["size"]) == (["c"], ["pi"], G * (2 * K - 1))
+    plan = latent_trace_plan(_areas(det=True), chains=1, iterations=1)
+    assert (plan["latent"], plan["companions"], plan["size"]) == (["c"], [], G * K)
+    # a mean per record is one; the shared mean of the records is not
+    rng = np.random.default_rng(2)
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0, 1)
+        m = pm.Normal("m", mu, 1, shape=N)
+        x = pm.Normal("x", m, 1.0, shape=N)
+        stat, mech = pdp.Sum(lower=-5.0, upper=5.0), pdp.Laplace(epsilon=1.0)
+        pdp.DPObserved("s", x, statistic=stat, mechanism=mech, observed=float(rng.normal()))
+    with pdp.keep_latent(limit=0):
+        plan = latent_trace_plan(model, chains=2, iterations=10)
+    assert (plan["latent"], plan["companions"], plan["size"]) == (["x"], ["m"], 2 * N)
+    assert plan["drop"] and [v.name for v in plan["trace_vars"]] == ["mu"]
+
+
+def test_rows_pi_dropped_and_not_drawn_with_the_same_hyperparameter_draws():
+    """Above the limit π leaves the trace with c, DirichletHyper stops drawing it (it moves c
+    itself), and α, base and every sampler stat are the draws of a run that keeps and draws π."""
+    model = _areas()
+    kw = dict(KW, var_names=None, draws=15, tune=10)
+    kw.pop("var_names")
+    with pdp.keep_latent(limit=0):
+        dropped, warned = _sample(model, random_seed=4, **kw)
+    assert len(warned) == 1
+    assert "'c' of the DPObserved node(s) nor 'pi' (one value or more" in str(warned[0].message)
+    assert "pi" not in dropped.posterior and "c" not in dropped.posterior
+    with pdp.keep_latent():
+        kept, warned = _sample(model, random_seed=4, **kw)
+    assert not warned and kept.posterior["pi"].shape == (2, 15, G, K)
+    for name in ("alpha", "base"):
+        np.testing.assert_array_equal(dropped.posterior[name].values, kept.posterior[name].values)
+    # π moves in the run that keeps it (a draw per iteration), and is left as it is otherwise
+    assert np.all(np.diff(kept.posterior["pi"].values[0, :, 0, 0]) != 0)
+
+
+def test_untraced_names_what_the_trace_does_not_read():
+    from pymc_dp.samplers.trace_memory import untraced
+
+    model = _areas(det=True)
+    names = untraced(model, model.replace_rvs_by_values([model["share"], model["alpha"]]))
+    assert names == {"base", "base_simplex__", "c"}  # π is read through the deterministic
+    assert untraced(model, None) == frozenset()
+
+
+def test_dirichlet_hyper_leaves_pi_only_when_untraced():
+    model = _areas()
+    with model:
+        step = pdp.DirichletHyper([model["alpha"], model["base"], model["pi"], model["c"]])
+    point = model.initial_point(0)
+    step.tune = False
+    step._fresh = False
+    drawn, _ = step.step(dict(point))
+    assert not np.array_equal(drawn["pi_simplex__"], point["pi_simplex__"])
+    step.untraced = frozenset({"pi", "pi_simplex__", "c"})
+    left, _ = step.step(dict(point))
+    np.testing.assert_array_equal(left["pi_simplex__"], point["pi_simplex__"])
