@@ -602,7 +602,11 @@ def _refusal(model, rv):
             "last axis)"
         )
     if any(s is None for s in rv.type.shape):
-        return f"the shape of {rv.name!r} is not fixed; give it shape="
+        return (
+            f"the shape of {rv.name!r} is not fixed ({tuple(rv.type.shape)}: dims= or a pm.Data "
+            "length); give it shape=(...), or sample the model with its dims frozen: `with "
+            "pymc.model.transform.optimization.freeze_dims_and_data(model): pm.sample()`"
+        )
     nodes = _cells_nodes(model, rv)
     if not nodes:
         return f"{rv.name!r} feeds no DPObserved node with statistic=pdp.Cells() or pdp.Marginals()"
@@ -624,6 +628,8 @@ def cells_only_refusal(model, table):
     """Why a step that moves the table's cells with its parent summed out (`DirichletHyper`,
     `DirichletCells`, `GammaCells`) cannot take it (None: it can): every release of it must be
     ``pdp.Cells`` (cell by cell) and `TableCells` must accept it."""
+    if any(d is None for d in table.type.shape):
+        return _refusal(model, table)
     nodes = _cells_nodes(model, table)
     shape = tuple(int(d) for d in table.type.shape)
     size = int(np.prod(shape))

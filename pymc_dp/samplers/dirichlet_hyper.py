@@ -345,27 +345,45 @@ def _column_pre(c, gs, js, j, k, codes, ka, kb, r, log_fact, t, off, e, top):
     gauss = big_a == big_a
     q = math.exp(-4.0 * big_a)
     inv = np.empty(tmax + 2)  # 1/v: the walk multiplies (a division per weight costs more)
+    logv = np.empty(tmax + 2)  # log v: the Gaussian rows' log weights by recurrence
     for v in range(1, tmax + 2):
         inv[v] = 1.0 / v
+        logv[v] = math.log(v)
     for g in range(n_rows):
         tg, o = t[g], off[g]
         cj, ck = g * gs + j * js, g * gs + k * js
         best = -np.inf
         at = 0
-        for v in range(tg + 1):
-            lp = -log_fact[v] - log_fact[tg - v]
-            for m in range(codes.shape[0]):
-                lp += kernel_logpdf(codes[m], ka[m], kb[m], r[m, cj] - v)
-                lp += kernel_logpdf(codes[m], ka[m], kb[m], r[m, ck] - (tg - v))
-            e[o + v] = lp
-            if lp > best:
-                best = lp
-                at = v
-        top[g] = best
-        if gauss and tg > 0:
-            lead = 0.0
+        lead = 0.0  # L (Gaussian kernels only)
+        if gauss:
+            # log e_v − log e_{v−1} = L − 4Av + log(t − v + 1) − log v: one kernel pair per release
+            # (at v = 0) instead of one per weight; the row's maximum and its place only set the
+            # walk's start and a constant of the row, so rounding in the sum is harmless
+            lp = -log_fact[tg]
             for m in range(codes.shape[0]):
                 lead += kernel_quadratic(codes[m], ka[m]) * (2.0 * (r[m, cj] - r[m, ck] + tg) + 2.0)
+                lp += kernel_logpdf(codes[m], ka[m], kb[m], r[m, cj])
+                lp += kernel_logpdf(codes[m], ka[m], kb[m], r[m, ck] - tg)
+            e[o] = lp
+            best = lp
+            for v in range(1, tg + 1):
+                lp += lead - 4.0 * big_a * v + logv[tg - v + 1] - logv[v]
+                e[o + v] = lp
+                if lp > best:
+                    best = lp
+                    at = v
+        else:
+            for v in range(tg + 1):
+                lp = -log_fact[v] - log_fact[tg - v]
+                for m in range(codes.shape[0]):
+                    lp += kernel_logpdf(codes[m], ka[m], kb[m], r[m, cj] - v)
+                    lp += kernel_logpdf(codes[m], ka[m], kb[m], r[m, ck] - (tg - v))
+                e[o + v] = lp
+                if lp > best:
+                    best = lp
+                    at = v
+        top[g] = best
+        if gauss and tg > 0:
             if abs(lead) + 4.0 * big_a * (tg + 1) < _WALK:
                 e[o + at] = 1.0
                 geo = math.exp(lead - 4.0 * big_a * at)  # exp(L − 4Ac) at c = at

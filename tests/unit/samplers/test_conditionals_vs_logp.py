@@ -472,9 +472,6 @@ def test_dirichlet_hyper_column_move_matches_joint_logp(seed):
     slice move evaluates) changes exactly as log Σ over the columns' splits of PyMC's joint logp
     with π summed out (``pm.DirichletMultinomial`` rows, base's ``pm.Dirichlet``, the releases'
     log densities), enumerated; random variants: G, K, row totals, β, noise law, α, table, pair."""
-    from scipy.special import logsumexp
-
-    from pymc_dp.samplers.dirichlet_hyper import column_pair_log_f
 
     rng = np.random.default_rng(100 + seed)
     g, k = int(rng.integers(2, 4)), int(rng.integers(3, 5))
@@ -483,6 +480,24 @@ def test_dirichlet_hyper_column_move_matches_joint_logp(seed):
     mech = [pdp.DiscreteGaussian(sigma=rng.uniform(0.7, 2.0)), pdp.DiscreteLaplace(scale=1.1)][
         seed % 2
     ]
+    _column_move_case(rng, g, k, n, beta, mech)
+
+
+def test_dirichlet_hyper_column_move_without_the_weight_walk():
+    """As above with a Gaussian so narrow (σ = 0.08: 4A(t + 1) > 600 for t ≥ 1) that every row's weights
+    come from its log weights, summed by the recurrence log e_v − log e_{v−1} = L − 4Av +
+    log((t − v + 1)/v), not from the walk."""
+    rng = np.random.default_rng(7)
+    _column_move_case(
+        rng, 3, 4, np.array([5, 6, 4]), rng.uniform(0.5, 3.0, 4), pdp.DiscreteGaussian(sigma=0.08)
+    )
+
+
+def _column_move_case(rng, g, k, n, beta, mech):
+    from scipy.special import logsumexp
+
+    from pymc_dp.samplers.dirichlet_hyper import column_pair_log_f
+
     noisy = rng.integers(-1, 5, size=(g, k))
     with pm.Model():
         base = pm.Dirichlet("base", beta)

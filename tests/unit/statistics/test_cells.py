@@ -319,9 +319,32 @@ def test_a_cells_table_left_to_pymc_is_named_and_a_binomial_table_is_taken():
             mechanism=pdp.DiscreteGaussian(sigma=2.0),
             observed=[4, 7, 9],
         )
-    with pytest.warns(UserWarning, match=r"the shape of 'c' is not fixed; give it shape=") as rec:
+    with pytest.warns(UserWarning, match=r"the shape of 'c' is not fixed \(\(None,\)") as rec:
         assert assigned(model)["Metropolis"] == ["c"]
     assert "the chain keeps its start" in str(rec[0].message)
+    assert "freeze_dims_and_data(model)" in str(rec[0].message)
+    # areas under a shared Dirichlet written with dims: the table was a TypeError in the
+    # competence of DirichletHyper; it is the same warning, and the frozen model gets the steps
+    coords = {"area": range(2), "cell": range(3)}
+    with pm.Model(coords=coords) as model:
+        base = pm.Dirichlet("base", np.ones(3), dims="cell")
+        alpha = pm.Gamma("alpha", 2.0, 0.2)
+        pi = pm.Dirichlet("pi", alpha * base, dims=("area", "cell"))
+        c = pm.Multinomial("c", n=[10, 12], p=pi, dims=("area", "cell"))
+        pdp.DPObserved(
+            "s",
+            c,
+            statistic=pdp.Cells(),
+            mechanism=pdp.DiscreteGaussian(sigma=2.0),
+            observed=[[4, 7, 0], [3, 3, 5]],
+        )
+    with pytest.warns(UserWarning, match=r"freeze_dims_and_data\(model\)"):
+        assert assigned(model)["Metropolis"] == ["c"]
+    from pymc.model.transform.optimization import freeze_dims_and_data
+
+    with warnings.catch_warnings(), freeze_dims_and_data(model) as frozen:
+        warnings.simplefilter("error")
+        assert "DirichletHyper" in assigned(frozen)
     with pm.Model() as model:
         p = pm.Beta("p", 1.0, 1.0, shape=3)
         c = pm.Binomial("c", n=[5, 8, 9], p=p, shape=3)
