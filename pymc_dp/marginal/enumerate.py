@@ -150,7 +150,7 @@ class EnumeratedParents(DPStep):
         return new, [self.stats(dp_theta_prob=float(p[k]))]
 
     @staticmethod
-    def competence(var, has_grad):
+    def competence(var, has_grad=None):
         from pymc_dp.marginal.assign import enumerated_competence
 
         return enumerated_competence(var)

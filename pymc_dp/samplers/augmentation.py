@@ -775,7 +775,7 @@ class DataAugmentation(DPStep):
         }
 
     @staticmethod
-    def competence(var, has_grad):
+    def competence(var, has_grad=None):
         from pymc_dp.samplers.assign import augmentation_competence
 
         return augmentation_competence(var)

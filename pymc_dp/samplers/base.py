@@ -116,7 +116,7 @@ class DPStep(BlockedStep):
         return doc.splitlines()[0] if doc else type(self).__name__
 
     @staticmethod
-    def competence(var, has_grad):
+    def competence(var, has_grad=None):
         return Competence.INCOMPATIBLE
 
 

@@ -897,7 +897,7 @@ class TableCells(DPStep):
         return {**point, self.name_: new}, [self.stats(dp_accept_rate=float(rate))]
 
     @staticmethod
-    def competence(var, has_grad):
+    def competence(var, has_grad=None):
         # a Multinomial table of rows π ~ Dirichlet(α·base) released by Cells only is IDEAL for
         # DirichletHyper too (its cells move there, π summed out); DirichletHyper is registered
         # before TableCells (pymc_dp/__init__.py), so it keeps that table

@@ -578,7 +578,7 @@ class ConjugateTheta(DPStep):
         }
 
     @staticmethod
-    def competence(var, has_grad):
+    def competence(var, has_grad=None):
         return conjugate_competence(var)
 
 

@@ -1130,7 +1130,7 @@ class DirichletHyper(DPStep):
         return self._table_step is not None and self.pi_name in self.untraced
 
     @staticmethod
-    def competence(var, has_grad):
+    def competence(var, has_grad=None):
         return dirichlet_hyper_competence(var)
 
 

@@ -324,7 +324,7 @@ class NonAdditiveRoute(DPStep):
         )
 
     @staticmethod
-    def competence(var, has_grad):
+    def competence(var, has_grad=None):
         from pymc_dp.samplers.assign import nonadditive_competence
 
         return nonadditive_competence(var)

@@ -158,7 +158,7 @@ class ParentCells(DPStep):
         cls._verdicts = weakref.WeakKeyDictionary()  # per class: model -> cached verdicts
 
     @classmethod
-    def competence(cls, var, has_grad):
+    def competence(cls, var, has_grad=None):
         """``IDEAL`` for the parent or its table when `refusal` finds nothing (cached per model
         state; never warns). Registered before `TableCells` and `ConjugateTheta`, which are
         ``IDEAL`` for the table and the parent too (``pymc_dp/__init__.py``)."""

@@ -396,7 +396,7 @@ class SufficientTheta(DPStep):
         }
 
     @staticmethod
-    def competence(var, has_grad):
+    def competence(var, has_grad=None):
         return sufficient_competence(var)
 
 
