@@ -641,6 +641,26 @@ def cells_only_refusal(model, table):
     return _refusal(model, table)
 
 
+def row_margins_refusal(model, table):
+    """Why `DirichletCells` cannot move the table's rows with π summed out (None: it can): every
+    release must be ``pdp.Cells`` or ``pdp.Marginals`` whose entries each count cells of one row
+    only (`rows_disjoint`: any margin of a single table, margins within the rows of areas), and
+    `TableCells` must accept the table."""
+    if any(d is None for d in table.type.shape):
+        return _refusal(model, table)
+    nodes = _cells_nodes(model, table)
+    if not nodes:
+        return _refusal(model, table)
+    shape = tuple(int(d) for d in table.type.shape)
+    idx = np.stack([np.asarray(nd.statistic.entry_index(shape)).reshape(-1) for nd in nodes])
+    if not rows_disjoint(idx, shape[-1]):
+        return (
+            f"a release of {table.name!r} sums cells of several rows (a margin across areas); "
+            "the rows' moves with π summed out need every released entry within one row"
+        )
+    return _refusal(model, table)
+
+
 def sole_table_child(model, parent, op, param: int):
     """The latent table ``c`` of distribution ``op`` whose parameter number ``param`` is ``parent``
     itself (same shape, no transform), when it is the only term that depends on ``parent``; None

@@ -32,6 +32,12 @@ def log_dirmult(t, n, a):
     )
 
 
+def _with_maps(releases):
+    """(mechanism, release, map) triples: ``map`` the released entries of a flat table (a margin),
+    None for the table itself."""
+    return [(m, r, rel[0] if rel else None) for m, r, *rel in releases]
+
+
 def exact_moments(rows, a, releases):
     """Posterior mean and sd of the flattened table and of π (rows × K) by enumeration: every row
     of ``rows`` (totals) Dirichlet-multinomial(n_g, a), the releases' densities over the table."""
@@ -43,7 +49,7 @@ def exact_moments(rows, a, releases):
     lw = np.array(
         [
             sum(log_dirmult(t[g * k : (g + 1) * k], n, a) for g, n in enumerate(rows))
-            + sum(m.logpdf(r, t).sum() for m, r in releases)
+            + sum(m.logpdf(r, f(t) if f else t).sum() for m, r, f in _with_maps(releases))
             for t in tables
         ]
     )
@@ -95,3 +101,34 @@ def test_areas_with_their_own_totals():
     assert_mc_close(draws_c, mean_c, sd_c, label="area cells")
     draws_p = np.asarray(idata.posterior["pi"]).reshape(2, -1, 6)
     assert_mc_close(draws_p, mean_p, sd_p, label="area pi")
+
+
+def test_one_table_with_margins_default_sample():
+    """A table of 4 cells read as 2 × 2, released cell by cell and by its row and column margins
+    (each margin entry within the one row of the Multinomial): pm.sample() gives π and c to
+    DirichletCells, whose moves weigh every release touching a moved cell."""
+    n, a = 5, np.array([0.8, 1.5, 1.2, 0.6])
+    mech = pdp.DiscreteGaussian(sigma=0.9)
+    rows_of, cols_of = (
+        pdp.Marginals(keep=(0,), shape=(2, 2)),
+        pdp.Marginals(keep=(1,), shape=(2, 2)),
+    )
+    releases = [
+        (pdp.Laplace(scale=2.0), np.array([0.5, 2.2, 1.0, 3.1])),
+        (mech, np.array([1, 4]), lambda t: t.reshape(2, 2).sum(axis=1)),
+        (mech, np.array([3, 1]), lambda t: t.reshape(2, 2).sum(axis=0)),
+    ]
+    with pm.Model() as model:
+        pi = pm.Dirichlet("pi", a)
+        c = pm.Multinomial("c", n=n, p=pi)
+        pdp.DPObserved(
+            "s", c, statistic=pdp.Cells(), mechanism=releases[0][0], observed=releases[0][1]
+        )
+        pdp.DPObserved("r", c, statistic=rows_of, mechanism=mech, observed=releases[1][1])
+        pdp.DPObserved("k", c, statistic=cols_of, mechanism=mech, observed=releases[2][1])
+    assert assigned(model) == {"DirichletCells": ["c", "pi_simplex__"]}
+    idata = sample(model, draws=1500, tune=300, seed=41)
+    draws_c = np.asarray(idata.posterior["c"])
+    mean_c, sd_c, mean_p, sd_p = exact_moments([n], a, releases)
+    assert_mc_close(draws_c, mean_c, sd_c, label="cells with margins")
+    assert_mc_close(np.asarray(idata.posterior["pi"]), mean_p, sd_p, label="pi with margins")

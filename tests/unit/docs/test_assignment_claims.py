@@ -97,8 +97,8 @@ def test_tables_page_other_assignment_comments():
         c = pm.Multinomial("c", n=60, p=pi)
         for name, rel in zip(("cells", "rows", "cols"), rels, strict=True):
             pdp.DPObserved(name, c, statistic=rel.statistic, mechanism=rel.mechanism, observed=rel)
-    assert assigned(margins) == {"ConjugateTheta": ["pi_simplex__"], "TableCells": ["c"]}
-    _claimed("tables.md", "TableCells on c, ConjugateTheta on pi")
+    assert assigned(margins) == {"DirichletCells": ["c", "pi_simplex__"]}
+    _claimed("tables.md", "DirichletCells on pi and c")
 
     with pm.Model() as negbin:
         mu = pm.Gamma("mu", 2.0, 0.1)

@@ -23,7 +23,7 @@ def _model(conc=None, *, shape=(3,), n=20, margins=False, extra_child=False):
                 c,
                 statistic=pdp.Marginals(()),
                 mechanism=MECH,
-                observed=np.array(float(n * int(np.prod(shape[:-1])))),
+                observed=np.array(float(np.sum(np.broadcast_to(n, shape[:-1])))),
             )
         if extra_child:
             pm.Multinomial("y", n=5, p=pi, shape=shape, observed=np.broadcast_to([1, 2, 2], shape))
@@ -44,7 +44,10 @@ def test_pm_sample_assigns_pi_and_table_together():
             dict(conc=lambda m: pm.HalfNormal("tau", 1.0) * np.ones(3)),
             r"reads the free parameters \['tau'\].*pdp\.DirichletHyper",
         ),
-        (dict(margins=True), "not released only cell by cell"),
+        (
+            dict(margins=True, shape=(2, 3), n=np.array([5, 6])),  # a grand total over 2 areas
+            "sums cells of several rows",
+        ),
         (dict(extra_child=True), "must have one child, a latent pm.Multinomial table"),
         (
             dict(conc=lambda m: np.array([[1.0, 1.0, 1.0], [2.0, 1.0, 1.0]]), shape=(2, 3)),
