@@ -102,7 +102,8 @@ class DirichletCells(ParentCells):
 
     ``pm.sample()`` assigns it by itself to ``π ~ pm.Dirichlet(a)`` (``a`` fixed, the same for
     every row) and ``c ~ pm.Multinomial(n, p=π)`` of π's shape when π has no other child and every
-    release of c is ``pdp.Cells`` or a ``pdp.Marginals`` within rows. Explicitly: ``pm.sample(step=[pdp.DirichletCells([pi, c])])``.
+    release of c is ``pdp.Cells`` or a ``pdp.Marginals`` within rows. Explicitly:
+    ``pm.sample(step=[pdp.DirichletCells([pi, c])])``.
 
     Parameters
     ----------
