@@ -624,19 +624,29 @@ def _width(mech) -> int:
     return max(1, int(round(sd))) if math.isfinite(sd) else 1
 
 
+def _entry_maps(model, table):
+    """The table's static shape and the cell → entry maps of its ``pdp.Cells`` / ``pdp.Marginals``
+    releases (release × cell; no rows without releases); None when the shape is not static."""
+    if any(d is None for d in table.type.shape):
+        return None
+    shape = tuple(int(d) for d in table.type.shape)
+    maps = [
+        np.asarray(nd.statistic.entry_index(shape)).reshape(-1) for nd in _cells_nodes(model, table)
+    ]
+    size = int(np.prod(shape))
+    return shape, (np.stack(maps) if maps else np.empty((0, size), dtype=np.int64))
+
+
 def cells_only_refusal(model, table):
     """Why a step that moves the table's cells with its parent summed out (`DirichletHyper`,
-    `DirichletCells`, `GammaCells`) cannot take it (None: it can): every release of it must be
-    ``pdp.Cells`` (cell by cell) and `TableCells` must accept it."""
-    if any(d is None for d in table.type.shape):
+    `GammaCells`) cannot take it (None: it can): every release of it must be ``pdp.Cells`` (cell
+    by cell) and `TableCells` must accept it."""
+    found = _entry_maps(model, table)
+    if found is None:
         return _refusal(model, table)
-    nodes = _cells_nodes(model, table)
-    shape = tuple(int(d) for d in table.type.shape)
-    size = int(np.prod(shape))
-    if not nodes or any(
-        not np.array_equal(np.asarray(nd.statistic.entry_index(shape)).reshape(-1), np.arange(size))
-        for nd in nodes
-    ):
+    _, idx = found
+    cells = np.arange(idx.shape[1])
+    if idx.shape[0] == 0 or any(not np.array_equal(row, cells) for row in idx):
         return f"{table.name!r} is not released only cell by cell (pdp.Cells)"
     return _refusal(model, table)
 
@@ -646,13 +656,10 @@ def row_margins_refusal(model, table):
     release must be ``pdp.Cells`` or ``pdp.Marginals`` whose entries each count cells of one row
     only (`rows_disjoint`: any margin of a single table, margins within the rows of areas), and
     `TableCells` must accept the table."""
-    if any(d is None for d in table.type.shape):
+    found = _entry_maps(model, table)
+    if found is None or found[1].shape[0] == 0:
         return _refusal(model, table)
-    nodes = _cells_nodes(model, table)
-    if not nodes:
-        return _refusal(model, table)
-    shape = tuple(int(d) for d in table.type.shape)
-    idx = np.stack([np.asarray(nd.statistic.entry_index(shape)).reshape(-1) for nd in nodes])
+    shape, idx = found
     if not rows_disjoint(idx, shape[-1]):
         return (
             f"a release of {table.name!r} sums cells of several rows (a margin across areas); "
