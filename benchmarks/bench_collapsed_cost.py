@@ -57,14 +57,18 @@ def draw_rows():
     """The records draw of each route (the cases of `CostModel.draw_seconds`)."""
     out = []
     rng = np.random.default_rng(0)
+
+    def measured(n, m):
+        out.append((n, *draw_time(m)))
+        print("  measured", out[-1][:3], flush=True)
+
     for n in (200, 1000):
         with pm.Model() as m:  # convolution: Binomial(4) clamped at 3
             x = pm.Binomial("x", 4, pm.Beta("p", 1, 1), shape=n)
             pdp.DPObserved(
                 "s", x, statistic=pdp.Sum(0, 3), mechanism=pdp.Laplace(scale=3.0), observed=n * 1.5
             )
-        out.append((n, *draw_time(m)))
-        print("  measured", out[-1][:3], flush=True)
+        measured(n, m)
         with pm.Model() as m:  # closed: unclamped Poisson sums
             x = pm.Poisson("x", pm.Gamma("lam", 2, 1), shape=n)
             pdp.DPObserved(
@@ -74,8 +78,7 @@ def draw_rows():
                 mechanism=pdp.Laplace(scale=10.0),
                 observed=2.0 * n,
             )
-        out.append((n, *draw_time(m)))
-        print("  measured", out[-1][:3], flush=True)
+        measured(n, m)
         with pm.Model() as m:  # gaussian: Normal records, Gaussian noise
             x = pm.Normal("x", pm.Normal("mu", 0, 1), 1.0, shape=n)
             pdp.DPObserved(
@@ -85,16 +88,14 @@ def draw_rows():
                 mechanism=pdp.Gaussian(sigma=5.0),
                 observed=0.3 * n,
             )
-        out.append((n, *draw_time(m)))
-        print("  measured", out[-1][:3], flush=True)
+        measured(n, m)
         with pm.Model() as m:  # local: Poisson records released one by one
             x = pm.Poisson("x", pm.Gamma("lam", 2, 1), shape=n)
             obs = rng.poisson(3, n) + rng.laplace(0, 1, n)
             pdp.DPObserved(
                 "r", x, statistic=pdp.Local(), mechanism=pdp.Laplace(scale=1.0), observed=obs
             )
-        out.append((n, *draw_time(m)))
-        print("  measured", out[-1][:3], flush=True)
+        measured(n, m)
     for n in (100, 300):
         with pm.Model() as m:  # counts: (n + 1)² · w units
             x = pm.Categorical("x", pm.Dirichlet("pi", np.ones(4)), shape=n)
@@ -105,8 +106,7 @@ def draw_rows():
                 mechanism=pdp.Gaussian(sigma=n / 2),
                 observed=np.full(4, n / 4),
             )
-        out.append((n, *draw_time(m)))
-        print("  measured", out[-1][:3], flush=True)
+        measured(n, m)
     return out
 
 
