@@ -493,12 +493,31 @@ def test_dirichlet_hyper_column_move_without_the_weight_walk():
     )
 
 
-def _column_move_case(rng, g, k, n, beta, mech):
+def test_dirichlet_hyper_column_move_rows_grouped_by_key():
+    """Rows repeated (the same people and releases three times over, plus one row on its own), so
+    that rows share their pair total t and D = r_j − r_k + t and the move sums each group once
+    (`dirichlet_hyper._column_groups`): still Σ over the columns' splits of PyMC's joint logp."""
+    rng = np.random.default_rng(8)
+    _column_move_case(
+        rng,
+        10,
+        3,
+        np.array([3, 2, 4] * 3 + [2]),
+        rng.uniform(0.5, 3.0, 3),
+        pdp.DiscreteGaussian(sigma=1.3),
+        tile=3,
+    )
+
+
+def _column_move_case(rng, g, k, n, beta, mech, tile=1):
     from scipy.special import logsumexp
 
     from pymc_dp.samplers.dirichlet_hyper import column_pair_log_f
 
     noisy = rng.integers(-1, 5, size=(g, k))
+    p = (g - 1) // tile  # tile > 1: rows 0 … p − 1 repeated tile times (releases and table)
+    if tile > 1:
+        noisy[: p * tile] = np.tile(noisy[:p], (tile, 1))
     with pm.Model():
         base = pm.Dirichlet("base", beta)
         alpha = pm.LogNormal("alpha", 1.0, 1.0)
@@ -508,11 +527,21 @@ def _column_move_case(rng, g, k, n, beta, mech):
         step = pdp.DirichletHyper([alpha, base])
     assert step.columns
     table = np.stack([rng.multinomial(n[i], rng.dirichlet(np.ones(k))) for i in range(g)])
+    if tile > 1:
+        table[: p * tile] = np.tile(table[:p], (tile, 1))
     a_nat, b = float(np.exp(rng.normal(1.0, 0.8))), rng.dirichlet(np.ones(k))
     j, m = (int(v) for v in rng.choice(k, 2, replace=False))
-    codes, ka, kb, r, logs = step._column_args(table.reshape(-1))
+    codes, ka, kb, r, logs, keyed = step._column_args(table.reshape(-1))
+    assert keyed == (isinstance(mech, pdp.DiscreteGaussian) and len(codes) == 1)
     xs = rng.uniform(0.02, 0.98, size=3)
-    got = column_pair_log_f(table.reshape(-1), k, j, m, a_nat, b, beta, codes, ka, kb, r, logs, xs)
+    got = column_pair_log_f(
+        table.reshape(-1), k, j, m, a_nat, b, beta, codes, ka, kb, r, logs, xs, keyed
+    )
+    if keyed:  # rows grouped by (t, D) or one by one: the same function of x
+        alone = column_pair_log_f(
+            table.reshape(-1), k, j, m, a_nat, b, beta, codes, ka, kb, r, logs, xs, False
+        )
+        np.testing.assert_allclose(got - got[0], alone - alone[0], rtol=1e-9, atol=1e-9)
 
     # PyMC's graph compiled once with (b, table) as inputs, not one .eval() per evaluated table
     b_in, tab_in = pt.vector("b"), pt.matrix("tab", dtype=table.dtype)

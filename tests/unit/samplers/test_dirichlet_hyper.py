@@ -152,3 +152,20 @@ def _lg(x):
     from scipy.special import gammaln
 
     return float(gammaln(x))
+
+
+def test_count_tails_by_column_equals_count_tails():
+    """The count tails the column moves take from their copy by column equal `count_tails` of the
+    row-major table (random tables with zero columns, zero rows and one large count)."""
+    from pymc_dp.samplers.dirichlet_hyper import count_tails, count_tails_by_column
+
+    rng = np.random.default_rng(3)
+    for g, k in ((1, 2), (5, 7), (40, 3)):
+        c = rng.poisson(rng.exponential(2.0, size=k), size=(g, k)).astype(np.int64)
+        c[:, 0] = 0
+        c[-1] = 0
+        c[0, -1] = 37
+        want = count_tails(c)
+        got = count_tails_by_column(np.ascontiguousarray(c.T).reshape(-1), g, k)
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
