@@ -201,6 +201,7 @@ def test_column_move_from_a_window_keeps_its_target():
         keyed_releases,
         releases_by_column,
     )
+    from tests.support.mc import assert_mc_close
 
     rng = np.random.default_rng(11)
     g, alpha, beta = 60, 6.0, np.array([1.0, 1.5])
@@ -229,73 +230,21 @@ def test_column_move_from_a_window_keeps_its_target():
         w = np.exp(lf - lf.max())
         return w / w.sum()
 
+    w = law(alpha)
+    cdf = np.cumsum(w)
+    cuts = xs[np.searchsorted(cdf, [0.25, 0.5, 0.75])]
+
+    def bins(q):  # the probabilities of the first three quartile bins of f under q
+        return np.array([q[(xs >= lo) & (xs < hi)].sum() for lo, hi in zip([0.0, *cuts[:2]], cuts)])
+
     x = np.stack(
         [_column_chain(s, 3000, flat, alpha, beta, kernel, r_cols, logs)[200:] for s in (1, 2)]
     )
-    wrong = law(alpha, releases_by_column((noisy + [1.0, 0.0]).reshape(1, -1), 2))
-    _check_against_grid(x, xs, law(alpha), wrong, "column move")
-
-
-def _check_against_grid(x, xs, w, wrong, label):
-    """Draws ``x`` (chain, draw) against the law ``w`` on the grid ``xs``: the mean and the
-    probabilities of w's first three quartile bins within 4 MCSE; and not against ``wrong``."""
-    from tests.support.mc import assert_mc_close
-
-    cuts = xs[np.searchsorted(np.cumsum(w), [0.25, 0.5, 0.75])]
-    edges = list(zip([-np.inf, *cuts[:2]], cuts))
-
-    def moments(q):  # the mean and the three bins' probabilities under q
-        return np.array([(q * xs).sum(), *[q[(xs >= lo) & (xs < hi)].sum() for lo, hi in edges]])
-
-    draws = np.stack([x, *[(x >= lo) & (x < hi) for lo, hi in edges]], axis=-1).astype(float)
-    assert_mc_close(draws, moments(w), label=label)
-    with pytest.raises(AssertionError):
-        assert_mc_close(draws, moments(wrong), label="control")
-
-
-def test_base_pair_move_from_a_window_keeps_its_target():
-    """The base pair moves given the table (`pair_sweep_marginal`, π summed out) start their slice
-    from a window narrower than (0, b_j + b_k) when many rows inform b_j (`_pair_width`, here
-    below a quarter of it): over 2 chains × 3,000 moves of a two-column table, b_0 against its
-    conditional by quadrature of `_pair_marginal_f` (mean and quartile bins within 4 MCSE); the
-    control (the conditional with one person moved to column 0 in 8 rows) fails. Checked by hand: a window
-    starting at b_0 fails the test."""
-    from pymc_dp.samplers.dirichlet_hyper import (
-        _pair_marginal_f,
-        _pair_width,
-        column_totals,
-        count_tails,
-        pair_sweep_marginal,
+    ind = np.stack(
+        [x < cuts[0], (x >= cuts[0]) & (x < cuts[1]), (x >= cuts[1]) & (x < cuts[2])], axis=-1
     )
-
-    rng = np.random.default_rng(12)
-    g, alpha, beta = 80, 5.0, np.array([1.0, 1.5])
-    n = rng.integers(2, 9, size=g)
-    first = rng.binomial(n, rng.beta(alpha * 0.3, alpha * 0.7, size=g))
-    table = np.stack([first, n - first], axis=1).astype(np.int64)
-    offsets, tails = count_tails(table)
-    totals = column_totals(offsets, tails)
-    np.testing.assert_array_equal(totals, table.sum(axis=0))
-    assert _pair_width(alpha, 1.0, totals[0], totals[1], float(g)) < 0.25
-    order = np.array([0, 1], dtype=np.int64)
-    x = np.empty((2, 2800))
-    for c_ in (0, 1):
-        b, gen = np.array([0.5, 0.5]), np.random.default_rng(c_)
-        for i in range(3000):
-            pair_sweep_marginal(gen, b, alpha, offsets, tails, beta, order, totals, float(g))
-            if i >= 200:
-                x[c_, i - 200] = b[0]
-    xs = (np.arange(4000) + 0.5) / 4000
-
-    def law(tab):
-        off, tl = count_tails(tab)
-        lf = np.array(
-            [_pair_marginal_f(v, (alpha, 0, 1, off, tl, beta[0], beta[1], 1.0)) for v in xs]
-        )
-        w = np.exp(lf - lf.max())
-        return w / w.sum()
-
-    wrong = table.copy()  # one person moved from column 1 to column 0 in 8 of the 80 rows
-    moved = np.flatnonzero(table[:, 1] > 0)[:8]
-    wrong[moved] += [1, -1]
-    _check_against_grid(x, xs, law(table), law(wrong), "base pair move")
+    draws = np.concatenate([x[..., None], ind.astype(float)], axis=-1)
+    assert_mc_close(draws, np.concatenate([[(w * xs).sum()], bins(w)]), label="column move")
+    wrong = law(alpha, releases_by_column((noisy + [1.0, 0.0]).reshape(1, -1), 2))
+    with pytest.raises(AssertionError):
+        assert_mc_close(draws, np.concatenate([[(wrong * xs).sum()], bins(wrong)]), label="control")
