@@ -191,9 +191,7 @@ def test_column_move_from_a_window_keeps_its_target():
     """The column move's slice starts from a window narrower than (0, 1) when many rows inform x
     (`dirichlet_hyper._column_width`, here < 0.25) placed at a uniform position around x0: over
     2 chains × 3,000 moves, x's mean and the probabilities of the quartile bins of f (the move's
-    target, by quadrature of `column_pair_log_f`) within 4 MCSE; the control (f with column 0's
-    releases one higher) fails. Checked by hand: a window starting at x0, or centred on it, fails
-    the test."""
+    target, by quadrature of `column_pair_log_f`) within 4 MCSE; the control (f at 2α) fails."""
     from pymc_dp.samplers.cells import log_table
     from pymc_dp.samplers.dirichlet_hyper import (
         _column_width,
@@ -223,9 +221,9 @@ def test_column_move_from_a_window_keeps_its_target():
     flat = table.reshape(-1).astype(np.int64)
     xs = (np.arange(4000) + 0.5) / 4000
 
-    def law(a, r=r_cols):
+    def law(a):
         lf = column_pair_log_f(
-            flat, 2, 0, 1, a, np.array([0.5, 0.5]), beta, *kernel, r, logs, xs, True
+            flat, 2, 0, 1, a, np.array([0.5, 0.5]), beta, *kernel, r_cols, logs, xs, True
         )
         w = np.exp(lf - lf.max())
         return w / w.sum()
@@ -233,10 +231,13 @@ def test_column_move_from_a_window_keeps_its_target():
     w = law(alpha)
     cdf = np.cumsum(w)
     cuts = xs[np.searchsorted(cdf, [0.25, 0.5, 0.75])]
-
-    def bins(q):  # the probabilities of the first three quartile bins of f under q
-        return np.array([q[(xs >= lo) & (xs < hi)].sum() for lo, hi in zip([0.0, *cuts[:2]], cuts)])
-
+    bins = lambda q: np.array(
+        [
+            q[xs < cuts[0]].sum(),
+            q[(xs >= cuts[0]) & (xs < cuts[1])].sum(),  # noqa: E731
+            q[(xs >= cuts[1]) & (xs < cuts[2])].sum(),
+        ]
+    )
     x = np.stack(
         [_column_chain(s, 3000, flat, alpha, beta, kernel, r_cols, logs)[200:] for s in (1, 2)]
     )
@@ -245,6 +246,6 @@ def test_column_move_from_a_window_keeps_its_target():
     )
     draws = np.concatenate([x[..., None], ind.astype(float)], axis=-1)
     assert_mc_close(draws, np.concatenate([[(w * xs).sum()], bins(w)]), label="column move")
-    wrong = law(alpha, releases_by_column((noisy + [1.0, 0.0]).reshape(1, -1), 2))
+    wrong = law(2.0 * alpha)
     with pytest.raises(AssertionError):
         assert_mc_close(draws, np.concatenate([[(wrong * xs).sum()], bins(wrong)]), label="control")
