@@ -552,16 +552,29 @@ def _column_f(x, args):
 _BLOCK = 64  # the transposes' tile (cells per side)
 
 
+@numba.njit(cache=True, inline="always")
+def _tile_band(src, n_rows, n_cols, dst, g0):
+    """`_transpose` of the rows g0 … g0 + _BLOCK − 1, tile by tile."""
+    g1 = min(g0 + _BLOCK, n_rows)
+    for j0 in range(0, n_cols, _BLOCK):
+        j1 = min(j0 + _BLOCK, n_cols)
+        for g in range(g0, g1):
+            for j in range(j0, j1):
+                dst[j * n_rows + g] = src[g * n_cols + j]
+
+
 @numba.njit(cache=True)
 def _transpose(src, n_rows, n_cols, dst):
     """``dst[j·n_rows + g] = src[g·n_cols + j]`` (a flat row-major table to its columns), in tiles."""
     for g0 in range(0, n_rows, _BLOCK):
-        g1 = min(g0 + _BLOCK, n_rows)
-        for j0 in range(0, n_cols, _BLOCK):
-            j1 = min(j0 + _BLOCK, n_cols)
-            for g in range(g0, g1):
-                for j in range(j0, j1):
-                    dst[j * n_rows + g] = src[g * n_cols + j]
+        _tile_band(src, n_rows, n_cols, dst, g0)
+
+
+@numba.njit(cache=True, parallel=True)
+def _transpose_threads(src, n_rows, n_cols, dst):
+    """`_transpose` with its bands of rows in numba threads (disjoint writes)."""
+    for band in numba.prange((n_rows + _BLOCK - 1) // _BLOCK):
+        _tile_band(src, n_rows, n_cols, dst, band * _BLOCK)
 
 
 @numba.njit(cache=True)
@@ -763,12 +776,12 @@ def column_pair_sweep(
     states = seed_states(seeds)
     n_rows = c.shape[0] // n_cols
     cols = np.empty_like(c)
-    _transpose(c, n_rows, n_cols, cols)
-    sweep = _pairs_threads if threads() else _pairs_serial
+    sweep, move = (_pairs_threads, _transpose_threads) if threads() else (_pairs_serial, _transpose)
+    move(c, n_rows, n_cols, cols)
     evals = int(
         sweep(states, cols, n_rows, b, alpha, beta, codes, ka, kb, r_cols, logs, order, keyed)
     )
-    _transpose(cols, n_cols, n_rows, c)
+    move(cols, n_cols, n_rows, c)
     if tails:
         return (evals, *count_tails_by_column(cols, n_rows, n_cols))
     return evals
@@ -1154,12 +1167,15 @@ class DirichletHyper(DPStep):
         ts = self._table_step
         if start and ts.start_at_release:
             table[:] = ts.start_table(table, np.ones(table.size))
-        s = entry_values(table, ts.idx, ts.n_entries)
+        if self._prepared is None:  # what the sweeps read of the releases alone: once a chain
+            codes, a, b, r, _, idx = ts.sweep_args(None)[:6]
+            self._prepared = sweep_prepared(codes, a, b, r, idx)
+        if self._prepared[1].shape[1] > 0 and self._cell_sweep is dm_records_sweep_streams:
+            s = np.empty(ts.n_entries)  # the tabulated record moves only write it (`cells`)
+        else:
+            s = entry_values(table, ts.idx, ts.n_entries)
         seeds = row_seeds(self.rng, table.size // self.k)
         args = ts.sweep_args(s, self.cells)
-        if self._prepared is None:  # what the sweeps read of the releases alone: once a chain
-            codes, a, b, r, _, idx = args[:6]
-            self._prepared = sweep_prepared(codes, a, b, r, idx)
         return self._cell_sweep(seeds, table, conc, self.k, *args, prepared=self._prepared)
 
     def step(self, point):
