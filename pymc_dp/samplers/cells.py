@@ -342,7 +342,7 @@ def dm_rows_sweep_streams(
     lk = dm_log_steps(conc, n_cols, _DM_LOOKUP)
     states = seed_states(seeds)
     sweep = _rows_threads if threads() else _rows_serial
-    direct = (sweep_prepared(codes, a, b, r, idx) if prepared is None else prepared)[0]
+    direct = _direct(idx) if prepared is None else prepared[0]
     args = (states, c, n_cols, codes, a, b, r, s, idx, width, reps, direct)
     return int(sweep(_dm_prior, (lk, conc), *args))
 
