@@ -401,6 +401,19 @@ def _urn_cell(persons, i, w, others, last, per_a, prob, alias):
     return from_others if w < others else from_conc
 
 
+@numba.njit(cache=True, inline="always")
+def _row_persons(c, base, n_cols, n):
+    """A record per person of the row at ``base`` (``n`` people): their cells, sorted; one slot
+    more, read (never used) when N = 1."""
+    persons = np.zeros(n + 1, dtype=np.int32)
+    p = 0
+    for k in range(n_cols):
+        for _ in range(c[base + k]):
+            persons[p] = k
+            p += 1
+    return persons
+
+
 @numba.njit(cache=True)
 def _record_moves(
     states, row, c, n_cols, prob, alias, big_a, codes, a, b, r, s, n_moves, direct, idx, tab
@@ -415,15 +428,9 @@ def _record_moves(
         return 0
     if tab.shape[1] > 0:
         return _record_moves_tabulated(
-            states, row, c, n_cols, prob, alias, big_a, codes, a, b, r, s, n_moves, tab
+            states, row, c, n, n_cols, prob, alias, big_a, codes, a, b, r, s, n_moves, tab
         )
-    # a record per person: its cell (sorted by cell); one slot more, read (never used) when N = 1
-    persons = np.zeros(n + 1, dtype=np.int32)
-    p = 0
-    for k in range(n_cols):
-        for _ in range(c[base + k]):
-            persons[p] = k
-            p += 1
+    persons = _row_persons(c, base, n_cols, n)
     others = float(n - 1)
     scale = others + big_a
     per_a = n_cols / big_a
@@ -471,25 +478,18 @@ def _record_moves(
 
 @numba.njit(cache=True)
 def _record_moves_tabulated(
-    states, row, c, n_cols, prob, alias, big_a, codes, a, b, r, s, n_moves, tab
+    states, row, c, n, n_cols, prob, alias, big_a, codes, a, b, r, s, n_moves, tab
 ):
     """`_record_moves` for one integer release read cell by cell (``tab`` its density ratios,
-    `_ratio_table`): the same moves and draws, on the row's own copies of what a move reads — the
+    `_ratio_table`; ``n`` the row's people): the same moves and draws, on the row's own copies of what a move reads — the
     release minus the count ``d`` (one integer per cell, instead of the release and the entry's
     value) and the stream's state — written back at the end. About 1.5× faster per move (the
     loads of one integer instead of two floats, no store of the shared state array per draw)."""
     base = row * n_cols
-    n = 0
     d = np.empty(n_cols, dtype=np.int64)
     for k in range(n_cols):
-        n += c[base + k]
         d[k] = np.int64(r[base + k]) - c[base + k]
-    persons = np.zeros(n + 1, dtype=np.int32)  # one slot more, read (never used) when N = 1
-    p = 0
-    for k in range(n_cols):
-        for _ in range(c[base + k]):
-            persons[p] = k
-            p += 1
+    persons = _row_persons(c, base, n_cols, n)
     st = states[row : row + 1].copy()
     span = tab.shape[1]
     half = span // 2
@@ -596,17 +596,21 @@ _RATIO_HALF = 64  # dm_records_sweep_streams: density ratios tabulated for |rele
 _EXACT = 2.0**52  # ... for integer releases below this in size (release − count exact as int64)
 
 
+def integer_releases(r) -> bool:
+    """Whether every release value is an integer below ``_EXACT`` in size, so that release − count
+    and differences of releases are exact as int64 (the tabulated record moves, the column moves'
+    groups of `dirichlet_hyper`)."""
+    return bool(
+        np.all(np.isfinite(r)) and np.all(r == np.rint(r)) and np.abs(r).max(initial=0.0) < _EXACT
+    )
+
+
 def _ratio_table(codes, a, b, r, direct):
     """For one release read cell by cell (``direct``) with integer values: ``tab[0, δ + H] =
     η(δ + 1)/η(δ)`` (a person leaves a cell whose release minus count is δ) and ``tab[1, δ + H]
     = η(δ − 1)/η(δ)`` (a person enters), δ = −H … H; an empty table otherwise (the moves then
     evaluate the densities)."""
-    if (
-        not direct
-        or not np.all(np.isfinite(r))
-        or not np.all(r == np.rint(r))
-        or np.abs(r).max(initial=0.0) >= _EXACT
-    ):
+    if not direct or not integer_releases(r):
         return np.empty((2, 0))
     return _ratios(codes[0], a[0], b[0], _RATIO_HALF)
 

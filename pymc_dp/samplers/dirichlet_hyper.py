@@ -118,6 +118,7 @@ from pymc_dp.samplers.cells import (
     dm_records_sweep_streams,
     dm_rows_sweep_streams,
     entry_values,
+    integer_releases,
     log_table,
     sweep_prepared,
 )
@@ -750,13 +751,11 @@ def releases_by_column(r, n_cols):
 def keyed_releases(codes, ka, r) -> bool:
     """Whether the column moves group rows by (t_g, D_g) (`_column_groups`): one release, its
     kernel quadratic (`kernel_quadratic`), its values integers small enough that r_gj − r_gk is
-    exact as an int64."""
+    exact as an int64 (`cells.integer_releases`)."""
     return bool(
         len(codes) == 1
         and np.isfinite(kernel_quadratic(int(codes[0]), float(ka[0])))
-        and np.all(np.isfinite(r))
-        and np.all(r == np.rint(r))
-        and np.abs(r).max(initial=0.0) < 2.0**52
+        and integer_releases(r)
     )
 
 
@@ -1170,10 +1169,7 @@ class DirichletHyper(DPStep):
         if self._prepared is None:  # what the sweeps read of the releases alone: once a chain
             codes, a, b, r, _, idx = ts.sweep_args(None)[:6]
             self._prepared = sweep_prepared(codes, a, b, r, idx)
-        if self._prepared[1].shape[1] > 0 and self._cell_sweep is dm_records_sweep_streams:
-            s = np.empty(ts.n_entries)  # the tabulated record moves only write it (`cells`)
-        else:
-            s = entry_values(table, ts.idx, ts.n_entries)
+        s = entry_values(table, ts.idx, ts.n_entries)
         seeds = row_seeds(self.rng, table.size // self.k)
         args = ts.sweep_args(s, self.cells)
         return self._cell_sweep(seeds, table, conc, self.k, *args, prepared=self._prepared)
