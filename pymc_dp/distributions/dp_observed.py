@@ -36,6 +36,7 @@ from pytensor.compile.sharedvalue import SharedVariable
 
 from pymc_dp._checks import check_partition
 from pymc_dp.distributions.domain import check_domain
+from pymc_dp.distributions.graph import fixed_shape
 from pymc_dp.distributions.registry import NodeSpec, dp_nodes, release_info, set_spec
 from pymc_dp.release import Release, bind_mechanism
 
@@ -58,16 +59,14 @@ class DPNode:
 
 
 def _static_shape(var, what):
-    shape = var.type.shape
-    if all(s is not None for s in shape):
-        return tuple(int(s) for s in shape)
-    try:
-        return tuple(int(s) for s in var.shape.eval())
-    except Exception as err:
+    shape = fixed_shape(var)
+    if shape is None:
         raise ValueError(
-            f"The shape of {what} must be fixed when the model is built. Give the record "
-            "variables an explicit shape=(n, ...)."
-        ) from err
+            f"The shape of {what} must be fixed when the model is built (a length that depends "
+            "on a random variable is not). Give the record variables a fixed shape=(n, ...) or "
+            "dims=."
+        )
+    return shape
 
 
 def _observed_value(observed):
@@ -335,7 +334,10 @@ def _check_declared_total(name, statistic, data_t):
         n = np.asarray(n_graph.eval(), dtype=np.int64)
     except Exception:  # noqa: BLE001 - n depends on other variables: nothing fixed to compare
         return
-    rows = tuple(rv.type.shape[:-1])
+    shape = fixed_shape(rv)
+    if shape is None:
+        return
+    rows = shape[:-1]
     n = np.broadcast_to(n.reshape(n.shape[-len(rows) :] if rows else ()), rows)
     if not np.array_equal(np.broadcast_to(n, rows), np.broadcast_to(np.asarray(total), rows)):
         raise ValueError(
@@ -361,10 +363,10 @@ def _start_multinomial_table(model, statistic, data_t):
         or type(rv.owner.op).__name__ != "MultinomialRV"
         or rv not in model.free_RVs
         or model.rvs_to_initial_values.get(rv) is not None
-        or any(d is None for d in rv.type.shape)
+        or fixed_shape(rv) is None
     ):
         return
-    shape = tuple(int(d) for d in rv.type.shape)
+    shape = fixed_shape(rv)
     k = shape[-1]
     try:
         n = np.asarray(rv.owner.op.dist_params(rv.owner)[0].eval(), dtype=np.int64)

@@ -9,7 +9,9 @@ Every step, plan and check that asks which variables read which asks here:
   children: the random variables and potentials whose distributions read it): `direct_children`;
 - what depends on θ (or on records): `reads`, `depends_on`; which model terms other than the
   releases read the records: `other_readers`;
-- everything a graph reads: `upstream`; whether it reads only constants: `is_constant`.
+- everything a graph reads: `upstream`; whether it reads only constants: `is_constant`;
+- a variable's shape as sampling sees it, ``dims=`` and ``pm.Data`` lengths included:
+  `fixed_shape`.
 
 ``graphs`` arguments take one variable or an iterable of variables. "Reads" includes the graphs
 themselves (as PyTensor's ``ancestors`` does). ``nodes`` arguments are the ``{name: DPNode}``
@@ -27,6 +29,7 @@ __all__ = [
     "direct_children",
     "direct_parents",
     "direct_upstream",
+    "fixed_shape",
     "free_records",
     "is_constant",
     "latent_records",
@@ -103,6 +106,30 @@ def draws_randomly(graphs) -> bool:
     from pytensor.tensor.random.type import RandomGeneratorType
 
     return any(isinstance(v.type, RandomGeneratorType) for v in upstream(graphs))
+
+
+def fixed_shape(var) -> tuple | None:
+    """``var``'s shape as ``pm.sample()`` sees it: its static shape, or, when a length is left open
+    by ``dims=`` or a ``pm.Data`` length (``type.shape`` holds None), the lengths those hold now
+    (PyMC compiles the sampler's functions with them, so they stay fixed while it samples; a step
+    built from them is rebuilt by the next ``pm.sample()``). None when a length depends on a
+    random variable."""
+    shape = var.type.shape
+    if all(d is not None for d in shape):
+        return tuple(int(d) for d in shape)
+    from pymc.pytensorf import constant_fold
+
+    (folded,) = constant_fold([var.shape], raise_not_constant=False)
+    if isinstance(folded, Variable):
+        from pytensor.graph.utils import MissingInputError
+
+        if draws_randomly(folded):
+            return None
+        try:
+            folded = folded.eval()
+        except MissingInputError:  # a length read from a value variable, not from data
+            return None
+    return tuple(int(d) for d in folded)
 
 
 def is_constant(var) -> bool:

@@ -52,7 +52,12 @@ from pymc.step_methods import STEP_METHODS
 from pymc.step_methods.compound import Competence
 from pytensor.tensor.random import basic as rb
 
-from pymc_dp.distributions.graph import direct_children, direct_upstream, other_readers
+from pymc_dp.distributions.graph import (
+    direct_children,
+    direct_upstream,
+    fixed_shape,
+    other_readers,
+)
 from pymc_dp.distributions.registry import dp_nodes, model_of
 from pymc_dp.mechanisms.base import check_kernel_codes, kernel_logpdf
 from pymc_dp.samplers.base import DPStep
@@ -671,11 +676,10 @@ def _refusal(model, rv):
             "pm.NegativeBinomial or pm.Binomial table, or a pm.Multinomial table (rows on the "
             "last axis)"
         )
-    if any(s is None for s in rv.type.shape):
+    if fixed_shape(rv) is None:
         return (
-            f"the shape of {rv.name!r} is not fixed ({tuple(rv.type.shape)}: dims= or a pm.Data "
-            "length); give it shape=(...), or sample the model with its dims frozen: `with "
-            "pymc.model.transform.optimization.freeze_dims_and_data(model): pm.sample()`"
+            f"the shape of {rv.name!r} depends on a random variable ({tuple(rv.type.shape)}); "
+            "give it a fixed shape=(...) or dims="
         )
     nodes = _cells_nodes(model, rv)
     if not nodes:
@@ -697,9 +701,9 @@ def _width(mech) -> int:
 def _entry_maps(model, table):
     """The table's static shape and the cell → entry maps of its ``pdp.Cells`` / ``pdp.Marginals``
     releases (release × cell; no rows without releases); None when the shape is not static."""
-    if any(d is None for d in table.type.shape):
+    shape = fixed_shape(table)
+    if shape is None:
         return None
-    shape = tuple(int(d) for d in table.type.shape)
     maps = [
         np.asarray(nd.statistic.entry_index(shape)).reshape(-1) for nd in _cells_nodes(model, table)
     ]
@@ -750,10 +754,7 @@ def sole_table_child(model, parent, op, param: int):
         return None
     if c.owner.op.dist_params(c.owner)[param] is not parent:
         return None
-    if (
-        tuple(c.type.shape) != tuple(parent.type.shape)
-        or model.rvs_to_transforms.get(c) is not None
-    ):
+    if fixed_shape(c) != fixed_shape(parent) or model.rvs_to_transforms.get(c) is not None:
         return None
     return c
 
@@ -842,7 +843,7 @@ class TableCells(DPStep):
         self.kind = _table_kind(rv)
         self.reps = int(reps)
         self.start_at_release = bool(start_at_release)
-        self.shape = tuple(int(v) for v in rv.type.shape)
+        self.shape = fixed_shape(rv)
         nodes = _cells_nodes(model, rv)
         kernels = [nd.mechanism.compiled_kernel() for nd in nodes]
         self.codes = check_kernel_codes([k[0] for k in kernels])
@@ -884,7 +885,7 @@ class TableCells(DPStep):
             if p_rv is not None
             and p_rv in model.free_RVs
             and isinstance(model.rvs_to_transforms.get(p_rv), SimplexTransform)
-            and tuple(p_rv.type.shape) == self.shape
+            and fixed_shape(p_rv) == self.shape
             else None
         )
         releases = [pt.cast(pt.flatten(model.rvs_to_values[nd.rv]), "float64") for nd in nodes]

@@ -52,7 +52,7 @@ from pytensor.graph.replace import graph_replace
 from pytensor.tensor.elemwise import DimShuffle
 
 from pymc_dp._checks import child_rng
-from pymc_dp.distributions.graph import direct_children, direct_upstream
+from pymc_dp.distributions.graph import direct_children, direct_upstream, fixed_shape
 from pymc_dp.samplers.assign import augmentation_competence, cached_verdict, coupled_parameters
 from pymc_dp.samplers.base import DPStep
 from pymc_dp.samplers.cells import table_competence
@@ -152,14 +152,17 @@ def conjugate_pattern(model, theta, rng=None) -> ConjugatePattern:
             ok = _is_power_of(
                 params[slot], theta, power, model, 0.3, 3.0, rng
             ) and theta not in direct_upstream(model, rest)
-            if ok and op_name == "DirichletRV":  # codes: one θ; tables: θ of any batch shape
-                ok = theta.ndim == 1 or (
-                    name == "MultinomialRV"
-                    and tuple(var.type.shape[var.ndim - theta.ndim :]) == tuple(theta.type.shape)
-                    and None not in theta.type.shape
+            if ok and theta.ndim:  # shapes with dims= / pm.Data lengths as sampling sees them
+                t_shape, v_shape = fixed_shape(theta), fixed_shape(var)
+                same = (
+                    t_shape is not None
+                    and v_shape is not None
+                    and v_shape[var.ndim - theta.ndim :] == t_shape
                 )
+            if ok and op_name == "DirichletRV":  # codes: one θ; tables: θ of any batch shape
+                ok = theta.ndim == 1 or (name == "MultinomialRV" and same)
             elif ok and theta.ndim:  # θ broadcast along the child's leading axes only
-                ok = tuple(var.type.shape[var.ndim - theta.ndim :]) == tuple(theta.type.shape)
+                ok = same
         if not ok and rule is not None and op_name == "NormalRV" and theta.ndim <= 1:
             # a Normal child whose mean is a function of θ (checked to be affine when compiled)
             params = var.owner.op.dist_params(var.owner)

@@ -46,7 +46,7 @@ from pymc.distributions.transforms import SimplexTransform
 from pymc.logprob.utils import replace_rvs_by_values
 from pytensor.tensor.random import basic as rb
 
-from pymc_dp.distributions.graph import direct_upstream
+from pymc_dp.distributions.graph import direct_upstream, fixed_shape
 from pymc_dp.samplers.cells import dm_rows_sweep_streams
 from pymc_dp.samplers.cells import multinomial_table_of, row_margins_refusal
 from pymc_dp.samplers.parent_cells import ParentCells
@@ -57,8 +57,8 @@ def _refusal(model, pi) -> str | None:
     """Why ``pi`` and its table cannot move in `DirichletCells` (None: they can)."""
     if pi not in model.free_RVs or not isinstance(pi.owner.op, rb.DirichletRV):
         return f"{pi.name!r} is not a free pm.Dirichlet"
-    if any(d is None for d in pi.type.shape):
-        return f"{pi.name!r} must have a fixed shape, got {pi.type.shape}"
+    if fixed_shape(pi) is None:
+        return f"the shape of {pi.name!r} depends on a random variable ({pi.type.shape})"
     if not isinstance(model.rvs_to_transforms.get(pi), SimplexTransform):
         return f"{pi.name!r} must keep PyMC's default simplex transform (no transform= argument)"
     conc = pi.owner.op.dist_params(pi.owner)[0]
@@ -77,7 +77,7 @@ def _refusal(model, pi) -> str | None:
     why = row_margins_refusal(model, table)
     if why is not None:
         return why
-    rows = _concentration_fn(model, pi)().reshape(-1, int(pi.type.shape[-1]))
+    rows = _concentration_fn(model, pi)().reshape(-1, fixed_shape(pi)[-1])
     if not np.all(rows == rows[:1]):
         return f"the concentration of {pi.name!r} differs between rows (one row for every area)"
     return None
@@ -87,7 +87,7 @@ def _concentration_fn(model, pi):
     """A compiled function of no inputs: π's concentration broadcast to π's shape (float64)."""
     conc = pi.owner.op.dist_params(pi.owner)[0]
     (graph,) = replace_rvs_by_values(
-        [pt.cast(pt.broadcast_to(conc, tuple(int(d) for d in pi.type.shape)), "float64")],
+        [pt.cast(pt.broadcast_to(conc, fixed_shape(pi)), "float64")],
         rvs_to_values=model.rvs_to_values,
         rvs_to_transforms=model.rvs_to_transforms,
     )
@@ -160,7 +160,7 @@ class DirichletCells(ParentCells):
     @staticmethod
     def params_fn(model, pi):
         """The concentration row a (length K; `_refusal` checked every row has it)."""
-        fn, k = _concentration_fn(model, pi), int(pi.type.shape[-1])
+        fn, k = _concentration_fn(model, pi), fixed_shape(pi)[-1]
         return lambda: np.ascontiguousarray(fn().reshape(-1, k)[0])
 
     @staticmethod

@@ -106,7 +106,12 @@ from pymc.step_methods.compound import Competence
 from pytensor.graph.replace import graph_replace
 from pytensor.tensor.random import basic as rb
 
-from pymc_dp.distributions.graph import depends_on, direct_children, direct_upstream
+from pymc_dp.distributions.graph import (
+    depends_on,
+    direct_children,
+    direct_upstream,
+    fixed_shape,
+)
 from pymc_dp.mechanisms.base import check_kernel_codes, kernel_logpdf, kernel_quadratic
 from pymc_dp.samplers.assign import cached_verdict
 from pymc_dp.samplers.base import DPStep
@@ -787,8 +792,8 @@ def column_pair_sweep(
 
 
 def _scalar(var) -> bool:
-    shape = var.type.shape
-    return all(d == 1 for d in shape) and None not in shape
+    shape = fixed_shape(var)
+    return shape is not None and all(d == 1 for d in shape)
 
 
 def find_pattern(model, alpha, base):
@@ -808,8 +813,11 @@ def find_pattern(model, alpha, base):
         raise ValueError(
             f"{base.name!r} must keep PyMC's default simplex transform (no transform= argument)."
         )
-    if base.type.ndim != 1 or base.type.shape[0] is None:
-        raise ValueError(f"{base.name!r} must be one simplex of fixed length K (shape=(K,)).")
+    b_shape = fixed_shape(base)
+    if base.type.ndim != 1 or b_shape is None:
+        raise ValueError(
+            f"{base.name!r} must be one simplex of fixed length K (shape=(K,) or dims=)."
+        )
     if depends_on(base.owner.inputs[-1], [alpha]):
         raise ValueError(f"the prior of {base.name!r} depends on {alpha.name!r}")
     children = direct_children(model, [alpha, base])
@@ -819,10 +827,11 @@ def find_pattern(model, alpha, base):
             f"rows on the last axis); they enter {[getattr(c, 'name', str(c)) for c in children]}."
         )
     pi = children[0]
-    if any(d is None for d in pi.type.shape) or pi.type.shape[-1] != base.type.shape[0]:
+    pi_shape = fixed_shape(pi)
+    if pi_shape is None or pi_shape[-1] != b_shape[0]:
         raise ValueError(
             f"{pi.name!r} must have a fixed shape (..., K) with K = len({base.name!r}) = "
-            f"{base.type.shape[0]}, got {pi.type.shape}."
+            f"{b_shape[0]}, got {pi_shape or pi.type.shape}."
         )
     if not isinstance(model.rvs_to_transforms.get(pi), SimplexTransform):
         raise ValueError(f"{pi.name!r} must keep PyMC's default simplex transform.")
@@ -840,11 +849,13 @@ def find_pattern(model, alpha, base):
         pt.cast(pt.broadcast_to(conc, pi.shape), "float64"), {alpha: a_in, base: b_in}, strict=False
     )
     fn = pm_compile([a_in, b_in], graph, on_unused_input="ignore")
-    k = base.type.shape[0]
+    k = b_shape[0]
     for av, shift in ((0.73, 0.0), (1.91, 0.31), (4.37, 0.67)):
         bv = 0.5 + ((np.arange(k) * 0.6180339887498949 + shift) % 1.0)  # irregular, all distinct
         bv = bv / bv.sum()
-        got = np.asarray(fn(np.full(a_in.type.shape, av, dtype=a_in.dtype), bv.astype(b_in.dtype)))
+        got = np.asarray(
+            fn(np.full(fixed_shape(alpha), av, dtype=a_in.dtype), bv.astype(b_in.dtype))
+        )
         if got.shape[-1] != bv.size or not np.allclose(got, av * bv, rtol=1e-10, atol=0.0):
             raise ValueError(
                 f"the concentration of {pi.name!r} is not {alpha.name} * {base.name} (same for "
@@ -1000,14 +1011,14 @@ class DirichletHyper(DPStep):
         self.vars = values
         self.alpha_name, self.base_name = values[0].name, values[1].name
         self.pi_name = model.rvs_to_values[self.pi].name
-        self.k = int(base.type.shape[0])
+        self.k = fixed_shape(base)[0]
         self.columns = self._setup_columns(model, columns)
         #: the table's cells moved here, π summed out (Dirichlet-multinomial rows), when c is listed
         self.cells = int(cells)
         self._cell_sweep = dm_records_sweep_streams if moves == "records" else dm_rows_sweep_streams
         self._table_step = self._setup_cells(model, rng) if tables else None
-        self.n_rows = float(np.prod(self.pi.type.shape[:-1], dtype=int))
-        self.alpha_shape = tuple(int(d) for d in values[0].type.shape)
+        self.n_rows = float(np.prod(fixed_shape(self.pi)[:-1], dtype=int))
+        self.alpha_shape = fixed_shape(alpha)
         self.sweeps, self.init_width, self.max_steps = int(sweeps), float(width), max_steps
         others = [v for v in model.value_vars if v not in values[:2]]
         # α: natural value and PyMC's own log density of α in its value space (Jacobian included)

@@ -31,7 +31,7 @@ from pymc.distributions.transforms import LogTransform
 from pymc.logprob.utils import replace_rvs_by_values
 from pytensor.tensor.random import basic as rb
 
-from pymc_dp.distributions.graph import direct_upstream
+from pymc_dp.distributions.graph import direct_upstream, fixed_shape
 from pymc_dp.samplers.cells import (
     NEGBIN_TABLE,
     cells_only_refusal,
@@ -51,8 +51,8 @@ def _refusal(model, lam) -> str | None:
     """Why ``lam`` and its table cannot move in `GammaCells` (None: they can)."""
     if lam not in model.free_RVs or not isinstance(lam.owner.op, rb.GammaRV):
         return f"{lam.name!r} is not a free pm.Gamma"
-    if any(d is None for d in lam.type.shape):
-        return f"{lam.name!r} must have a fixed shape, got {lam.type.shape}"
+    if fixed_shape(lam) is None:
+        return f"the shape of {lam.name!r} depends on a random variable ({lam.type.shape})"
     if not isinstance(model.rvs_to_transforms.get(lam), LogTransform):
         return f"{lam.name!r} must keep PyMC's default log transform (no transform= argument)"
     params = lam.owner.op.dist_params(lam.owner)
@@ -73,7 +73,7 @@ def _refusal(model, lam) -> str | None:
 def _params_fn(model, lam):
     """A compiled function of no inputs: λ's shape α and rate β, each broadcast to λ's shape
     (float64; the model's own graph computes them, then they are cast)."""
-    shape = tuple(int(d) for d in lam.type.shape)
+    shape = fixed_shape(lam)
     alpha, scale = lam.owner.op.dist_params(lam.owner)
     graphs = replace_rvs_by_values(
         [pt.cast(pt.broadcast_to(p, shape), "float64") for p in (alpha, scale)],

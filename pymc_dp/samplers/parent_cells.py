@@ -24,6 +24,7 @@ import numpy as np
 from pymc.step_methods.compound import Competence
 
 from pymc_dp._checks import check_count
+from pymc_dp.distributions.graph import fixed_shape
 from pymc_dp.samplers.assign import cached_verdict
 from pymc_dp.samplers.base import DPStep
 from pymc_dp.samplers.cells import TableCells, entry_values
@@ -38,7 +39,7 @@ class _Pair:
         self.parent_rv_name = parent.name
         self.parent_name = model.rvs_to_values[parent].name
         self.table_name = model.rvs_to_values[table].name
-        self.shape = tuple(int(d) for d in parent.type.shape)
+        self.shape = fixed_shape(parent)
         self.read = cls.params_fn(model, parent)
         self.params = None  # read once per chain (`ParentCells._params`)
         self.cells = TableCells([table], model=model, rng=rng)

@@ -683,6 +683,33 @@ def gamma_poisson_cells():
     return model, {"lam[0]": (m1, math.sqrt(m2 - m1**2))}, gamma_poisson_cells.__doc__
 
 
+@case("cells", "DiscreteGaussian", "none (Poisson cells of areas, dims)")
+def gamma_poisson_area_cells_dims():
+    """Poisson cells of 2 areas × 3 cells written with coords and dims (no shape=): lam ~
+    Gamma(2, 1, dims=("area", "cell")), c ~ Poisson(lam, dims=...), Cells + DiscreteGaussian
+    (σ = 1.5): column "a" of both areas enumerated on 0..150."""
+    rng = np.random.default_rng(224)
+    mech = pdp.DiscreteGaussian(sigma=1.5)
+    true = rng.poisson([[1.0, 3.0, 0.5], [4.0, 0.2, 2.0]])
+    s = np.asarray(pdp.release(true, pdp.Cells(), mech, rng=rng))
+    coords = {"area": ["north", "south"], "cell": ["a", "b", "c"]}
+    with pm.Model(coords=coords) as model:
+        lam = pm.Gamma("lam", 2, 1, dims=("area", "cell"))
+        c = pm.Poisson("c", lam, dims=("area", "cell"))
+        pdp.DPObserved("s", c, statistic=pdp.Cells(), mechanism=mech, observed=s)
+    grid = np.arange(151)
+    m, sd = [], []
+    for r in s[:, 0]:
+        lw = stats.nbinom(2, 0.5).logpmf(grid) + stats.norm.logpdf(r, grid, 1.5)
+        w = np.exp(lw - lw.max())  # (the discrete Gaussian's normaliser is the same for all c)
+        w /= w.sum()
+        shape, rate = 2 + grid, 2.0
+        m1 = w @ (shape / rate)
+        m.append(m1)
+        sd.append(math.sqrt(w @ (shape * (shape + 1) / rate**2) - m1**2))
+    return model, {"lam[0]": (np.array(m), np.array(sd))}, gamma_poisson_area_cells_dims.__doc__
+
+
 @case("cells", "DiscreteGaussian", "none (Binomial cells, Beta p)")
 def beta_binomial_cells():
     """Binomial cells out of a known n with Beta rates written with Python ints: p ~ Beta(2, 3,

@@ -304,47 +304,10 @@ def test_pm_sample_assigns_table_cells_to_area_tables_negative_binomial_and_marg
     assert assigned(model) == {"TableCells": ["c"]}
 
 
-def test_a_cells_table_left_to_pymc_is_named_and_a_binomial_table_is_taken():
-    """A Multinomial table whose shape is not static (π's concentration is pm.Data) cannot go to
-    TableCells: pm.sample() warns (PyMC's Metropolis would keep its start) and names the fix.
-    Binomial cells go to TableCells, their Beta p to ConjugateTheta. Bernoulli cells, which
-    Collapsed takes, raise no warning."""
-    with pm.Model() as model:
-        pi = pm.Dirichlet("pi", pm.Data("a", np.ones(3)))
-        c = pm.Multinomial("c", n=20, p=pi)
-        pdp.DPObserved(
-            "s",
-            c,
-            statistic=pdp.Cells(),
-            mechanism=pdp.DiscreteGaussian(sigma=2.0),
-            observed=[4, 7, 9],
-        )
-    with pytest.warns(UserWarning, match=r"the shape of 'c' is not fixed \(\(None,\)") as rec:
-        assert assigned(model)["Metropolis"] == ["c"]
-    assert "the chain keeps its start" in str(rec[0].message)
-    assert "freeze_dims_and_data(model)" in str(rec[0].message)
-    # areas under a shared Dirichlet written with dims: the table was a TypeError in the
-    # competence of DirichletHyper; it is the same warning, and the frozen model gets the steps
-    coords = {"area": range(2), "cell": range(3)}
-    with pm.Model(coords=coords) as model:
-        base = pm.Dirichlet("base", np.ones(3), dims="cell")
-        alpha = pm.Gamma("alpha", 2.0, 0.2)
-        pi = pm.Dirichlet("pi", alpha * base, dims=("area", "cell"))
-        c = pm.Multinomial("c", n=[10, 12], p=pi, dims=("area", "cell"))
-        pdp.DPObserved(
-            "s",
-            c,
-            statistic=pdp.Cells(),
-            mechanism=pdp.DiscreteGaussian(sigma=2.0),
-            observed=[[4, 7, 0], [3, 3, 5]],
-        )
-    with pytest.warns(UserWarning, match=r"freeze_dims_and_data\(model\)"):
-        assert assigned(model)["Metropolis"] == ["c"]
-    from pymc.model.transform.optimization import freeze_dims_and_data
-
-    with warnings.catch_warnings(), freeze_dims_and_data(model) as frozen:
-        warnings.simplefilter("error")
-        assert "DirichletHyper" in assigned(frozen)
+def test_a_binomial_table_is_taken_and_bernoulli_cells_go_to_collapsed():
+    """Binomial cells go to TableCells, their Beta p to ConjugateTheta. Bernoulli cells, which
+    Collapsed takes, raise no warning. (Tables whose shape comes from dims= or pm.Data:
+    tests/unit/samplers/test_dims_tables.py.)"""
     with pm.Model() as model:
         p = pm.Beta("p", 1.0, 1.0, shape=3)
         c = pm.Binomial("c", n=[5, 8, 9], p=p, shape=3)
