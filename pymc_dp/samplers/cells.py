@@ -699,8 +699,9 @@ def _width(mech) -> int:
 
 
 def _entry_maps(model, table):
-    """The table's static shape and the cell → entry maps of its ``pdp.Cells`` / ``pdp.Marginals``
-    releases (release × cell; no rows without releases); None when the shape is not static."""
+    """The table's shape (`fixed_shape`: dims and data lengths as they are now) and the cell →
+    entry maps of its ``pdp.Cells`` / ``pdp.Marginals`` releases (release × cell; no rows without
+    releases); None when a length depends on a random variable."""
     shape = fixed_shape(table)
     if shape is None:
         return None
