@@ -677,24 +677,39 @@ def _cells_releases(c, shape, rng):
         pdp.DPObserved(f"s{m}", c, statistic=pdp.Cells(), mechanism=mech, observed=obs)
 
 
+def _table_coords(shape):
+    """Coords for a table of ``shape``: areas (if 2-d) and cells."""
+    names = ("area", "cell")[2 - len(shape) :]
+    return {name: [f"{name}{i}" for i in range(n)] for name, n in zip(names, shape)}
+
+
+def _table_where(rng, shape, lab):
+    """``shape=`` or the same lengths as ``dims=`` of `_table_coords` (lengths the graph leaves
+    open, which the steps read as ``pm.sample()`` does: `graph.fixed_shape`)."""
+    if rng.random() < 0.5:
+        return {"shape": shape}
+    lab.append("dims")
+    return {"dims": tuple(_table_coords(shape))}
+
+
 def dirichlet_cells_variant(rng, kind=None) -> Variant:
     """``π ~ Dirichlet(a)`` (a fixed: ints of any width, floats, ``pm.Data``; one row broadcast to
     the areas or written out per area), ``c ~ Multinomial(n, π)`` (n a scalar or one per area),
-    one or two ``pdp.Cells`` releases of c."""
+    π and c with ``shape=`` or ``dims=``, one or two ``pdp.Cells`` releases of c."""
     lab = ["dirichlet_cells"]
     k = int(rng.integers(2, 6))
     g = _choice(rng, [None, 1, 3])
     shape = (k,) if g is None else (g, k)
-    with pm.Model() as model:
+    with pm.Model(coords=_table_coords(shape)) as model:
         row = (
             rng.integers(1, 120, size=k).astype(float)
             if rng.random() < 0.5
             else rng.uniform(0.2, 3.0, size=k)
         )
         full = g is not None and rng.random() < 0.5  # the row written out for every area
-        # no pm.Data for a: π's static shape would be unknown, which the step refuses by name
-        a = styled(rng, row, shape=shape if full else None, label=lab, data=False)
-        pi = pm.Dirichlet("pi", a, shape=shape)
+        a = styled(rng, row, shape=shape if full else None, label=lab)
+        where = _table_where(rng, shape, lab)
+        pi = pm.Dirichlet("pi", a, **where)
         n_val = rng.integers(0, 30, size=g) if g is not None and rng.random() < 0.5 else 12
         # n as integers only (PyMC's Multinomial draw refuses a float n)
         n_style = _choice(rng, ["int", "int8", "int16", "int64", "data"])
@@ -707,7 +722,7 @@ def dirichlet_cells_variant(rng, kind=None) -> Variant:
             if n_style == "data"
             else n_arr.astype(n_style)
         )
-        c = pm.Multinomial("c", n=n, p=pi, shape=shape)
+        c = pm.Multinomial("c", n=n, p=pi, **where)
         _cells_releases(c, shape, rng)
     return Variant(model, ["pi", "c"], " ".join(map(str, lab)))
 
@@ -715,18 +730,19 @@ def dirichlet_cells_variant(rng, kind=None) -> Variant:
 # ------------------------------------------------------------------------------------ GammaCells
 def gamma_cells_variant(rng, kind=None) -> Variant:
     """``λ ~ Gamma(α, β)`` (α, β fixed: ints of any width incl. int8 overflow values, floats,
-    ``pm.Data``; shared or per cell), ``c ~ Poisson(λ)`` of λ's shape, one or two ``pdp.Cells``
-    releases of c."""
+    ``pm.Data``; shared or per cell), ``c ~ Poisson(λ)`` of λ's shape (``shape=`` or ``dims=``),
+    one or two ``pdp.Cells`` releases of c."""
     lab = ["gamma_cells"]
     k = int(rng.integers(2, 6))
     shape = (k,) if rng.random() < 0.5 else (2, k)
-    with pm.Model() as model:
+    with pm.Model(coords=_table_coords(shape)) as model:
         per_cell = rng.random() < 0.5
         a_val = rng.uniform(0.2, 4.0, size=shape) if per_cell else _choice(rng, [0.5, 2, 3, 0.7])
         b_val = _choice(rng, [100, 16, 20, 0.125, 2.5, 1])
-        alpha = styled(rng, a_val, label=lab, data=not per_cell)
+        alpha = styled(rng, a_val, label=lab)
         beta = styled(rng, b_val, label=lab)
-        lam = pm.Gamma("lam", alpha, beta, shape=shape)
-        c = pm.Poisson("c", lam, shape=shape)
+        where = _table_where(rng, shape, lab)
+        lam = pm.Gamma("lam", alpha, beta, **where)
+        c = pm.Poisson("c", lam, **where)
         _cells_releases(c, shape, rng)
     return Variant(model, ["lam", "c"], " ".join(map(str, lab)))

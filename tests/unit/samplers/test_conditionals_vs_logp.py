@@ -267,6 +267,11 @@ def _check_parent_cells(variant, rng, step_cls, log_q, k=2):
     ``log_q(cond, x)``: the conditional's log density at the parent's natural values ``x``."""
     model = variant.model
     name = variant.vars[0]
+    from tests.support.sampling import assigned
+
+    # pm.sample() picks the step by itself, with shape= or dims= (`graph.fixed_shape`)
+    got = assigned(model).get(step_cls.__name__, [])
+    assert len(got) == len(variant.vars), (variant.label, assigned(model))
     with model:
         step = step_cls([model[n] for n in variant.vars])
     logp = model.compile_logp(jacobian=False)
