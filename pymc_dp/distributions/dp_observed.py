@@ -363,10 +363,11 @@ def _start_multinomial_table(model, statistic, data_t):
         or type(rv.owner.op).__name__ != "MultinomialRV"
         or rv not in model.free_RVs
         or model.rvs_to_initial_values.get(rv) is not None
-        or fixed_shape(rv) is None
     ):
         return
     shape = fixed_shape(rv)
+    if shape is None:
+        return
     k = shape[-1]
     try:
         n = np.asarray(rv.owner.op.dist_params(rv.owner)[0].eval(), dtype=np.int64)

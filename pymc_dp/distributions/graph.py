@@ -112,22 +112,30 @@ def fixed_shape(var) -> tuple | None:
     """``var``'s shape as ``pm.sample()`` sees it: its static shape, or, when a length is left open
     by ``dims=`` or a ``pm.Data`` length (``type.shape`` holds None), the lengths those hold now
     (PyMC compiles the sampler's functions with them, so they stay fixed while it samples; a step
-    built from them is rebuilt by the next ``pm.sample()``). None when a length depends on a
-    random variable."""
+    built from them is rebuilt by the next ``pm.sample()``). The shape's graph is folded, the data
+    it still reads (shared variables other than random generators: dims lengths, ``pm.Data``) put
+    in as constants and folded again, with nothing compiled. None when a length depends on
+    anything else (a random variable)."""
     shape = var.type.shape
     if all(d is not None for d in shape):
         return tuple(int(d) for d in shape)
+    import pytensor.tensor as pt
     from pymc.pytensorf import constant_fold
+    from pytensor.compile.sharedvalue import SharedVariable
+    from pytensor.graph.replace import graph_replace
+    from pytensor.tensor.random.type import RandomGeneratorType
 
     (folded,) = constant_fold([var.shape], raise_not_constant=False)
     if isinstance(folded, Variable):
-        from pytensor.graph.utils import MissingInputError
-
-        if draws_randomly(folded):
-            return None
-        try:
-            folded = folded.eval()
-        except MissingInputError:  # a length read from a value variable, not from data
+        data = {
+            v: pt.constant(v.get_value(borrow=True), dtype=v.dtype)
+            for v in upstream(folded)
+            if isinstance(v, SharedVariable) and not isinstance(v.type, RandomGeneratorType)
+        }
+        (folded,) = constant_fold(
+            [graph_replace(folded, data, strict=False)], raise_not_constant=False
+        )
+        if isinstance(folded, Variable):
             return None
     return tuple(int(d) for d in folded)
 

@@ -849,13 +849,11 @@ def find_pattern(model, alpha, base):
         pt.cast(pt.broadcast_to(conc, pi.shape), "float64"), {alpha: a_in, base: b_in}, strict=False
     )
     fn = pm_compile([a_in, b_in], graph, on_unused_input="ignore")
-    k = b_shape[0]
+    k, a_shape = b_shape[0], fixed_shape(alpha)
     for av, shift in ((0.73, 0.0), (1.91, 0.31), (4.37, 0.67)):
         bv = 0.5 + ((np.arange(k) * 0.6180339887498949 + shift) % 1.0)  # irregular, all distinct
         bv = bv / bv.sum()
-        got = np.asarray(
-            fn(np.full(fixed_shape(alpha), av, dtype=a_in.dtype), bv.astype(b_in.dtype))
-        )
+        got = np.asarray(fn(np.full(a_shape, av, dtype=a_in.dtype), bv.astype(b_in.dtype)))
         if got.shape[-1] != bv.size or not np.allclose(got, av * bv, rtol=1e-10, atol=0.0):
             raise ValueError(
                 f"the concentration of {pi.name!r} is not {alpha.name} * {base.name} (same for "
