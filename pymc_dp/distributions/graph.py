@@ -11,7 +11,7 @@ Every step, plan and check that asks which variables read which asks here:
   releases read the records: `other_readers`;
 - everything a graph reads: `upstream`; whether it reads only constants: `is_constant`;
 - a variable's shape as sampling sees it, ``dims=`` and ``pm.Data`` lengths included:
-  `fixed_shape`.
+  `fixed_shape`; the values of observed variables, read without folding a cast: `value_reader`.
 
 ``graphs`` arguments take one variable or an iterable of variables. "Reads" includes the graphs
 themselves (as PyTensor's ``ancestors`` does). ``nodes`` arguments are the ``{name: DPNode}``
@@ -40,6 +40,7 @@ __all__ = [
     "released_records",
     "releasing",
     "upstream",
+    "value_reader",
 ]
 
 
@@ -138,6 +139,23 @@ def fixed_shape(var) -> tuple | None:
         if isinstance(folded, Variable):
             return None
     return tuple(int(d) for d in folded)
+
+
+def value_reader(model, rvs):
+    """A function of no arguments returning the values of the observed variables ``rvs`` (their
+    data, ``pm.Data`` included: read afresh at each call) as flat float64 arrays, one per
+    variable. The cast to float64 is NumPy's: a cast compiled into the graph is constant-folded
+    by PyTensor one element at a time in Python, about a second per million released values at
+    every step's construction (`DirichletHyper`, `TableCells`, the record steps)."""
+    import numpy as np
+    import pytensor
+
+    fn = pytensor.function([], [model.rvs_to_values[rv] for rv in rvs])
+
+    def read() -> list:
+        return [np.asarray(v, dtype=np.float64).reshape(-1) for v in fn()]
+
+    return read
 
 
 def is_constant(var) -> bool:

@@ -57,6 +57,7 @@ from pymc_dp.distributions.graph import (
     direct_upstream,
     fixed_shape,
     other_readers,
+    value_reader,
 )
 from pymc_dp.distributions.registry import dp_nodes, model_of
 from pymc_dp.mechanisms.base import check_kernel_codes, kernel_logpdf
@@ -529,7 +530,9 @@ def _record_moves_tabulated(
     states[row] = st[0]
     for k in range(n_cols):
         c[base + k] = np.int64(r[base + k]) - d[k]
-        s[base + k] = float(c[base + k])
+    if s.shape[0] > 0:  # the entries' values, when the caller keeps them (else never read)
+        for k in range(n_cols):
+            s[base + k] = float(c[base + k])
     return n_acc
 
 
@@ -584,7 +587,8 @@ def dm_records_sweep_streams(
     Dirichlet-multinomial rows times the releases invariant. No move is wasted on an empty
     cell, and the Pólya-urn ratio is never computed. Row g from stream ``seeds[g]``, rows in
     numba threads if `streams.use_threads` (the same draws either way). ``prepared``: as in
-    `dm_rows_sweep_streams`."""
+    `dm_rows_sweep_streams`. ``s`` may be empty when the moves are tabulated (`sweep_prepared`
+    returns a non-empty ratio table): they never read it, and then do not keep it."""
     if n_cols < 2:
         return 0
     conc = np.ascontiguousarray(conc, dtype=np.float64)
@@ -822,7 +826,6 @@ class TableCells(DPStep):
         compile_kwargs=None,
     ):
         import pymc as pm
-        import pytensor
         from pymc.util import get_value_vars_from_user_vars
 
         model = pm.modelcontext(model)
@@ -889,8 +892,7 @@ class TableCells(DPStep):
             and fixed_shape(p_rv) == self.shape
             else None
         )
-        releases = [pt.cast(pt.flatten(model.rvs_to_values[nd.rv]), "float64") for nd in nodes]
-        self._releases = pytensor.function([], pt.concatenate(releases))
+        self._releases = value_reader(model, [nd.rv for nd in nodes])
         self.input_names = [v.name for v in model.value_vars]
         self._init_step(rng)
 
@@ -908,7 +910,7 @@ class TableCells(DPStep):
         """The released values of every node on the table, flattened and concatenated in the order
         ``idx`` indexes them (read from the model once per chain)."""
         if self._r is None:
-            self._r = np.asarray(self._releases(), dtype=np.float64)
+            self._r = np.concatenate(self._releases())
         return self._r
 
     def sweep_args(self, s, reps=None) -> tuple:

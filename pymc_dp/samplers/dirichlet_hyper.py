@@ -111,6 +111,7 @@ from pymc_dp.distributions.graph import (
     direct_children,
     direct_upstream,
     fixed_shape,
+    value_reader,
 )
 from pymc_dp.mechanisms.base import check_kernel_codes, kernel_logpdf, kernel_quadratic
 from pymc_dp.samplers.assign import cached_verdict
@@ -846,7 +847,7 @@ def find_pattern(model, alpha, base):
     # fixed (not seeded draws) so the verdict is the same in every process
     a_in, b_in = alpha.type(), base.type()
     graph = graph_replace(
-        pt.cast(pt.broadcast_to(conc, pi.shape), "float64"), {alpha: a_in, base: b_in}, strict=False
+        pt.cast(pt.broadcast_to(conc, pi_shape), "float64"), {alpha: a_in, base: b_in}, strict=False
     )
     fn = pm_compile([a_in, b_in], graph, on_unused_input="ignore")
     k, a_shape = b_shape[0], fixed_shape(alpha)
@@ -1061,15 +1062,13 @@ class DirichletHyper(DPStep):
             if columns:
                 raise ValueError(f"DirichletHyper(columns=True) cannot move the columns: {why}.")
             return False
-        import pytensor
 
         nodes = _cells_nodes(model, self.table)
         kernels = [nd.mechanism.compiled_kernel() for nd in nodes]
         self._codes = check_kernel_codes([kr[0] for kr in kernels])
         self._ka = np.array([kr[1] for kr in kernels], dtype=np.float64)
         self._kb = np.array([kr[2] for kr in kernels], dtype=np.float64)
-        releases = [pt.cast(pt.flatten(model.rvs_to_values[nd.rv]), "float64") for nd in nodes]
-        self._releases = pytensor.function([], pt.concatenate(releases))
+        self._releases = value_reader(model, [nd.rv for nd in nodes])
         return True
 
     def _setup_cells(self, model, rng):
@@ -1096,7 +1095,7 @@ class DirichletHyper(DPStep):
         whether rows group by key (`keyed_releases`)."""
         if self._r is None:
             self._r = releases_by_column(
-                np.asarray(self._releases(), dtype=np.float64).reshape(len(self._codes), -1),
+                np.concatenate(self._releases()).reshape(len(self._codes), -1),
                 self.k,
             )
             self._keyed = keyed_releases(self._codes, self._ka, self._r)
@@ -1178,7 +1177,9 @@ class DirichletHyper(DPStep):
         if self._prepared is None:  # what the sweeps read of the releases alone: once a chain
             codes, a, b, r, _, idx = ts.sweep_args(None)[:6]
             self._prepared = sweep_prepared(codes, a, b, r, idx)
-        s = entry_values(table, ts.idx, ts.n_entries)
+        tabulated = self._cell_sweep is dm_records_sweep_streams and self._prepared[1].size > 0
+        # the entries' values: read by every move but the tabulated record moves (which skip them)
+        s = np.empty(0) if tabulated else entry_values(table, ts.idx, ts.n_entries)
         seeds = row_seeds(self.rng, table.size // self.k)
         args = ts.sweep_args(s, self.cells)
         return self._cell_sweep(seeds, table, conc, self.k, *args, prepared=self._prepared)

@@ -25,7 +25,14 @@ from pytensor.graph.replace import graph_replace
 from pytensor.tensor.random.type import RandomGeneratorType
 
 from pymc_dp._checks import child_rng
-from pymc_dp.distributions.graph import depends_on, free_records, names, other_readers, upstream
+from pymc_dp.distributions.graph import (
+    depends_on,
+    free_records,
+    names,
+    other_readers,
+    upstream,
+    value_reader,
+)
 from pymc_dp.samplers.fast_draws import FastRecordDraw
 from pymc_dp.samplers.target import required_nodes
 
@@ -237,10 +244,7 @@ class RecordBlock:
             graphs, rvs_to_values=model.rvs_to_values, rvs_to_transforms=model.rvs_to_transforms
         )
         self._contrib = pm_compile(model.value_vars, graphs, on_unused_input="ignore")
-        release_graphs = [
-            pt.cast(pt.flatten(model.rvs_to_values[node.rv]), "float64") for node in self.nodes
-        ]
-        self._releases = pytensor.function([], release_graphs)
+        self._releases = value_reader(model, [node.rv for node in self.nodes])
         self.additive_nodes = [n for n in self.nodes if not n.statistic.local]
         self.local_nodes = [n for n in self.nodes if n.statistic.local]
 

@@ -119,6 +119,29 @@ def test_dm_record_moves_match_dirichlet_multinomial_logp(n_rel, half, monkeypat
         assert_mc_close(ind, wrong[seen], label="control")
 
 
+def test_tabulated_record_moves_draw_the_same_without_the_entries():
+    """The tabulated record moves never read the released entries' values ``s``: passed empty
+    (`DirichletHyper` does, saving their computation each iteration), the same draws from the
+    same seeds, and the empty array is left alone; passed full, it is kept up to date."""
+    codes, a, b = _kernels(1)
+    idx = np.arange(2 * K, dtype=np.int64)[None, :]
+    r = R[0].reshape(-1).astype(np.float64)
+    prepared = cells.sweep_prepared(codes, a, b, r, idx)
+    assert prepared[1].size > 0  # tabulated
+    start = np.array([N[0], 0, 0, 0, N[1], 0], dtype=np.int64)
+    tables = []
+    for s in (entry_values(start, idx, 2 * K), np.empty(0)):
+        c, rng = start.copy(), np.random.default_rng(5)
+        for _ in range(50):
+            seeds = row_seeds(rng, 2)
+            dm_records_sweep_streams(seeds, c, CONC, K, codes, a, b, r, s, idx, 1, 2, prepared)
+        if s.size:
+            np.testing.assert_array_equal(s, c)
+        tables.append(c)
+    np.testing.assert_array_equal(tables[0], tables[1])
+    assert not np.array_equal(tables[0], start)
+
+
 def test_alias_table_draws_each_column_with_its_weight():
     """Walker's alias table: the probability of each column, summed over the K strips exactly
     (strip t gives t with prob[t] and alias[t] with 1 − prob[t]), equals w / Σ w, zeros included."""
