@@ -193,9 +193,11 @@ def generator_uniform(rng):
 
 # not cached: its arguments include dispatchers (``log_f``, ``uniform_of``), whose types differ in
 # every process, so numba's on-disk index gained an entry per process that no later process
-# matched, and loading it could fail with "underlying object has vanished" (numba issue 9348);
-# its callers compile it into their own code
-@numba.njit(cache=False)
+# matched, and loading it could fail with "underlying object has vanished" (numba issue 9348).
+# Inlined (numba IR) into its callers, where ``log_f`` and ``uniform_of`` are then globals: a
+# caller that passed them to a compiled shrink_1d held dispatcher objects and could not be
+# cached itself (`DirichletHyper`'s pair moves: about 6 s of compilation in every process)
+@numba.njit(cache=False, inline="always")
 def shrink_1d(log_f, args, uniform_of, source, x0, lo, hi, level, tiny):
     """Slice sampling by shrinkage alone (Neal 2003, §4, Fig. 5) of a coordinate whose support
     is the open interval (``lo``, ``hi``), which is the initial bracket (no stepping out).
