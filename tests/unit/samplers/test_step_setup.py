@@ -42,44 +42,31 @@ def _watch(monkeypatch):
     return seen
 
 
-def _release(shape, seed):
-    return np.random.default_rng(seed).integers(0, 6, size=shape)
+def _released(name, c, statistic, shape, seed):
+    """A release of ``c`` by ``statistic`` (integers 0 … 5 as the noisy values)."""
+    noisy = np.random.default_rng(seed).integers(0, 6, size=shape)
+    mechanism = pdp.DiscreteGaussian(sigma=2.0)
+    pdp.DPObserved(name, c, statistic=statistic, mechanism=mechanism, observed=noisy)
 
 
-def _areas():
+def _table(pi):
+    return pm.Multinomial("c", n=np.full(G, 30), p=pi, shape=(G, K))
+
+
+def _areas():  # rows around a shared Dirichlet mean: DirichletHyper, cells included
     with pm.Model() as model:
         base = pm.Dirichlet("base", np.ones(K))
         alpha = pm.LogNormal("alpha", np.log(K), 1.0)
-        pi = pm.Dirichlet("pi", alpha * base, shape=(G, K))
-        c = pm.Multinomial("c", n=np.full(G, 30), p=pi, shape=(G, K))
-        pdp.DPObserved(
-            "s",
-            c,
-            statistic=pdp.Cells(),
-            mechanism=pdp.DiscreteGaussian(sigma=2.0),
-            observed=_release((G, K), 0),
-        )
+        c = _table(pm.Dirichlet("pi", alpha * base, shape=(G, K)))
+        _released("s", c, pdp.Cells(), (G, K), 0)
     return model
 
 
 def _margin():  # a table with a margin too: ConjugateTheta + TableCells
     with pm.Model() as model:
-        pi = pm.Dirichlet("pi", np.ones(K), shape=(G, K))
-        c = pm.Multinomial("c", n=np.full(G, 30), p=pi, shape=(G, K))
-        pdp.DPObserved(
-            "s",
-            c,
-            statistic=pdp.Cells(),
-            mechanism=pdp.DiscreteGaussian(sigma=2.0),
-            observed=_release((G, K), 1),
-        )
-        pdp.DPObserved(
-            "m",
-            c,
-            statistic=pdp.Marginals((1,)),
-            mechanism=pdp.DiscreteGaussian(sigma=2.0),
-            observed=_release(K, 2) * G,
-        )
+        c = _table(pm.Dirichlet("pi", np.ones(K), shape=(G, K)))
+        _released("s", c, pdp.Cells(), (G, K), 1)
+        _released("m", c, pdp.Marginals((1,)), K, 2)
     return model
 
 
