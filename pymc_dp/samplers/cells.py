@@ -170,10 +170,10 @@ def independent_cells_sweep(rng, c, kind, p1, p2, codes, a, b, r, s, idx, width,
 
 @numba.njit(cache=True)
 def _multinomial_prior(args, jc, kc, j, k, cj, ck, d):
-    """Log ratio of a multinomial row (cell log-probabilities ``log_p`` per cell of the table,
+    """Log ratio of a multinomial row (cell log-probabilities ``log_p[0]`` per cell of the table,
     ``logs[v] = log v!``) when d people move from cell j (count cj) to cell k (count ck)."""
     log_p, logs = args
-    lr = d * (log_p[k] - log_p[j])
+    lr = d * (log_p[0, k] - log_p[0, j])
     for i in range(d):  # log c_j!/(c_j − d)! − log (c_k + d)!/c_k!
         lr += logs[cj - i] - logs[ck + d - i]
     return lr
@@ -203,15 +203,20 @@ def _direct(idx):
     return True
 
 
+_MULTINOMIAL, _DIRICHLET_MULTINOMIAL = 0, 1  # _row_moves: the row's law
+
+
 @numba.njit(cache=True)
 def _row_moves(
-    prior, prior_args, states, row, c, n_cols, codes, a, b, r, s, idx, width, reps, direct
+    law, prior_args, states, row, c, n_cols, codes, a, b, r, s, idx, width, reps, direct
 ):
     """``reps``·K moves of d people between two cells of row ``row`` under the row's law
-    ``prior(prior_args, …)`` (`_multinomial_prior`, `_dm_prior`) and the releases, from that row's
-    stream (`streams`); a function of its own (not inlined), so that the parallel loop over rows
-    has one exit. ``direct``: one release whose entry e of cell k is k (`_direct`): the entries are
-    read without ``idx``."""
+    (``law``: `_multinomial_prior` or `_dm_prior` of ``prior_args``, a 2-d and a 1-d array) and the
+    releases, from that row's stream (`streams`); a function of its own (not inlined), so that the
+    parallel loop over rows has one exit. The law is a code, not a function passed in: a numba
+    function passed as an argument makes the sweeps uncacheable (compiled again, about 5 s, in
+    every process). ``direct``: one release whose entry e of cell k is k (`_direct`): the entries
+    are read without ``idx``."""
     n_acc = 0
     base = row * n_cols
     for _ in range(reps * n_cols):
@@ -222,7 +227,10 @@ def _row_moves(
         d = 1 + int(uniform(states, row) * width) if width > 1 else 1
         if c[j] < d:
             continue
-        lr = prior(prior_args, jc, kc, j, k, c[j], c[k], d)
+        if law == _MULTINOMIAL:
+            lr = _multinomial_prior(prior_args, jc, kc, j, k, c[j], c[k], d)
+        else:
+            lr = _dm_prior(prior_args, jc, kc, j, k, c[j], c[k], d)
         if direct:
             lr += (
                 kernel_logpdf(codes[0], a[0], b[0], r[j] - (s[j] - d))
@@ -253,24 +261,22 @@ def _row_moves(
 
 
 @numba.njit(cache=True, parallel=True)
-def _rows_threads(
-    prior, prior_args, states, c, n_cols, codes, a, b, r, s, idx, width, reps, direct
-):
+def _rows_threads(law, prior_args, states, c, n_cols, codes, a, b, r, s, idx, width, reps, direct):
     n_rows = c.shape[0] // n_cols
     acc = np.zeros(n_rows, dtype=np.int64)
     for row in numba.prange(n_rows):
         acc[row] = _row_moves(
-            prior, prior_args, states, row, c, n_cols, codes, a, b, r, s, idx, width, reps, direct
+            law, prior_args, states, row, c, n_cols, codes, a, b, r, s, idx, width, reps, direct
         )
     return acc.sum()
 
 
 @numba.njit(cache=True)
-def _rows_serial(prior, prior_args, states, c, n_cols, codes, a, b, r, s, idx, width, reps, direct):
+def _rows_serial(law, prior_args, states, c, n_cols, codes, a, b, r, s, idx, width, reps, direct):
     acc = 0
     for row in range(c.shape[0] // n_cols):
         acc += _row_moves(
-            prior, prior_args, states, row, c, n_cols, codes, a, b, r, s, idx, width, reps, direct
+            law, prior_args, states, row, c, n_cols, codes, a, b, r, s, idx, width, reps, direct
         )
     return acc
 
@@ -289,11 +295,11 @@ def multinomial_rows_sweep_streams(
         return 0
     states = seed_states(seeds)
     sweep = _rows_threads if threads() and disjoint else _rows_serial
-    prior_args = (log_p, logs)
+    prior_args = (np.ascontiguousarray(log_p, dtype=np.float64).reshape(1, -1), logs)
     direct = _direct(idx)
     return int(
         sweep(
-            _multinomial_prior,
+            _MULTINOMIAL,
             prior_args,
             states,
             c,
@@ -350,7 +356,7 @@ def dm_rows_sweep_streams(
     sweep = _rows_threads if threads() else _rows_serial
     direct = _direct(idx) if prepared is None else prepared[0]
     args = (states, c, n_cols, codes, a, b, r, s, idx, width, reps, direct)
-    return int(sweep(_dm_prior, (lk, conc), *args))
+    return int(sweep(_DIRICHLET_MULTINOMIAL, (lk, conc), *args))
 
 
 @numba.njit(cache=True)

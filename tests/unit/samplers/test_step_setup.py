@@ -8,11 +8,12 @@ of the four checks of step assignment: 5 s of a 6.6 s set-up at G = 1,000, K = 2
 watches PyTensor's Python implementations while ``pm.sample()`` assigns the steps and they are
 built, and fails on any draw of a random variable or any elementwise Python loop over an array the
 size of the table; and that the pair moves' compiled code is cached on disk (it was compiled
-again, about 6 s, in every process)."""
+again, about 6 s, in every process), as the row sweeps' is."""
 
 import numpy as np
 import pymc as pm
 import pytest
+from numba.core import types
 from pytensor.tensor.elemwise import Elemwise
 from pytensor.tensor.random.op import RandomVariable
 
@@ -105,6 +106,20 @@ def test_the_watch_sees_a_python_cast_and_a_draw(monkeypatch):
     assert any("dirichlet" in s for s in seen)
 
 
+def _uncacheable(*dispatchers):
+    """The compiled overloads of ``dispatchers`` that numba cannot reuse from its disk cache in
+    another process: one holding a dynamic global, or one whose signature holds a function (a
+    dispatcher passed as an argument: its type is keyed by the object of this process)."""
+    out = []
+    for f in dispatchers:
+        assert f.overloads, f"{f.__name__} was not compiled"
+        for sig, res in f.overloads.items():
+            passed = any(isinstance(t, (types.Dispatcher, types.FunctionType)) for t in sig)
+            if passed or res.library.has_dynamic_globals:
+                out.append(f"{f.__name__}{sig}")
+    return out
+
+
 def test_pair_moves_compiled_code_is_cacheable():
     """`DirichletHyper`'s pair moves compile to code numba can cache on disk: none holds a dynamic
     global (a dispatcher object passed to `slice.shrink_1d` was one, and numba then compiled the
@@ -118,11 +133,27 @@ def test_pair_moves_compiled_code_is_cacheable():
     point = model.initial_point(0)
     for _ in range(3):  # the column and base pair moves run from the second iteration
         point, _ = step.step(point)
-    compiled = {
-        f.__name__: list(f.overloads.values()) for f in (dh._pairs_serial, dh.pair_sweep_marginal)
-    }
-    assert all(compiled.values()), compiled
-    dynamic = [
-        name for name, res in compiled.items() if any(r.library.has_dynamic_globals for r in res)
-    ]
-    assert dynamic == []
+    assert _uncacheable(dh._pairs_serial, dh.pair_sweep_marginal) == []
+
+
+def test_row_sweeps_compiled_code_is_cacheable():
+    """The pair moves of multinomial and Dirichlet-multinomial rows (`TableCells`, and
+    `DirichletHyper` with ``moves="pairs"``) are cached on disk too. They took the row's law as
+    a numba function argument, which numba compiled again in every process (about 5 s each at a
+    table step's first iteration, in every chain's process of ``pm.sample(cores=...)``). Serial
+    loops only: a process that has run numba threads cannot fork (`streams.use_threads`), and the
+    threaded loop takes the same arguments."""
+    from pymc_dp.mechanisms.base import GAUSSIAN_KERNEL
+    from pymc_dp.samplers import cells
+
+    rng = np.random.default_rng(0)
+    c = rng.multinomial(20, np.full(K, 1 / K), size=G).reshape(-1)
+    r = c + rng.integers(-2, 3, size=c.size).astype(np.float64)
+    s, idx = c.astype(np.float64), np.arange(G * K).reshape(1, -1)
+    release = (np.array([GAUSSIAN_KERNEL]), np.array([0.1]), np.array([0.0]), r, s, idx)
+    seeds = np.arange(G, dtype=np.uint64)
+    logs = np.append(0.0, np.cumsum(np.log(np.arange(1.0, 61.0))))  # log v!
+    log_p = np.full(G * K, -np.log(K))
+    cells.multinomial_rows_sweep_streams(seeds, c, log_p, K, *release, 1, 2, logs)
+    cells.dm_rows_sweep_streams(seeds, c, np.ones(K), K, *release, 1, 2)
+    assert _uncacheable(cells._rows_serial) == []
