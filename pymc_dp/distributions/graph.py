@@ -20,6 +20,8 @@ dictionaries of `pymc_dp.dp_nodes`.
 
 from __future__ import annotations
 
+import weakref
+
 from pytensor.graph.basic import Constant, Variable
 
 from pymc_dp._compat import ancestors
@@ -113,32 +115,51 @@ def fixed_shape(var) -> tuple | None:
     """``var``'s shape as ``pm.sample()`` sees it: its static shape, or, when a length is left open
     by ``dims=`` or a ``pm.Data`` length (``type.shape`` holds None), the lengths those hold now
     (PyMC compiles the sampler's functions with them, so they stay fixed while it samples; a step
-    built from them is rebuilt by the next ``pm.sample()``). The shape's graph is folded, the data
-    it still reads (shared variables other than random generators: dims lengths, ``pm.Data``) put
-    in as constants and folded again, with nothing compiled. None when a length depends on
-    anything else (a random variable)."""
+    built from them is rebuilt by the next ``pm.sample()``). None when a length depends on
+    anything else (a random variable). The shape's graph is folded once per variable
+    (`_shape_reader`); each call then reads the data it holds as they are now."""
     shape = var.type.shape
     if all(d is not None for d in shape):
         return tuple(int(d) for d in shape)
-    import pytensor.tensor as pt
+    try:
+        read = _SHAPE_READERS[var]
+    except KeyError:
+        read, holds_var = _shape_reader(var)
+        if not holds_var:  # (a reader holding var would keep it, and its data, alive)
+            _SHAPE_READERS[var] = read
+    return None if read is None else tuple(int(d) for d in read())
+
+
+_SHAPE_READERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # var -> `_shape_reader`
+
+
+def _shape_reader(var):
+    """A function of no arguments returning ``var``'s shape from the data it reads now, and
+    whether its graph holds ``var`` itself (a ``pm.Data`` variable's own shape). The function is
+    None when the shape depends on anything but constants and data (shared variables other than
+    random generators: dims lengths, ``pm.Data``), e.g. on a random variable. The shape's graph is
+    constant-folded (about 20 ms, once), then compiled without rewrites or C code (Python's
+    ``perform`` of a few shape ops); the data are read at each call, so after ``pm.set_data`` it
+    gives the new lengths."""
+    import numpy as np
+    import pytensor
     from pymc.pytensorf import constant_fold
+    from pytensor.compile.mode import Mode
     from pytensor.compile.sharedvalue import SharedVariable
-    from pytensor.graph.replace import graph_replace
     from pytensor.tensor.random.type import RandomGeneratorType
 
     (folded,) = constant_fold([var.shape], raise_not_constant=False)
-    if isinstance(folded, Variable):
-        data = {
-            v: pt.constant(v.get_value(borrow=True), dtype=v.dtype)
-            for v in upstream(folded)
-            if isinstance(v, SharedVariable) and not isinstance(v.type, RandomGeneratorType)
-        }
-        (folded,) = constant_fold(
-            [graph_replace(folded, data, strict=False)], raise_not_constant=False
-        )
-        if isinstance(folded, Variable):
-            return None
-    return tuple(int(d) for d in folded)
+    if not isinstance(folded, Variable):
+        value = tuple(np.asarray(folded).tolist())
+        return (lambda: value), False
+    graph = list(ancestors([folded]))
+    for root in graph:
+        if root.owner is not None or isinstance(root, Constant):
+            continue
+        if not isinstance(root, SharedVariable) or isinstance(root.type, RandomGeneratorType):
+            return None, False
+    read = pytensor.function([], folded, mode=Mode(linker="py", optimizer=None))
+    return read, any(v is var for v in graph)
 
 
 def value_reader(model, rvs):

@@ -79,3 +79,34 @@ def test_is_constant():
     a = pt.constant(2.0) * pt.constant(3.0)
     assert graph.is_constant(a)
     assert not graph.is_constant(a * pt.dscalar("v"))
+
+
+def test_fixed_shape_reads_dims_and_data_as_they_are_now_and_folds_once(monkeypatch):
+    """`fixed_shape` of lengths left open by ``dims=`` and ``pm.Data``: the lengths the model holds
+    at each call (after ``pm.set_data`` too); the shape's graph folded once per variable (each
+    fold is a rewrite pass, about 25 ms, and step assignment asks for the same shapes dozens of
+    times); None for a length that depends on a random variable; a ``pm.Data`` variable's own
+    reader is not kept (it would keep the variable and its values alive)."""
+    from pymc import pytensorf
+
+    folds = []
+    fold = pytensorf.constant_fold
+    monkeypatch.setattr(
+        pytensorf, "constant_fold", lambda *a, **k: folds.append(1) or fold(*a, **k)
+    )
+    with pm.Model(coords={"area": range(4), "cell": range(3)}) as model:
+        n = pm.Data("n", np.full(4, 5), dims="area")
+        pi = pm.Dirichlet("pi", np.ones(3), dims=("area", "cell"))
+        c = pm.Multinomial("c", n=n, p=pi, dims=("area", "cell"))
+        x = pm.Normal("x", 0, 1, shape=n.shape)
+        z = pm.Normal("z", 0, 1, shape=(pm.math.switch(x.sum() > 0, 3, 2),))
+    assert c.type.shape == (None, 3)  # the length is open in the graph
+    assert [graph.fixed_shape(v) for v in (c, pi, x, z, n)] == [(4, 3), (4, 3), (4,), None, (4,)]
+    assert len(folds) == 5
+    assert [graph.fixed_shape(v) for v in (c, pi, x, z)] == [(4, 3), (4, 3), (4,), None]
+    assert len(folds) == 5  # nothing folded again
+    with model:
+        pm.set_data({"n": np.full(6, 5)}, coords={"area": range(6)})
+    assert [graph.fixed_shape(v) for v in (c, pi, x, z, n)] == [(6, 3), (6, 3), (6,), None, (6,)]
+    assert len(folds) == 6  # n's own shape: folded at each call, its reader not kept
+    assert n not in graph._SHAPE_READERS and c in graph._SHAPE_READERS
