@@ -247,26 +247,50 @@ def count_tails(c):
     return offsets, tails
 
 
+@numba.njit(cache=True, inline="always")
+def _column_top(cols, n_rows, k):
+    top = 0
+    for g in range(n_rows):
+        if cols[k * n_rows + g] > top:
+            top = cols[k * n_rows + g]
+    return top
+
+
+@numba.njit(cache=True, inline="always")
+def _column_tails(cols, n_rows, k, tails, o, o_next):
+    for g in range(n_rows):
+        v = cols[k * n_rows + g]
+        if v > 0:
+            tails[o + v - 1] += 1.0
+    for i in range(o_next - 2, o - 1, -1):
+        tails[i] += tails[i + 1]
+
+
 @numba.njit(cache=True)
 def count_tails_by_column(cols, n_rows, n_cols):
     """`count_tails` of a table held by column (cell (g, k) at k·n_rows + g): each column read
-    once, in order."""
+    twice, in order."""
     offsets = np.zeros(n_cols + 1, dtype=np.int64)
     for k in range(n_cols):
-        top = 0
-        for g in range(n_rows):
-            if cols[k * n_rows + g] > top:
-                top = cols[k * n_rows + g]
-        offsets[k + 1] = offsets[k] + top
+        offsets[k + 1] = offsets[k] + _column_top(cols, n_rows, k)
     tails = np.zeros(offsets[n_cols], dtype=np.float64)
     for k in range(n_cols):
-        o = offsets[k]
-        for g in range(n_rows):
-            v = cols[k * n_rows + g]
-            if v > 0:
-                tails[o + v - 1] += 1.0
-        for i in range(offsets[k + 1] - 2, o - 1, -1):
-            tails[i] += tails[i + 1]
+        _column_tails(cols, n_rows, k, tails, offsets[k], offsets[k + 1])
+    return offsets, tails
+
+
+@numba.njit(cache=True, parallel=True)
+def count_tails_by_column_threads(cols, n_rows, n_cols):
+    """`count_tails_by_column` with its columns in numba threads (the same result)."""
+    top = np.zeros(n_cols, dtype=np.int64)
+    for k in numba.prange(n_cols):
+        top[k] = _column_top(cols, n_rows, k)
+    offsets = np.zeros(n_cols + 1, dtype=np.int64)
+    for k in range(n_cols):
+        offsets[k + 1] = offsets[k] + top[k]
+    tails = np.zeros(offsets[n_cols], dtype=np.float64)
+    for k in numba.prange(n_cols):
+        _column_tails(cols, n_rows, k, tails, offsets[k], offsets[k + 1])
     return offsets, tails
 
 
@@ -294,21 +318,49 @@ def _pair_marginal_f(x, args):
 
 
 @numba.njit(cache=True)
-def pair_sweep_marginal(rng, b, alpha, offsets, tails, beta, order):
-    """`pair_sweep` on the target with π summed out (Dirichlet-multinomial rows, `count_tails`)."""
-    evals = 0
-    for i in range(0, order.shape[0] - 1, 2):
-        j, k = order[i], order[i + 1]
-        x0, t = b[j], b[j] + b[k]
-        args = (alpha, j, k, offsets, tails, beta[j], beta[k], t)
-        level = _pair_marginal_f(x0, args) - rng.standard_exponential()
-        x, n_ev = shrink_1d(
-            _pair_marginal_f, args, generator_uniform, rng, x0, 0.0, t, level, _COLLAPSED * t
+def _base_pair_move(states, p, b, alpha, j, k, offsets, tails, beta):
+    """One slice move of (b_j, b_k) given the table (`pair_sweep_marginal`), from stream p; returns
+    the number of density evaluations."""
+    x0, t = b[j], b[j] + b[k]
+    args = (alpha, j, k, offsets, tails, beta[j], beta[k], t)
+    level = _pair_marginal_f(x0, args) - exponential(states, p)
+    x, n_ev = shrink_1d(
+        _pair_marginal_f, args, stream_uniform, (states, p), x0, 0.0, t, level, _COLLAPSED * t
+    )
+    b[j] = x
+    b[k] = t - x
+    return n_ev
+
+
+@numba.njit(cache=True, parallel=True)
+def _base_pairs_threads(states, b, alpha, offsets, tails, beta, order):
+    n_pairs = order.shape[0] // 2
+    evals = np.zeros(n_pairs, dtype=np.int64)
+    for p in numba.prange(n_pairs):
+        evals[p] = _base_pair_move(
+            states, p, b, alpha, order[2 * p], order[2 * p + 1], offsets, tails, beta
         )
-        evals += n_ev
-        b[j] = x
-        b[k] = t - x
+    return evals.sum()
+
+
+@numba.njit(cache=True)
+def _base_pairs_serial(states, b, alpha, offsets, tails, beta, order):
+    evals = 0
+    for p in range(order.shape[0] // 2):
+        evals += _base_pair_move(
+            states, p, b, alpha, order[2 * p], order[2 * p + 1], offsets, tails, beta
+        )
     return evals
+
+
+def pair_sweep_marginal(seeds, b, alpha, offsets, tails, beta, order) -> int:
+    """`pair_sweep` on the target with π summed out (Dirichlet-multinomial rows, `count_tails`).
+    The pairs are disjoint, so their moves are independent given α and the table: pair p draws
+    from stream ``seeds[p]``, in numba threads if `streams.use_threads` (the same draws either
+    way)."""
+    states = seed_states(seeds)
+    sweep = _base_pairs_threads if threads() else _base_pairs_serial
+    return int(sweep(states, b, alpha, offsets, tails, beta, order))
 
 
 _STIRLING_FROM = 1e4  # lgamma_ratio: Stirling's series from here (lgamma's own below)
@@ -335,15 +387,34 @@ def lgamma_ratio(a, n):
 
 
 @numba.njit(cache=True)
-def alpha_terms_marginal(alpha, b, totals, weights, offsets, tails):
-    """The α terms with π summed out: Σ_rows [log Γ(α) − log Γ(N_g + α)] (distinct totals with their
-    counts) + Σ_k Σ_g [log Γ(c_gk + α b_k) − log Γ(α b_k)]."""
+def _alpha_terms_serial(alpha, b, totals, weights, offsets, tails):
     out = 0.0
     for i in range(totals.shape[0]):
         out -= weights[i] * lgamma_ratio(alpha, totals[i])
     for j in range(b.shape[0]):
         out += _rising(alpha * b[j], j, offsets, tails)
     return out
+
+
+@numba.njit(cache=True, parallel=True)
+def _alpha_terms_threads(alpha, b, totals, weights, offsets, tails):
+    terms = np.empty(b.shape[0])
+    for j in numba.prange(b.shape[0]):
+        terms[j] = _rising(alpha * b[j], j, offsets, tails)
+    out = 0.0
+    for i in range(totals.shape[0]):
+        out -= weights[i] * lgamma_ratio(alpha, totals[i])
+    for j in range(b.shape[0]):  # summed in the serial twin's order: the same value
+        out += terms[j]
+    return out
+
+
+def alpha_terms_marginal(alpha, b, totals, weights, offsets, tails) -> float:
+    """The α terms with π summed out: Σ_rows [log Γ(α) − log Γ(N_g + α)] (distinct totals with their
+    counts) + Σ_k Σ_g [log Γ(c_gk + α b_k) − log Γ(α b_k)]; the columns' terms in numba threads if
+    `streams.use_threads` (the same value either way)."""
+    terms = _alpha_terms_threads if threads() else _alpha_terms_serial
+    return float(terms(alpha, b, totals, weights, offsets, tails))
 
 
 _RANGE = 1e-290  # a row sum outside (_RANGE, 1/_RANGE) is recomputed in log space
@@ -659,24 +730,20 @@ def _column_pair_move(states, p, j, k, c, n_rows, b, alpha, beta, codes, ka, kb,
     aj, ak = big_a * x, big_a * (1.0 - x)
     _rising_scaled(aj, s, rj, tmax)
     _rising_scaled(ak, s, rk, tmax)
-    # each group's split law given x: its weights, summed running (``e`` overwritten), and total
-    gsum = np.empty(n_groups)
+    # each group's split law given x: its weights summed running (``cum``), and their total
+    gsum, cum = np.empty(n_groups), np.empty(e.shape[0])
     for u in range(n_groups):
         tg, o = gt[u], off[u]
         acc = 0.0
         for v in range(tg + 1):
             acc += e[o + v] * rj[v] * rk[tg - v]
+            cum[o + v] = acc
         if not (acc > _RANGE and acc < 1.0 / _RANGE):  # out of float range: in log space
             best = _group_log(tg, o, e, aj, ak, s, lw)
+            acc = 0.0
             for v in range(tg + 1):
-                e[o + v] = math.exp(lw[v] - best)
-        else:
-            for v in range(tg + 1):
-                e[o + v] = e[o + v] * rj[v] * rk[tg - v]
-        acc = 0.0
-        for v in range(tg + 1):
-            acc += e[o + v]
-            e[o + v] = acc
+                acc += math.exp(lw[v] - best)
+                cum[o + v] = acc
         gsum[u] = acc
     for g in range(n_rows):  # each row's split given x and its pair total, in row order
         u = gid[g]
@@ -685,7 +752,7 @@ def _column_pair_move(states, p, j, k, c, n_rows, b, alpha, beta, codes, ka, kb,
         tg, o = gt[u], off[u]
         w = uniform(states, p) * gsum[u]
         v = 0
-        while e[o + v] <= w and v < tg:
+        while cum[o + v] <= w and v < tg:
             v += 1
         c[j * n_rows + g] = v
         c[k * n_rows + g] = tg - v
@@ -781,14 +848,17 @@ def column_pair_sweep(
     states = seed_states(seeds)
     n_rows = c.shape[0] // n_cols
     cols = np.empty_like(c)
-    sweep, move = (_pairs_threads, _transpose_threads) if threads() else (_pairs_serial, _transpose)
+    if threads():
+        sweep, move, count = _pairs_threads, _transpose_threads, count_tails_by_column_threads
+    else:
+        sweep, move, count = _pairs_serial, _transpose, count_tails_by_column
     move(c, n_rows, n_cols, cols)
     evals = int(
         sweep(states, cols, n_rows, b, alpha, beta, codes, ka, kb, r_cols, logs, order, keyed)
     )
     move(cols, n_cols, n_rows, c)
     if tails:
-        return (evals, *count_tails_by_column(cols, n_rows, n_cols))
+        return (evals, *count(cols, n_rows, n_cols))
     return evals
 
 
@@ -1220,7 +1290,8 @@ class DirichletHyper(DPStep):
                 return alpha_terms_marginal(x, b, totals, weights, offsets, tails)
 
             def base_sweep(order):
-                return pair_sweep_marginal(self.rng, b, a, offsets, tails, beta, order)
+                seeds = row_seeds(self.rng, self.k // 2)
+                return pair_sweep_marginal(seeds, b, a, offsets, tails, beta, order)
         else:
             s, n = self.row_stats(point), self.n_rows
 

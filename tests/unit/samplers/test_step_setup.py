@@ -133,7 +133,7 @@ def test_pair_moves_compiled_code_is_cacheable():
     point = model.initial_point(0)
     for _ in range(3):  # the column and base pair moves run from the second iteration
         point, _ = step.step(point)
-    assert _uncacheable(dh._pairs_serial, dh.pair_sweep_marginal) == []
+    assert _uncacheable(dh._pairs_serial, dh._base_pairs_serial) == []
 
 
 def test_row_sweeps_compiled_code_is_cacheable():
