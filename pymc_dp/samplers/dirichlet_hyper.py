@@ -35,7 +35,9 @@ fixed n; e.g. a (G, K) table of areas released by ``pdp.Cells``), the same moves
 ```
 
 the second sum written as ``Σ_k Σ_v #{g: c_gk ≥ v} log(α b_k + v − 1)`` (`count_tails`, one
-O(G·K) pass over the integer table; an evaluation of coordinate k costs max_g c_gk) — and the step
+O(G·K) pass over the integer table; an evaluation of coordinate k costs max_g c_gk; the pairs
+then draw from their own streams, in threads if `streams.use_threads`, and α's evaluations sum
+the columns' terms in threads, in the serial order) — and the step
 then draws π | α, base, c (Dirichlet(α·base + c_g) per row, each from its own stream, in threads if
 `streams.use_threads`: `streams.dirichlet_rows_simplex_streams`). That is a
 blocked Gibbs update of (α, base, π) given c, exact, and it avoids the slow centred coupling of α and
