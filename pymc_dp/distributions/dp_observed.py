@@ -369,13 +369,15 @@ def _start_multinomial_table(model, statistic, data_t):
     if shape is None:
         return
     k = shape[-1]
+    n_graph = rv.owner.op.dist_params(rv.owner)[0]
     try:
-        n = np.asarray(rv.owner.op.dist_params(rv.owner)[0].eval(), dtype=np.int64)
-        n = np.broadcast_to(n, shape[:-1])[..., None]
+        np.broadcast_to(np.asarray(n_graph.eval(), dtype=np.int64), shape[:-1])
     except Exception:  # noqa: BLE001 - n depends on other variables: PyMC's start stays
         return
-    start = n // k + (np.arange(k) < n % k)
-    model.set_initval(rv, start.astype(rv.dtype))
+    # a graph of n, not its value now: the start follows pm.set_data of a pm.Data total
+    n = pt.broadcast_to(pt.cast(n_graph, "int64"), shape[:-1])[..., None]
+    start = n // k + pt.lt(pt.arange(k), n % k)
+    model.set_initval(rv, pt.cast(start, rv.dtype))
 
 
 @dataclasses.dataclass(frozen=True)

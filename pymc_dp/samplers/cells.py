@@ -703,6 +703,18 @@ def _refusal(model, rv):
     return None
 
 
+def _check_entries(node, local, size) -> None:
+    """ValueError when the table's entries ``local`` in the release of ``node`` do not fit the
+    ``size`` values it holds now (``pm.set_data`` can resize a table written with ``dims=`` or a
+    ``pm.Data`` length, and its release, after the node was built)."""
+    if local.size and not 0 <= local.min() <= local.max() < size:
+        raise ValueError(
+            f"the release {node.rv.name!r} holds {size} values but the table's cells need entries "
+            f"0..{int(local.max())} of it: change the table and its releases together "
+            "(pm.set_data with the same coords for both)."
+        )
+
+
 def _width(mech) -> int:
     sd = mech.noise_sd
     return max(1, int(round(sd))) if math.isfinite(sd) else 1
@@ -862,13 +874,16 @@ class TableCells(DPStep):
         self.width = int(width) if width is not None else min(_width(nd.mechanism) for nd in nodes)
         if self.width < 1:
             raise ValueError(f"width must be an integer >= 1, got width={width!r}.")
-        # every cell's entry in every release (flat indices into the concatenated releases)
+        # every cell's entry in every release (flat indices into the concatenated releases), at the
+        # table's and releases' shapes of now (dims and pm.Data lengths follow pm.set_data)
+        self._releases = value_reader(model, [nd.rv for nd in nodes])
         idx, offset, self.identity = [], 0, []
-        for nd in nodes:
+        for nd, release in zip(nodes, self._releases(), strict=True):
             local = np.asarray(nd.statistic.entry_index(self.shape), dtype=np.int64).reshape(-1)
+            _check_entries(nd, local, release.size)
             self.identity.append(np.array_equal(local, np.arange(local.size)))
             idx.append(local + offset)
-            offset += int(np.prod(nd.shape, dtype=int))
+            offset += release.size
         self.idx = np.ascontiguousarray(np.stack(idx))
         self.n_entries = offset
         #: rows move each from its own stream (in threads: `streams.use_threads`) when no
@@ -887,6 +902,14 @@ class TableCells(DPStep):
             rvs_to_transforms=model.rvs_to_transforms,
         )
         self._param = pm_compile(model.value_vars, graphs, on_unused_input="ignore")
+        self._totals = None  # a Multinomial's n per row, for the check of a chain's start
+        if self.kind == MULTINOMIAL_TABLE:
+            n_rows = replace_rvs_by_values(
+                [pt.cast(pt.broadcast_to(dist[0], self.shape[:-1]), "int64").reshape((-1,))],
+                rvs_to_values=model.rvs_to_values,
+                rvs_to_transforms=model.rvs_to_transforms,
+            )
+            self._totals = pm_compile(model.value_vars, n_rows, on_unused_input="ignore")
         #: a Multinomial whose p is a simplex-transformed free RV of the table's shape: its log
         #: probabilities come from PyMC's value directly, up to a row constant (`simplex_logits`)
         p_rv = dist[1] if self.kind == MULTINOMIAL_TABLE else None
@@ -898,7 +921,6 @@ class TableCells(DPStep):
             and fixed_shape(p_rv) == self.shape
             else None
         )
-        self._releases = value_reader(model, [nd.rv for nd in nodes])
         self.input_names = [v.name for v in model.value_vars]
         self._init_step(rng)
 
@@ -951,6 +973,25 @@ class TableCells(DPStep):
         start[keep] = c[keep]
         return start.reshape(-1)
 
+    def check_row_totals(self, c, point) -> None:
+        """At a chain's start: ValueError when the rows of a Multinomial table ``c`` do not sum to
+        their n at ``point``. The moves keep each row's total, so such a chain would never reach a
+        table the model allows (e.g. a start made before ``pm.set_data`` changed a ``pm.Data``
+        total)."""
+        if self._totals is None:
+            return
+        n = np.asarray(self._totals(*[point[k] for k in self.input_names])[0]).reshape(-1)
+        got = c.reshape(-1, self.shape[-1]).sum(axis=1)
+        bad = np.flatnonzero(got != n)
+        if bad.size:
+            g = int(bad[0])
+            raise ValueError(
+                f"the start of the Multinomial table {self.name_!r} has rows whose totals differ "
+                f"from their n ({bad.size} of {n.size} rows; row {g}: {int(got[g])} against "
+                f"n = {int(n[g])}), and the moves keep each row's total: give a start whose rows "
+                f"sum to n (initvals={{{self.name_!r}: ...}}), or none."
+            )
+
     def _logs(self, c):
         """`log_table` up to the largest row total plus the width (grown when a total is larger)."""
         top = int(c.reshape(-1, self.shape[-1]).sum(axis=1).max(initial=0)) + self.width
@@ -960,6 +1001,8 @@ class TableCells(DPStep):
 
     def step(self, point):
         c = np.array(point[self.name_], dtype=np.int64, copy=True).reshape(-1)
+        if self._fresh:
+            self.check_row_totals(c, point)
         fast = self._logits_of is not None
         start = self._fresh and self.tune and self.start_at_release
         pars = (

@@ -1257,7 +1257,7 @@ class DirichletHyper(DPStep):
         return self._cell_sweep(seeds, table, conc, self.k, *args, prepared=self._prepared)
 
     def step(self, point):
-        fresh = self._fresh and self.tune
+        start, fresh = self._fresh, self._fresh and self.tune
         self._fresh = False
         fixed = self._others(point)
         beta = np.asarray(self._beta(*fixed), dtype=np.float64)
@@ -1268,6 +1268,8 @@ class DirichletHyper(DPStep):
         table = None
         if self._table_step is not None:  # the cells given α·base, π summed out
             table = np.array(point[self.table_name], dtype=np.int64).reshape(-1)
+            if start:
+                self._table_step.check_row_totals(table, point)
             self._move_cells(table, a * b, fresh)
         if fresh:  # PyMC's initial π (identical rows) and table: leave (α, base) one iteration
             if table is None:

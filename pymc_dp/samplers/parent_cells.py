@@ -135,12 +135,14 @@ class ParentCells(DPStep):
         return t.params
 
     def step(self, point):
-        fresh = self._fresh and self.tune
+        start, fresh = self._fresh, self._fresh and self.tune
         self._fresh = False
         new, accepted, proposed = {}, 0, 0
         for t in self._pairs:
             ts, params = t.cells, self._params(t)
             table = np.array(point[t.table_name], dtype=np.int64).reshape(-1)
+            if start:
+                ts.check_row_totals(table, point)
             if fresh and ts.start_at_release:
                 table = np.ascontiguousarray(ts.start_table(table, np.ones(table.size)))
             s = entry_values(table, ts.idx, ts.n_entries)

@@ -118,3 +118,80 @@ def test_a_table_that_no_step_can_take_is_named_with_a_warning():
     with pytest.warns(UserWarning, match="'penalty' depends on the table 'c'") as rec:
         assert "Metropolis" in assigned(model)
     assert "the chain keeps its start" in str(rec[0].message)
+
+
+RELEASE = np.array([9, 1, 0, 3, 5])
+
+
+def _resizable(cells, release_dims=True):
+    """A Poisson table and its release on the dim ``cell`` of ``cells`` cells (GammaCells); the
+    release is a ``pm.Data`` on that dim too, or (``release_dims=False``) of its own length."""
+    with pm.Model(coords={"cell": range(cells)}) as model:
+        pm.Data("grid", np.arange(cells), dims="cell")  # another holder of the dim's length
+        obs = pm.Data("obs", RELEASE[:cells], dims="cell" if release_dims else None)
+        lam = pm.Gamma("lam", 3.0, 1.0, dims="cell")
+        pdp.DPObserved(
+            "s",
+            pm.Poisson("c", lam, dims="cell"),
+            statistic=pdp.Cells(),
+            mechanism=pdp.DiscreteGaussian(sigma=1.5),
+            observed=obs,
+            dims="cell" if release_dims else None,
+        )
+    return model
+
+
+def test_a_table_resized_by_set_data_draws_what_a_model_built_at_that_size_draws():
+    """``pm.set_data(..., coords=)`` grows a table and its release from 3 to 5 cells: the chain is
+    that of the model built with 5 cells (same seed). Before, the table step sized the release by
+    its length when the node was built (3), and its compiled moves read and wrote past it: the two
+    new cells ignored their releases."""
+    model = _resizable(3)
+    with model:
+        pm.set_data({"obs": RELEASE, "grid": np.arange(5)}, coords={"cell": range(5)})
+    a = sample(model, draws=30, tune=10, chains=1, seed=2)
+    b = sample(_resizable(5), draws=30, tune=10, chains=1, seed=2)
+    assert a.posterior["c"].shape[-1] == 5
+    for var in b.posterior.data_vars:
+        np.testing.assert_array_equal(a.posterior[var].values, b.posterior[var].values)
+
+
+def test_a_table_resized_without_its_release_is_refused_by_name():
+    model = _resizable(3, release_dims=False)
+    with model:
+        pm.set_data({"grid": np.arange(5)}, coords={"cell": range(5)})  # the table grows, not s
+        with pytest.raises(ValueError, match="(?s)release 's' holds 3 values.*entries 0..4"):
+            pdp.TableCells([model["c"]])
+
+
+def _data_total():
+    with pm.Model() as model:
+        n = pm.Data("n", 4)
+        pi = pm.Dirichlet("pi", np.ones(K))
+        _cells(pm.Multinomial("c", n=n, p=pi), observed=[0, 1, 6])
+    return model
+
+
+def test_a_multinomial_total_in_pm_data_sets_the_start_after_set_data():
+    """The start of a Multinomial table (an even split of n) follows ``pm.set_data`` of its total.
+    Before, it was the split of the total when the model was built, and the moves, which keep each
+    row's total, sampled tables of 4 people for n = 6."""
+    model = _data_total()
+    with model:
+        pm.set_data({"n": 6})
+    assert model.initial_point()["c"].sum() == 6
+    idata = sample(model, draws=20, tune=10, chains=1, seed=3)
+    assert set(np.unique(idata.posterior["c"].values.sum(axis=-1))) == {6}
+
+
+@pytest.mark.parametrize("route", ["default", "TableCells", "DirichletHyper"])
+def test_a_start_whose_rows_do_not_sum_to_n_is_refused(route):
+    """The table moves keep each row's total: a start with other totals (a user's initvals) would
+    stay where the model has probability 0, so each table step refuses it at the chain's start."""
+    model = _areas(False) if route == "DirichletHyper" else _data_total()
+    bad = np.ones((G, K) if route == "DirichletHyper" else (K,), dtype=np.int64)
+    step = None
+    if route == "TableCells":
+        step = lambda: [pdp.TableCells([model["c"]]), pm.Slice([model["pi"]])]  # noqa: E731
+    with pytest.raises(ValueError, match="start of the Multinomial table 'c' has rows whose total"):
+        sample(model, step, draws=2, tune=2, chains=1, seed=1, initvals={"c": bad})
