@@ -694,6 +694,14 @@ def _refusal(model, rv):
     nodes = _cells_nodes(model, rv)
     if not nodes:
         return f"{rv.name!r} feeds no DPObserved node with statistic=pdp.Cells() or pdp.Marginals()"
+    for node in nodes:
+        try:
+            node.mechanism.compiled_kernel()
+        except ValueError:
+            return (
+                f"the release {node.rv.name!r} is made with {type(node.mechanism).__name__}, which "
+                "has no compiled noise kernel for the table's moves"
+            )
     readers = other_readers(model, [rv], exclude=[node.rv for node in nodes])
     if readers:
         return (

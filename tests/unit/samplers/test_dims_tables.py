@@ -195,3 +195,24 @@ def test_a_start_whose_rows_do_not_sum_to_n_is_refused(route):
         step = lambda: [pdp.TableCells([model["c"]]), pm.Slice([model["pi"]])]  # noqa: E731
     with pytest.raises(ValueError, match="start of the Multinomial table 'c' has rows whose total"):
         sample(model, step, draws=2, tune=2, chains=1, seed=1, initvals={"c": bad})
+
+
+@pytest.mark.parametrize(
+    "mechanism",
+    [pdp.TruncatedDiscreteLaplace(epsilon=1.0, delta=0.05), pdp.Staircase(epsilon=1.0)],
+    ids=["TruncatedDiscreteLaplace", "Staircase"],
+)
+def test_a_table_under_a_mechanism_without_a_compiled_kernel_is_left_to_pymc_by_name(mechanism):
+    """The table steps evaluate the noise in compiled code: a mechanism without a compiled kernel
+    is refused at step assignment (PyMC's samplers, with the warning naming the mechanism) and by
+    the constructors. Before, pm.sample() assigned DirichletCells and crashed building it."""
+    with pm.Model() as model:
+        pi = pm.Dirichlet("pi", np.ones(K))
+        c = pm.Multinomial("c", n=4, p=pi)
+        pdp.DPObserved("s", c, statistic=pdp.Cells(), mechanism=mechanism, observed=[3, 0, 1])
+    name = type(mechanism).__name__
+    with pytest.warns(UserWarning, match=f"'s' is made with {name}, which has no compiled noise"):
+        steps = assigned(model)
+    assert "Metropolis" in steps and "DirichletCells" not in steps
+    with model, pytest.raises(ValueError, match=f"{name}, which has no compiled noise kernel"):
+        pdp.TableCells([c])
