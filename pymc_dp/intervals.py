@@ -22,12 +22,13 @@ one at a time). Three kinds (``kind=``):
     of its mass at 0, so the equal-tailed interval excludes the true 0 (coverage 0.91 at a true
     0); the confidence part puts 0 back whenever 0 is consistent with ``s`` at level ``prob``.
 
-Integer statistics (``Counts``, a future ``Cells``, ``Sum`` under an integer mechanism)
+Integer statistics (``Counts``, ``Cells`` / ``Marginals``, ``Sum`` under an integer mechanism)
     The posterior $p(t \mid s) \propto \pi(t)\, p(s \mid t)$ is computed exactly on the integer
     lattice, over a window around ``s`` so wide that the noise puts less than $10^{-12}$ of its
     mass outside it, vectorised over entries. Support: ``{n L, …, n U}`` for a ``Sum`` with
     integer bounds ``[L, U]`` over ``n`` public records; ``{0, …, n}`` for each cell of a
-    ``Counts`` table over ``n`` records. The cells of a table with total ``n`` are dependent;
+    ``Counts`` table over ``n`` records or of a ``Cells(total=n)`` / ``Marginals(..., total=n)``
+    release (per-row totals: the largest). The cells of a table with total ``n`` are dependent;
     they are treated independently here (each on ``0..n``), which ignores only the total.
     Default prior (``prior="flat"``): flat on the support, improper on ``{0, 1, …}`` when ``n`` is
     unknown. The posterior is then proper (the noise is summable) and reduces to the noise law
@@ -155,6 +156,9 @@ def _support(statistic, n, integer):
 
     if _is_count_like(statistic):
         hi = math.inf if (n is None or type(statistic).__name__ != "Counts") else float(n)
+        total = getattr(statistic, "total", None)
+        if total is not None:  # a public number of people (per row: the largest bounds them all)
+            hi = min(hi, float(np.max(total)))
         return 0.0, hi
     lower, upper = getattr(statistic, "lower", None), getattr(statistic, "upper", None)
     if lower is None:
@@ -374,6 +378,13 @@ def intervals(
     if not np.all(np.isfinite(s)):
         raise ValueError(
             "release has non-finite entries (NaN or inf): a release is always finite. Pass the released values."
+        )
+    if getattr(mechanism, "integer", False) and not np.all(s == np.rint(s)):
+        bad = s[s != np.rint(s)][0]
+        raise ValueError(
+            f"{type(mechanism).__name__} releases integers, but release has non-integer entries "
+            f"(e.g. {float(bad)!r}): pass the released values as they were published, or the mechanism "
+            "they were released with."
         )
     qs = ((1.0 - prob) / 2.0, (1.0 + prob) / 2.0)
     if kind == "confidence":

@@ -245,3 +245,22 @@ def test_cells_release_matches_enumeration():
     assert got.shape == (5, 2)
     for si, (lo, hi) in zip(np.asarray(rel), got, strict=True):
         assert (lo, hi) == _brute(si, lambda z: -z * z / (2 * sigma**2), np.arange(0, 2000), 0.9)
+
+
+def test_cells_with_a_declared_total_are_bounded_by_it():
+    """``Cells(total=N)``: every cell lies in 0..N, as for ``Counts`` over N records (the intervals
+    of the same values agree). Before, the upper bounds of ``[3, −2, 10]`` with N = 7 were 14 and
+    13."""
+    mech = pdp.DiscreteGaussian(sigma=2.0)
+    s = np.array([3, -2, 10])
+    got = pdp.intervals(s, mechanism=mech, statistic=pdp.Cells(total=7))
+    assert got[:, 1].max() <= 7
+    want = pdp.intervals(s, mechanism=mech, statistic=pdp.Counts(n_categories=3), n=7)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_non_integer_values_under_an_integer_mechanism_are_refused():
+    with pytest.raises(ValueError, match=r"DiscreteGaussian releases integers.*\(e\.g\. 3\.5\)"):
+        pdp.intervals(
+            [3.5, -2.0, 10.25], mechanism=pdp.DiscreteGaussian(sigma=2.0), statistic=pdp.Cells()
+        )
