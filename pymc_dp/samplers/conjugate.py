@@ -622,10 +622,11 @@ def _conjugate_verdict(model, var) -> Competence:
 
 
 def margin_hints(model, values, patterns) -> dict:
-    """Advice for a Dirichlet π whose Multinomial table is released only through margins
-    (`pymc_dp.Marginals` dropping axes): the margins leave π's split within a margin cell to its
-    prior, and Gibbs between π and the table's cells moves that split by a random walk (measured:
-    θ ESS/draw 0.01–0.02 on a 2 × 3 table with its row margin released)."""
+    """Advice for a Dirichlet π of a Multinomial table, or Gamma rates of a table of Poisson cells,
+    released only through margins (`pymc_dp.Marginals` dropping axes): the margins leave θ's split
+    within a margin cell to its prior, and Gibbs between θ and the table's cells moves that split
+    by a random walk (measured: θ ESS/draw 0.01–0.02 on a 2 × 3 table with its row margin
+    released). The generic advice (MHAAR, interweaving) does not apply to count tables."""
     from pymc_dp.distributions.graph import nodes_reading
     from pymc_dp.distributions.registry import dp_nodes
     from pymc_dp.statistics.cells import Marginals
@@ -633,7 +634,7 @@ def margin_hints(model, values, patterns) -> dict:
     nodes = dp_nodes(model)
     out = {}
     for value, pattern in zip(values, patterns):
-        if pattern.family != "dirichlet":
+        if pattern.family not in ("dirichlet", "gamma"):
             continue
         for child in pattern.children:
             rv = getattr(child, "rv", child)
@@ -644,13 +645,20 @@ def margin_hints(model, values, patterns) -> dict:
                 < (len(node.statistic.shape) if node.statistic.shape else rv.ndim)
                 for node in fed.values()
             ):
+                margin = (
+                    "a pm.Multinomial over the margin's cells with a Dirichlet whose α sums the "
+                    "prior's α within each margin cell"
+                    if pattern.family == "dirichlet"
+                    else "Poisson cells over the margin's cells (a sum of Poisson counts is Poisson "
+                    "with the summed rate) with a prior on those rates"
+                )
                 out[value.name] = (
                     f"only margins of the table {rv.name!r} are released ({', '.join(fed)}), so "
                     f"{pattern.theta.name}'s split within each margin cell is known from its prior "
                     "alone and moves with the table's cells one count at a time: if the margin is "
-                    "what you need, model it directly — a pm.Multinomial over the margin's cells "
-                    "with a Dirichlet whose α sums the prior's α within each margin cell — and "
-                    "release it with pdp.Cells() (the sums of π over a margin cell mix well, "
-                    "ESS/draw ≈ 0.8 where π's cells had 0.01)"
+                    f"what you need, model it directly — {margin} — and release it with "
+                    "pdp.Cells() (the sums over a margin cell mix well, ESS/draw ≈ 0.8 where the "
+                    f"cells had 0.01); else give the table more moves per iteration "
+                    f"(step=[pdp.TableCells([{rv.name}], reps=40)])"
                 )
     return out

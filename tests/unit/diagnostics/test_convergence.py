@@ -247,3 +247,29 @@ def xr_dataset(d):
     import xarray as xr
 
     return xr.Dataset({"q": (("chain", "draw", "entry"), d)})
+
+
+def test_guard_advice_for_rates_of_poisson_cells_released_only_through_margins():
+    """Gamma rates of a (2, 3) table of Poisson cells whose row and column margins alone are
+    released: the advice is the margins' (model the margin, or more table moves), not the generic
+    ConjugateTheta advice (MHAAR or interweaving, which do not take a count table: they failed
+    with a bare PyTensor reshape error)."""
+    from pymc_dp.samplers.convergence import _diagnose, _hints
+
+    with pm.Model():
+        lam = pm.Gamma("lam", 2.0, 0.2, shape=(2, 3))
+        c = pm.Poisson("c", lam, shape=(2, 3))
+        gauss = pdp.DiscreteGaussian(sigma=1.0)
+        pdp.DPObserved("rows", c, statistic=pdp.Marginals((0,)), mechanism=gauss, observed=[20, 31])
+        pdp.DPObserved(
+            "cols", c, statistic=pdp.Marginals((1,)), mechanism=gauss, observed=[9, 21, 20]
+        )
+        step = pdp.ConjugateTheta([lam])
+    hints = _hints([step])
+    assert set(hints) == {"lam_log__"}
+    rng = np.random.default_rng(0)
+    stuck = np.cumsum(rng.normal(size=(2, 200, 6)) * 0.01, axis=1)
+    table = _diagnose({"lam_log__": stuck}, {"lam_log__": "lam"}, {}, 1.01, 0.05, hints)
+    (text,) = table["advice"]
+    assert "only margins of the table 'c'" in text and "Poisson cells over the margin" in text
+    assert "MHAAR" not in text and "reps=40" in text
