@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 import arviz as az
 import pymc as pm
+from pymc.step_methods import STEP_METHODS
 import xarray as xr
 
 import pymc_dp  # noqa: F401
@@ -54,10 +55,10 @@ def _pymc_own(c, keys, draws, tune, seed):
     from pymc.sampling.mcmc import assign_step_methods
 
     model, _, _ = c.build()
-    ours = {m for m in pm.STEP_METHODS if m.__module__.startswith("pymc_dp")}
+    ours = {m for m in STEP_METHODS if m.__module__.startswith("pymc_dp")}
     with model:
         _, selected = assign_step_methods(
-            model, None, methods=[m for m in pm.STEP_METHODS if m not in ours]
+            model, None, methods=[m for m in STEP_METHODS if m not in ours]
         )
         steps = [cls(vars=list(vs)) for cls, vs in selected.items()]
     route = {cls.__name__: sorted(v.name for v in vs) for cls, vs in selected.items()}

@@ -59,6 +59,7 @@ import numpy as np  # noqa: E402
 import pymc as pm  # noqa: E402
 from scipy import stats  # noqa: E402
 from pymc.sampling.mcmc import assign_step_methods  # noqa: E402
+from pymc.step_methods import STEP_METHODS  # noqa: E402
 
 import pymc_dp as pdp  # noqa: E402
 
@@ -248,7 +249,7 @@ def main(argv=None):
             observed=noisy["detailed"][g].reshape(k),
         )
         pm.Deterministic("share_cell", c[j] / pm.math.maximum(c.sum(), 1))
-        _, chosen = assign_step_methods(pm.modelcontext(None), None, methods=pm.STEP_METHODS)
+        _, chosen = assign_step_methods(pm.modelcontext(None), None, methods=STEP_METHODS)
         names = {v.name: rv.name for rv, v in pm.modelcontext(None).rvs_to_values.items()}
         steps = [
             f"{cls.__name__} on {', '.join(names.get(v.name, v.name) for v in vs)}"

@@ -712,13 +712,13 @@ def _refusal(model, rv):
 
 
 def _check_entries(node, local, size) -> None:
-    """ValueError when the table's entries ``local`` in the release of ``node`` do not fit the
-    ``size`` values it holds now (``pm.set_data`` can resize a table written with ``dims=`` or a
-    ``pm.Data`` length, and its release, after the node was built)."""
-    if local.size and not 0 <= local.min() <= local.max() < size:
+    """ValueError when the table's entries ``local`` in the release of ``node`` (every entry counts
+    at least one cell) are not the ``size`` values it holds now (``pm.set_data`` can resize a table
+    written with ``dims=`` or a ``pm.Data`` length, and its release, after the node was built)."""
+    if local.size and (local.min() < 0 or local.max() + 1 != size):
         raise ValueError(
-            f"the release {node.rv.name!r} holds {size} values but the table's cells need entries "
-            f"0..{int(local.max())} of it: change the table and its releases together "
+            f"the release {node.rv.name!r} holds {size} values but the table's cells map to "
+            f"{int(local.max()) + 1} entries of it: change the table and its releases together "
             "(pm.set_data with the same coords for both)."
         )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pymc as pm
+from pymc.step_methods import STEP_METHODS
 
 __all__ = ["assigned", "sample"]
 
@@ -36,5 +37,5 @@ def assigned(model) -> dict:
     """The step methods ``pm.sample()`` would assign by itself: ``{class name: sorted value-var names}``."""
     from pymc.sampling.mcmc import assign_step_methods
 
-    _, selected = assign_step_methods(model, None, methods=pm.STEP_METHODS)
+    _, selected = assign_step_methods(model, None, methods=STEP_METHODS)
     return {cls.__name__: sorted(v.name for v in vars_) for cls, vars_ in selected.items()}

@@ -37,6 +37,7 @@ import time
 
 import numpy as np
 import pymc as pm
+from pymc.step_methods import STEP_METHODS
 import pytest
 from pymc.sampling.mcmc import assign_step_methods, instantiate_steppers
 from scipy import special
@@ -136,7 +137,7 @@ def _default(model, th):
     draws exactly what a step built for that release draws); the driver reseeds it per data set and
     warms it up there from the model's initial point (not from θ*: the frozen kernel then depends
     on the data alone), as pm.sample() would with a new step."""
-    provided, selected = assign_step_methods(model, None, methods=pm.STEP_METHODS)
+    provided, selected = assign_step_methods(model, None, methods=STEP_METHODS)
     step = instantiate_steppers(model, provided, selected)
     step = pm.CompoundStep(step) if isinstance(step, list) else step
     names = sorted(type(m).__name__ for m in getattr(step, "methods", [step]))

@@ -6,6 +6,7 @@ import re
 
 import numpy as np
 import pymc as pm
+from pymc.step_methods import STEP_METHODS
 import pytest
 from pymc.sampling.mcmc import assign_step_methods
 
@@ -19,15 +20,15 @@ from tests.support.models import (
 
 
 def _assigned(model):
-    _, selected = assign_step_methods(model, None, methods=pm.STEP_METHODS)
+    _, selected = assign_step_methods(model, None, methods=STEP_METHODS)
     return {cls.__name__: sorted(v.name for v in vars_) for cls, vars_ in selected.items()}
 
 
 def test_registered_and_assigned_to_the_records():
-    assert pdp.DataAugmentation in pm.STEP_METHODS
+    assert pdp.DataAugmentation in STEP_METHODS
     model, _ = normal_model()
     order = [
-        pm.STEP_METHODS.index(c) for c in (pdp.Collapsed, pdp.DataAugmentation, pdp.ConjugateTheta)
+        STEP_METHODS.index(c) for c in (pdp.Collapsed, pdp.DataAugmentation, pdp.ConjugateTheta)
     ]
     assert order == sorted(order) and order[0] == 0
     model, _ = normal_model()
@@ -164,7 +165,7 @@ def test_model_without_dp_nodes_keeps_pymc_defaults():
         mu = pm.Normal("mu", 0, 3)
         pm.Normal("y", mu, 1.0, observed=np.ones(4))  # conjugate, observed
     ours = _assigned(model)
-    methods = [m for m in pm.STEP_METHODS if m not in (pdp.DataAugmentation, pdp.ConjugateTheta)]
+    methods = [m for m in STEP_METHODS if m not in (pdp.DataAugmentation, pdp.ConjugateTheta)]
     _, selected = assign_step_methods(model, None, methods=methods)
     assert ours == {cls.__name__: sorted(v.name for v in vs) for cls, vs in selected.items()}
     assert "ConjugateTheta" not in ours and "DataAugmentation" not in ours

@@ -117,7 +117,8 @@ def test_a_table_that_no_step_can_take_is_named_with_a_warning():
         pm.Potential("penalty", -0.01 * pt.sum(c))
     with pytest.warns(UserWarning, match="'penalty' depends on the table 'c'") as rec:
         assert "Metropolis" in assigned(model)
-    assert "the chain keeps its start" in str(rec[0].message)
+    (text,) = [str(w.message) for w in rec if "depends on the table" in str(w.message)]
+    assert "the chain keeps its start" in text
 
 
 RELEASE = np.array([9, 1, 0, 3, 5])
@@ -160,7 +161,9 @@ def test_a_table_resized_without_its_release_is_refused_by_name():
     model = _resizable(3, release_dims=False)
     with model:
         pm.set_data({"grid": np.arange(5)}, coords={"cell": range(5)})  # the table grows, not s
-        with pytest.raises(ValueError, match="(?s)release 's' holds 3 values.*entries 0..4"):
+        with pytest.raises(
+            ValueError, match="release 's' holds 3 values but the table's cells map to 5 entries"
+        ):
             pdp.TableCells([model["c"]])
 
 

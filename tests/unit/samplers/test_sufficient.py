@@ -8,6 +8,7 @@ import re
 
 import numpy as np
 import pymc as pm
+from pymc.step_methods import STEP_METHODS
 import pytest
 
 import pymc_dp as pdp
@@ -96,9 +97,7 @@ def test_small_non_record_terms_enter_with_their_own_logp():
 
 def test_assignment_only_with_records_and_not_conjugate():
     model, *_ = quickstart_like_model()
-    assert (
-        pm.STEP_METHODS.index(pdp.SufficientTheta) == pm.STEP_METHODS.index(pdp.ConjugateTheta) + 1
-    )
+    assert STEP_METHODS.index(pdp.SufficientTheta) == STEP_METHODS.index(pdp.ConjugateTheta) + 1
     assert (
         sufficient_competence(model["p"]) == pm.step_methods.compound.Competence.INCOMPATIBLE
     )  # conjugate
