@@ -647,18 +647,18 @@ def margin_hints(model, values, patterns) -> dict:
             ):
                 margin = (
                     "a pm.Multinomial over the margin's cells with a Dirichlet whose α sums the "
-                    "prior's α within each margin cell"
+                    "prior's α within each margin cell — and release it with pdp.Cells() (the sums "
+                    "of π over a margin cell mix well, ESS/draw ≈ 0.8 where π's cells had 0.01)"
                     if pattern.family == "dirichlet"
                     else "Poisson cells over the margin's cells (a sum of Poisson counts is Poisson "
-                    "with the summed rate) with a prior on those rates"
+                    "with the summed rate) with a prior on those rates — and release it with "
+                    "pdp.Cells()"
                 )
                 out[value.name] = (
                     f"only margins of the table {rv.name!r} are released ({', '.join(fed)}), so "
                     f"{pattern.theta.name}'s split within each margin cell is known from its prior "
                     "alone and moves with the table's cells one count at a time: if the margin is "
-                    f"what you need, model it directly — {margin} — and release it with "
-                    "pdp.Cells() (the sums over a margin cell mix well, ESS/draw ≈ 0.8 where the "
-                    f"cells had 0.01); else give the table more moves per iteration "
-                    f"(step=[pdp.TableCells([{rv.name}], reps=40)])"
+                    f"what you need, model it directly — {margin}; else give the table more moves "
+                    f"per iteration (step=[pdp.TableCells([{rv.name}], reps=40)])"
                 )
     return out
