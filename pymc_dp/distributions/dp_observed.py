@@ -170,7 +170,7 @@ def _check_against_release(name, observed, statistic, mech, n, data_names):
     if meta is None:
         return
     observed = _Meta(**meta)
-    if observed.n != n:
+    if n is not None and observed.n != n:
         raise ValueError(
             f"observed for {name!r} is a Release computed from n={observed.n} records, but the "
             f"model's data {data_names} have n={n} records. The likelihood of a release depends on "
@@ -323,6 +323,21 @@ def _build(data_t, statistic, mechanism):
     return n, dim, mech, shape, contributions, params, pieces
 
 
+def _resizable(statistic, given, mech, n, dim) -> bool:
+    """Whether the node's density is the same for any record count: the mechanism calibrates
+    to the same noise for another n, the statistic's factor does not change with n, and the
+    density needs nothing but the statistic. Such a node follows records resized by
+    ``pm.set_data(..., coords=)`` (`pymc_dp.distributions.registry`); any other is refused there."""
+    if getattr(mech, "dist_params", None) is not None:
+        return False
+    other = 2 * n + 1
+    try:
+        same = bind_mechanism(statistic, given, other, dim) == mech
+        return bool(same and statistic.factor(other) == statistic.factor(n))
+    except (ValueError, TypeError):
+        return False
+
+
 def _check_declared_total(name, statistic, data_t):
     """A ``Cells(total=N)`` release of a ``pm.Multinomial`` table must have the table's ``n``."""
     total = getattr(statistic, "total", None)
@@ -387,12 +402,15 @@ class _NodeCheck:
     name: str
     statistic: object
     mechanism: object
-    n: int
+    n: int | None  # None: a resizable node (its records' count is checked when it samples)
     data_names: tuple
     shape: tuple
 
     def __call__(self, release):
-        _validate_release(self.name, np.asarray(release), self.shape, self.mechanism)
+        value, shape = np.asarray(release), self.shape
+        if self.n is None and self.statistic.local and value.ndim:  # one entry per record
+            shape = (value.shape[0], *shape[1:])
+        _validate_release(self.name, value, shape, self.mechanism)
         _check_against_release(
             self.name, release, self.statistic, self.mechanism, self.n, list(self.data_names)
         )
@@ -460,6 +478,7 @@ class DPObserved:
             observed = value.astype(pieces["dtype"])
         rv = pm.CustomDist(name, *params, observed=observed, dims=dims, **pieces)
         is_container = release_info(observed) is not None
+        resizable = _resizable(statistic, mechanism, mech, n, dim)
         set_spec(
             model,
             rv,
@@ -473,12 +492,14 @@ class DPObserved:
                 data_names=tuple(data_names),
                 release_id=None if is_container else release_id,
                 partition=partition,
+                resizable=resizable,
             ),
         )
         if is_container:  # pm.set_data on it re-checks the new release against this node
             from pymc_dp.distributions.release_data import watch
 
-            watch(observed, _NodeCheck(rv.name, statistic, mech, n, tuple(data_names), shape))
+            n_check = None if resizable else n
+            watch(observed, _NodeCheck(rv.name, statistic, mech, n_check, tuple(data_names), shape))
         return rv
 
     @classmethod

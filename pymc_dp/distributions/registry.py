@@ -55,6 +55,7 @@ class NodeSpec:
     data_names: tuple
     release_id: str | None = None
     partition: tuple | None = None
+    resizable: bool = False  # exact for any record count (see `_node`)
 
 
 def set_spec(model, rv, spec: NodeSpec) -> None:
@@ -92,17 +93,60 @@ def _node(model, rv, spec):
     info = release_info(model.rvs_to_values.get(rv))
     if info is not None:  # a ReleaseData container: the release it holds now
         rid, part = info["release_id"], info["partition"] if part is None else part
+    data = _resolve(model, spec)
+    n, shape = _records_now(rv, spec, data, info)
     return DPNode(
         rv=rv,
-        data=_resolve(model, spec),
+        data=data,
         statistic=spec.statistic,
         mechanism=spec.mechanism,
-        n=spec.n,
+        n=n,
         dim=spec.dim,
-        shape=spec.shape,
+        shape=shape,
         release_id=rid,
         partition=part,
     )
+
+
+def _records_now(rv, spec, data, info):
+    """The node's record count and release shape as ``pm.sample()`` sees them now.
+
+    Records written with ``dims=`` or a ``pm.Data`` length can be resized by ``pm.set_data(...,
+    coords=)`` after the node was built. A node whose noise and scale do not depend on the record
+    count (``spec.resizable``: ``Sum``, ``Counts``, ``Local``, ...) follows the new count; one
+    whose do (``Mean``: sensitivity and factor 1/n) is refused by name, since its density in the
+    model's graph was calibrated for the old count. A count table (``Cells``) reads its sizes in
+    its own steps.
+    """
+    from pymc_dp.distributions.graph import fixed_shape
+
+    n, shape = spec.n, spec.shape
+    if getattr(spec.statistic, "latent_table", False):
+        return n, shape
+    now = fixed_shape(data[0])
+    if now is not None and now and now[0] != n:
+        names = list(spec.data_names)
+        if not spec.resizable:
+            raise ValueError(
+                f"the records {names} of DPObserved {rv.name!r} now hold {now[0]} records (resized "
+                f"by pm.set_data after the node was built for n={n}), but {spec.statistic!r} "
+                f"under {spec.mechanism!r} was calibrated for n={n}: its noise or its scale "
+                "depends on the number of records, and the model's density of the release keeps "
+                "the old calibration. Build the model again for the new records (a function "
+                "that builds the model from the data), or release a statistic whose calibration "
+                "does not depend on n (e.g. pdp.Sum instead of pdp.Mean)."
+            )
+        n = now[0]
+        if spec.statistic.local:
+            shape = (n, *shape[1:])
+    if info is not None and info.get("n") is not None and int(info["n"]) != n:
+        raise ValueError(
+            f"DPObserved {rv.name!r} observes a Release computed from n={info['n']} records, but "
+            f"its records {list(spec.data_names)} now hold n={n} records. Set the release made "
+            "from these records (pdp.set_release), or resize the records to the release's n "
+            "(pm.set_data(..., coords=))."
+        )
+    return n, shape
 
 
 def dp_nodes(model=None) -> dict:
