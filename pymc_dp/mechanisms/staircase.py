@@ -1,4 +1,4 @@
-r"""Discrete staircase mechanism for a scalar integer statistic (Geng & Viswanath 2014; the
+r"""Discrete staircase mechanism for an integer statistic (Geng & Viswanath 2014; the
 discrete form of Geng, Kairouz, Oh & Viswanath 2015).
 
 ```text
@@ -24,9 +24,11 @@ P(y \mid s) \le e^{1/t}\, P(y \mid s') .
 
 The mechanism is ``1/t``-DP (pure, δ = 0); ``t`` is the smallest float with ``t ≥ 1/ε`` exactly,
 so ``1/t ≤ ε``. ``dp_accounting`` has no staircase event: the guarantee is stated as
-``epsilon_delta = (ε, 0)`` and composed by basic composition. It holds for one coordinate only
-(a vector of such noises under an L1 sensitivity is not ε-DP), so a statistic with more than one
-value is refused.
+``epsilon_delta = (ε, 0)`` and composed by basic composition. It holds for one coordinate:
+independent noises on a vector lose up to ``1/t`` on each entry a neighbour changes, whatever
+the L1 sensitivity. A release of several values is accepted when a neighbour changes one of
+them (``Statistic.entries_changed``: ``Cells`` / ``Marginals`` under add/remove, where a person
+changes one cell by 1) and refused otherwise (``Counts``, replace-one tables, vector records).
 
 Sampling
 --------
@@ -70,7 +72,8 @@ def _step_scale(epsilon: float) -> float:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Staircase(Mechanism):
-    r"""Staircase noise on a scalar integer statistic (module docstring).
+    r"""Staircase noise on an integer statistic whose neighbours differ in one entry (module
+    docstring).
 
     Parameters
     ----------
@@ -115,11 +118,15 @@ class Staircase(Mechanism):
         return self.sensitivity is not None
 
     def bind(self, statistic, n: int, dim: int) -> Staircase:
-        if dim != 1:
+        changed = statistic.entries_changed(dim)
+        if changed != 1:
             raise ValueError(
-                f"Staircase is epsilon-DP for one integer value, but the statistic {statistic!r} "
-                f"has {dim} values (a vector of staircase noises is not epsilon-DP under an L1 "
-                "sensitivity). Release each value separately, or use pdp.DiscreteLaplace."
+                f"Staircase is epsilon-DP when a neighbour changes one released value, but under "
+                f"{statistic!r} (neighbouring {statistic.neighbouring!r}) a neighbour changes up to "
+                f"{changed} values, and the privacy loss of independent staircase noises adds up "
+                f"over them (up to {changed}·epsilon, whatever the L1 sensitivity). Release each "
+                "value separately, use neighbouring='add/remove' for a count table, or use "
+                "pdp.DiscreteLaplace."
             )
         return super().bind(statistic, n, dim)
 

@@ -77,6 +77,12 @@ class Statistic:
         """L``norm`` sensitivity for ``n`` records and ``dim`` entries per contribution."""
         return None
 
+    def entries_changed(self, dim: int) -> int:
+        """The most entries of the release one neighbour changes (its L0 sensitivity): a record
+        changes its whole contribution, ``dim`` entries. Mechanisms whose privacy loss does not
+        add up over entries like an L1 norm (``Staircase``) need 1."""
+        return dim
+
     def _check_data(self, data):
         if len(data) == 0:
             raise TypeError(f"{self!r} needs the records, got none.")
@@ -369,6 +375,9 @@ class Counts(Statistic):
 
     def sensitivity(self, norm, *, n, dim):
         return 2.0 if norm == 1 else math.sqrt(2.0)
+
+    def entries_changed(self, dim):
+        return min(2, dim)  # a record moves from one category to another
 
     def params(self):
         return {"n_categories": self.n_categories}

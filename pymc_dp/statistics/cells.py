@@ -116,6 +116,9 @@ class Cells(Statistic):
         l1, l2 = NEIGHBOURING[self.neighbouring]
         return l1 if norm == 1 else l2
 
+    def entries_changed(self, dim):
+        return 1 if self.neighbouring == "add/remove" else 2  # one cell, or one down one up
+
     def params(self):
         return {"neighbouring": self.neighbouring, "total": self.total}
 

@@ -57,6 +57,67 @@ def test_privacy_map_on_neighbouring_statistics(eps, r, d):
     assert beyond == pytest.approx(2.0 / t, rel=1e-12) and beyond > eps
 
 
+def _table_loss(mech, table, neighbour):
+    """max over outputs of |log P(y | table) - log P(y | neighbour)| for independent staircase
+    noise on each cell (the pmf is a product over cells, so the loss is a sum of cell losses)."""
+    y = np.arange(-60, 61)
+    return sum(
+        np.abs(mech.logpdf(y, a) - mech.logpdf(y, b)).max() for a, b in zip(table, neighbour)
+    )
+
+
+@pytest.mark.parametrize("neighbouring", ["add/remove", "replace-one"])
+def test_a_table_of_staircase_noises_is_epsilon_dp_only_when_a_neighbour_changes_one_cell(
+    neighbouring,
+):
+    """Cells under add/remove: a person changes one cell by 1, and the worst loss over every
+    neighbour of a table is ε: accepted by pdp.release, DPObserved and pdp.intervals alike (a
+    2-D table too). Under replace-one a person moves between two cells; the losses of the two
+    cells add up to 2ε > ε, so each of the three refuses it (pdp.release accepted a 1-D table
+    before and privacy_spent said ε)."""
+    eps, table = 1.0, np.array([20, 10, 20])
+    statistic = pdp.Cells(neighbouring=neighbouring)
+    mech = pdp.Staircase(epsilon=eps, sensitivity=int(statistic.sensitivity(1, n=1, dim=1)))
+    if neighbouring == "add/remove":
+        shifts = [np.eye(3, dtype=int)[k] * sign for k in range(3) for sign in (1, -1)]
+    else:
+        shifts = [
+            np.eye(3, dtype=int)[i] - np.eye(3, dtype=int)[j]
+            for i in range(3)
+            for j in range(3)
+            if i != j
+        ]
+    worst = max(_table_loss(mech, table, table + d) for d in shifts)
+    if neighbouring == "add/remove":
+        assert worst == pytest.approx(eps, rel=1e-12)
+        rel = pdp.release(table, statistic, pdp.Staircase(epsilon=eps), rng=0)
+        assert float(pdp.privacy_spent(rel, delta=1e-6)) == pytest.approx(eps)
+        plain = pdp.intervals(
+            np.asarray(rel), mechanism=pdp.Staircase(epsilon=eps), statistic=statistic
+        )
+        np.testing.assert_array_equal(plain, pdp.intervals(rel))
+        with pm.Model():
+            c = pm.Poisson("c", 5.0, shape=(2, 3))
+            pdp.DPObserved(
+                "s",
+                c,
+                statistic=statistic,
+                mechanism=pdp.Staircase(epsilon=eps),
+                observed=np.ones((2, 3), int),
+            )
+        return
+    assert worst == pytest.approx(2 * eps, rel=1e-12)
+    with pytest.raises(ValueError, match="a neighbour changes up to 2 values"):
+        pdp.release(table, statistic, pdp.Staircase(epsilon=eps), rng=0)
+    with pytest.raises(ValueError, match="a neighbour changes up to 2 values"):
+        pdp.intervals(table, mechanism=pdp.Staircase(epsilon=eps), statistic=statistic)
+    with pm.Model(), pytest.raises(ValueError, match="a neighbour changes up to 2 values"):
+        c = pm.Poisson("c", 5.0, shape=3)
+        pdp.DPObserved(
+            "s", c, statistic=statistic, mechanism=pdp.Staircase(epsilon=eps), observed=table
+        )
+
+
 def _chi2_pvalue(draws, mech, centre=0):
     t, d = mech.step_scale, mech.width
     half = mech.flat + int(math.ceil(8 * t)) * d
@@ -125,7 +186,7 @@ def test_release_and_accounting():
 
 def test_refusals():
     x = np.array([0, 3, 2])
-    with pytest.raises(ValueError, match="epsilon-DP for one integer value"):
+    with pytest.raises(ValueError, match="a neighbour changes up to 2 values"):
         pdp.release(x, pdp.Counts(4), pdp.Staircase(epsilon=1.0), rng=1)
     with pytest.raises(ValueError, match="positive integer sensitivity"):
         pdp.Staircase(epsilon=1.0, sensitivity=2.5)
