@@ -165,6 +165,14 @@ class RecordBlock:
                     f"was given only {names(inside)}. Pass all of them: "
                     f"pdp.{owner}([{', '.join(d.name for d in node.data)}])."
                 )
+            if getattr(node.statistic, "latent_table", False):
+                raise ValueError(
+                    f"{owner} updates records one at a time, but DPObserved {name!r} releases "
+                    f"{node.statistic!r} of {names(inside)}, a latent count table: its cells are "
+                    "not records (a margin sums cells across rows). Let pm.sample() pick the "
+                    "table's steps (TableCells, GammaCells, DirichletCells, DirichletHyper), or "
+                    f"pass step=[pdp.TableCells([{', '.join(d.name for d in inside)}])]."
+                )
             if require_additive and not (node.statistic.record_additive or node.statistic.local):
                 raise ValueError(
                     f"{owner} needs record-additive statistics (seed 003, Assumption 2), but "

@@ -67,6 +67,9 @@ class Cells(Statistic):
         over the last axis). ``pdp.release`` refuses a table with another total, and
         ``DPObserved`` a ``pm.Multinomial`` table whose ``n`` differs. Declaring it says the total
         is public (it is not protected by the release).
+    queries : None
+        Not taken: margins are released by `Marginals`, one ``DPObserved`` node per margin (a
+        ``TypeError`` says so).
 
     Notes
     -----
@@ -79,7 +82,15 @@ class Cells(Statistic):
     #: the data is a latent count table (sampled by ``TableCells``, not by record samplers)
     latent_table = True
 
-    def __init__(self, neighbouring: str = "add/remove", *, total=None):
+    def __init__(self, neighbouring: str = "add/remove", *, total=None, queries=None):
+        if queries is not None:
+            raise TypeError(
+                f"Cells releases every cell of the table and takes no queries= (got "
+                f"queries={queries!r}). Release each margin as its own node with its own noise: "
+                "pdp.DPObserved(name, c, statistic=pdp.Marginals(keep), mechanism=..., "
+                "observed=...) with keep the axes it keeps (e.g. (0,) for row totals); the "
+                "table's steps move cells against every release of the table at once."
+            )
         if neighbouring not in NEIGHBOURING:
             raise ValueError(
                 f"neighbouring must be one of {sorted(NEIGHBOURING)}, got neighbouring={neighbouring!r}. "

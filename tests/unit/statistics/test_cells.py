@@ -332,3 +332,35 @@ def test_a_binomial_table_is_taken_and_bernoulli_cells_go_to_collapsed():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert "Metropolis" not in assigned(model)
+
+
+@pytest.mark.parametrize("owner", ["DataAugmentation", "MHAAR", "PMMH"])
+def test_record_steps_refuse_a_count_table_by_name(owner):
+    """Record steps took a table's rows as records: with a column margin they failed in PyTensor
+    ("Reshape: Input shape (3,) is incompatible with new shape (2, 1)"), and with a row margin
+    they ran untested. They now refuse the table at construction, pointing to the table steps."""
+    with pm.Model():
+        lam = pm.Gamma("lam", 2.0, 0.2, shape=(2, 3))
+        c = pm.Poisson("c", lam, shape=(2, 3))
+        for keep, value in (((0,), [20, 31]), ((1,), [10, 21, 20])):
+            pdp.DPObserved(
+                f"m{keep[0]}",
+                c,
+                statistic=pdp.Marginals(keep),
+                mechanism=pdp.DiscreteGaussian(sigma=1.0),
+                observed=np.array(value),
+            )
+        make = {
+            "DataAugmentation": lambda: pdp.DataAugmentation([c]),
+            "MHAAR": lambda: pdp.MHAAR([lam]),
+            "PMMH": lambda: pdp.PMMH([lam]),
+        }[owner]
+        with pytest.raises(
+            ValueError, match=rf"{owner} updates records.*latent count table.*TableCells"
+        ):
+            make()
+
+
+def test_cells_with_queries_points_to_marginals():
+    with pytest.raises(TypeError, match=r"takes no queries=.*pdp\.Marginals\(keep\)"):
+        pdp.Cells(queries=[(0,), (1,)])
