@@ -342,7 +342,8 @@ def intervals(
         central confidence interval alone (``prior`` is not used).
     as_frame : bool
         Return a ``pandas.DataFrame`` with columns ``released``, ``lower``, ``upper`` (one row per
-        entry, flattened in C order) instead of an array.
+        entry, flattened in C order; a table of two or more axes is indexed by each entry's
+        position, index levels ``dim_0``, ``dim_1``, ...) instead of an array.
 
     Returns
     -------
@@ -399,8 +400,14 @@ def intervals(
     if kind == "both":
         conf = _confidence(s, mechanism, lo, hi, prob, integer)
         out = np.stack([np.minimum(out[:, 0], conf[:, 0]), np.maximum(out[:, 1], conf[:, 1])], -1)
+    out = out + 0.0  # no -0.0 bounds (a lower bound clipped at 0 from below)
     if as_frame:
         import pandas as pd
 
-        return pd.DataFrame({"released": s, "lower": out[:, 0], "upper": out[:, 1]})
+        shape = np.shape(values)
+        index = None
+        if len(shape) > 1:  # one row per entry, indexed by its position in the table
+            where = np.indices(shape).reshape(len(shape), -1)
+            index = pd.MultiIndex.from_arrays(where, names=[f"dim_{i}" for i in range(len(shape))])
+        return pd.DataFrame({"released": s, "lower": out[:, 0], "upper": out[:, 1]}, index=index)
     return out.reshape(np.shape(values) + (2,))

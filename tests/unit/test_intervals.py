@@ -160,6 +160,11 @@ def test_shapes_and_frame():
     frame = pdp.intervals(s, mechanism=mech, statistic=stat, as_frame=True)
     assert list(frame.columns) == ["released", "lower", "upper"] and len(frame) == 24
     np.testing.assert_array_equal(frame[["lower", "upper"]].to_numpy(), out.reshape(-1, 2))
+    # each row says which entry it is; a negative release clipped at 0 gives 0, not -0.0
+    assert frame.index.names == ["dim_0", "dim_1", "dim_2"]
+    assert frame.loc[(1, 2, 3), "released"] == s[1, 2, 3]
+    low = pdp.intervals(np.array([-9, 2]), mechanism=mech, statistic=stat)
+    assert not np.any(np.signbit(low))
 
 
 def test_large_counts_give_ordered_nonnegative_bounds():
