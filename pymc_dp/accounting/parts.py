@@ -56,6 +56,7 @@ class Part:
     label: str = ""
     epsilon: float | None = None  # pure ε of the event, when it is pure ε-DP
     rho: float | None = None  # zCDP ρ of the event, when it is ρ-zCDP
+    neighbouring: str | None = None  # the relation its guarantee is for (None: a bare event)
 
     def signature(self):
         return repr(self.event) if self.approx is None else repr(self.approx)
@@ -124,7 +125,7 @@ def cell_choices(parts):
     return out
 
 
-def mechanism_part(mech, what, *, partition=None, release_id=None):
+def mechanism_part(mech, what, *, partition=None, release_id=None, neighbouring=None):
     """The part of one mechanism applied once (a release or a node), from the facts the
     mechanism states: its ``epsilon_delta`` when it has no ``dp_accounting`` event, else its
     ``dp_event()`` with its pure ``epsilon_spent`` and zCDP ``rho_spent`` (None when not so)."""
@@ -134,7 +135,11 @@ def mechanism_part(mech, what, *, partition=None, release_id=None):
     if approx is not None:
         eps, dlt = approx
         return Part(
-            approx=(float(eps), float(dlt)), partition=partition, release_id=release_id, label=what
+            approx=(float(eps), float(dlt)),
+            partition=partition,
+            release_id=release_id,
+            label=what,
+            neighbouring=neighbouring,
         )
     ev = mech.dp_event()
     if isinstance(ev, dp_accounting.UnsupportedDpEvent):
@@ -149,6 +154,7 @@ def mechanism_part(mech, what, *, partition=None, release_id=None):
         label=what,
         epsilon=mech.epsilon_spent,
         rho=mech.rho_spent,
+        neighbouring=neighbouring,
     )
 
 

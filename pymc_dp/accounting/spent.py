@@ -34,6 +34,14 @@ subsampling without replacement. The ``"pld"`` accountant here therefore builds 
 privacy loss distribution with the relation that matches replace-one for that event and composes
 them; the ``"rdp"`` accountant is dp_accounting's ``RdpAccountant(REPLACE_ONE)``, whose Gaussian and
 Laplace analyses are the shift-by-one ones. The ε returned is for replace-one neighbours.
+
+Count tables (``pdp.Cells`` / ``pdp.Marginals``) state their relation, add/remove by default: their
+sensitivity, and so their events, are for one person added or removed (one cell changes by one).
+The same shift-by-one analyses then give ε for add/remove neighbours, and the result's
+``neighbouring`` says which relation it holds for. Parts that state different relations are
+refused: an add/remove ε is not a replace-one ε (a replaced person changes two cells), and their
+composition would hold for neither. A bare ``dp_accounting`` event states none and is taken for
+the relation of the rest.
 """
 
 from __future__ import annotations
@@ -263,9 +271,16 @@ def _at_most(eps, pure):
     return eps if pure is None else min(eps, pure)
 
 
-def _event_part(event, label):
-    """A part for a bare event (a step's run, a user's event), its pure ε and ρ read from it."""
-    return Part(event=event, label=label, epsilon=_pure_epsilon(event), rho=rho_of_event(event))
+def _event_part(event, label, neighbouring=None):
+    """A part for a bare event (a step's run, a user's event), its pure ε and ρ read from it;
+    ``neighbouring`` None: a user's event, taken for the relation of the rest."""
+    return Part(
+        event=event,
+        label=label,
+        epsilon=_pure_epsilon(event),
+        rho=rho_of_event(event),
+        neighbouring=neighbouring,
+    )
 
 
 def _total(values):
@@ -400,15 +415,27 @@ class PrivacySpent(float):
         For each partition key, the cell whose releases give the largest ε (empty without
         partitions).
     neighbouring : str
-        ``"replace-one"``.
+        The neighbouring relation ε holds for: that of every release composed (``"replace-one"``,
+        or ``"add/remove"`` for count tables released so, `pymc_dp.statistics.cells`).
     """
 
-    def __new__(cls, epsilon, *, delta, rho, accountant, event, extra=(), cells=None):
+    def __new__(
+        cls,
+        epsilon,
+        *,
+        delta,
+        rho,
+        accountant,
+        event,
+        extra=(),
+        cells=None,
+        neighbouring="replace-one",
+    ):
         obj = super().__new__(cls, epsilon)
         obj.delta, obj.rho, obj.accountant, obj.event = delta, rho, accountant, event
         obj.approx_dp = tuple(extra)
         obj.cells = dict(cells or {})
-        obj.neighbouring = "replace-one"
+        obj.neighbouring = neighbouring
         return obj
 
     @property
@@ -427,16 +454,29 @@ class PrivacySpent(float):
             self.event,
             self.approx_dp,
             self.cells,
+            self.neighbouring,
         )
 
     def __repr__(self):
         rho = "" if self.rho is None else f", rho={self.rho!r}"
-        return f"PrivacySpent(epsilon={float(self)!r}, delta={self.delta!r}{rho}, accountant={self.accountant!r})"
+        return (
+            f"PrivacySpent(epsilon={float(self)!r}, delta={self.delta!r}{rho}, "
+            f"accountant={self.accountant!r}, neighbouring={self.neighbouring!r})"
+        )
 
 
-def _rebuild_spent(eps, delta, rho, accountant, event, extra, cells=None):
+def _rebuild_spent(
+    eps, delta, rho, accountant, event, extra, cells=None, neighbouring="replace-one"
+):
     return PrivacySpent(
-        eps, delta=delta, rho=rho, accountant=accountant, event=event, extra=extra, cells=cells
+        eps,
+        delta=delta,
+        rho=rho,
+        accountant=accountant,
+        event=event,
+        extra=extra,
+        cells=cells,
+        neighbouring=neighbouring,
     )
 
 
@@ -460,9 +500,10 @@ def _collect(source, parts):
         parts.append(
             mechanism_part(
                 source.mechanism,
-                f"a Release by {type(source.mechanism).__name__}",
+                f"a Release of {source.statistic!r} by {type(source.mechanism).__name__}",
                 partition=source.partition_cell,
                 release_id=source.release_id,
+                neighbouring=source.neighbouring,
             )
         )
     elif _is_model(source):
@@ -479,6 +520,7 @@ def _collect(source, parts):
                     f"DPObserved node {name!r}",
                     partition=node.partition,
                     release_id=node.release_id,
+                    neighbouring=getattr(node.statistic, "neighbouring", "replace-one"),
                 )
             )
     elif isinstance(source, list | tuple):
@@ -487,7 +529,7 @@ def _collect(source, parts):
         for item in source:
             _collect(item, parts)
     elif hasattr(source, "dp_event") and callable(source.dp_event):
-        parts.append(_event_part(source.dp_event(), "a step"))
+        parts.append(_event_part(source.dp_event(), "a step", "replace-one"))
         if getattr(source, "total_iterations", None) == 0:
             warnings.warn(
                 "this step object ran no iteration in this process (with cores > 1 each worker "
@@ -501,14 +543,16 @@ def _collect(source, parts):
             raise ValueError(
                 "the compound step contains no PenaltyMH step; nothing touched the data privately."
             )
-        parts.extend(_event_part(e, "a step") for e in evs)
+        parts.extend(_event_part(e, "a step", "replace-one") for e in evs)
     elif isinstance(source, np.ndarray | float | int):
         raise TypeError(
             "privacy_spent got a bare array/number, which carries no privacy information. Pass the "
             "Release returned by pdp.release (or the model, an InferenceData or a dp_accounting event)."
         )
     else:
-        parts.extend(_event_part(e, "a PenaltyMH run") for e in _events_from_idata(source))
+        parts.extend(
+            _event_part(e, "a PenaltyMH run", "replace-one") for e in _events_from_idata(source)
+        )
 
 
 def _needs_rdp(event) -> bool:
@@ -562,9 +606,12 @@ def privacy_spent(source, *, delta, accountant: str | None = None) -> PrivacySpe
     parts = []
     _collect(source, parts)
     parts = unique_parts(parts)
+    relation = _relation(parts)
     if pure_only:
         spents = [_compose_pure(chosen, cells) for chosen, cells in cell_choices(parts)]
-        return max(spents, key=float)
+        best = max(spents, key=float)
+        best.neighbouring = relation
+        return best
     if accountant is None:
         every = [p.event for p in parts if p.event is not None]
         accountant = "rdp" if every and _needs_rdp(dp_accounting.ComposedDpEvent(every)) else "pld"
@@ -572,7 +619,29 @@ def privacy_spent(source, *, delta, accountant: str | None = None) -> PrivacySpe
     best = max(spents, key=float)  # parallel composition: the worst choice of cells
     rhos = [s.rho for s in spents]
     best.rho = None if any(r is None for r in rhos) else max(rhos)
+    best.neighbouring = relation
     return best
+
+
+def _relation(parts) -> str:
+    """The neighbouring relation every part's guarantee is for (bare events: any); refused when
+    parts state different ones: an ε for add/remove neighbours is not one for replace-one (a
+    replaced person changes two cells of a table), and composing them gives neither."""
+    by = {}
+    for p in parts:
+        if p.neighbouring is not None:
+            by.setdefault(p.neighbouring, []).append(p.label)
+    if len(by) > 1:
+        listed = "; ".join(f"{rel}: {', '.join(labels)}" for rel, labels in sorted(by.items()))
+        raise ValueError(
+            f"privacy_spent composes guarantees for one neighbouring relation, but these parts "
+            f"state different ones ({listed}). An epsilon for add/remove neighbours is not one "
+            "for replace-one (replacing a person changes two cells of a table) and composing "
+            "them gives neither. Account each relation on its own, or release the tables with "
+            "pdp.Cells(neighbouring='replace-one') / pdp.Marginals(..., neighbouring="
+            "'replace-one') so that every release states replace-one."
+        )
+    return next(iter(by), "replace-one")
 
 
 def _is_zero(delta) -> bool:

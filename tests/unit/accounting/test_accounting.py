@@ -1,13 +1,17 @@
 """Closed forms of seed 002 (Theorems 1, 6, 7, 9, 10) against dp_accounting's RDP and PLD accountants."""
 
 import math
+import pickle
 import re
 
 import dp_accounting
 import dp_accounting.pld
 import numpy as np
+import pymc as pm
 import pytest
 from dp_accounting.rdp import RdpAccountant
+
+import pymc_dp as pdp
 
 from pymc_dp.accounting import (
     epsilon_of_event,
@@ -353,3 +357,39 @@ def test_pure_releases_compose_at_delta_zero():
         pdp.privacy_spent([*rels, m], delta=0)
     with pytest.raises(ValueError, match=r"delta must lie"):
         pdp.privacy_spent(rels, delta=-1e-9)
+
+
+def test_tables_are_accounted_for_the_relation_they_state():
+    """A Cells table released under add/remove is calibrated to one cell changing by one, so the
+    ε of its event holds for add/remove neighbours: the result says so (it said replace-one, for
+    which the same noise gives 2ε). Releases stating different relations are refused: composing
+    an add/remove ε with a replace-one ε (0.5 + 0.5 = 1.0 here) holds for neither (the truth is
+    1.5 for replace-one and 0.75 for add/remove)."""
+    codes = np.array([0, 1, 2, 2, 1, 0, 2])
+    table = np.bincount(codes, minlength=3)
+    cells = pdp.release(table, pdp.Cells(), pdp.Laplace(epsilon=0.5), rng=1)
+    counts = pdp.release(codes, pdp.Counts(3), pdp.Laplace(epsilon=0.5), rng=2)
+    ar = pdp.privacy_spent(cells, delta=0)
+    assert float(ar) == pytest.approx(0.5) and ar.neighbouring == "add/remove"
+    assert pdp.privacy_spent(counts, delta=1e-6).neighbouring == "replace-one"
+    dg = pdp.privacy_spent(
+        pdp.release(table, pdp.Cells(), pdp.DiscreteGaussian(sigma=2.0), rng=3), delta=1e-6
+    )
+    assert dg.rho == pytest.approx(1 / 8) and dg.neighbouring == "add/remove"
+    with pm.Model() as model:
+        pi = pm.Dirichlet("pi", np.ones(3))
+        c = pm.Multinomial("c", n=7, p=pi)
+        pdp.DPObserved(
+            "s", c, statistic=pdp.Cells(), mechanism=pdp.Laplace(epsilon=0.5), observed=cells
+        )
+    assert pdp.privacy_spent(model, delta=0).neighbouring == "add/remove"
+    assert pickle.loads(pickle.dumps(ar)).neighbouring == "add/remove"
+    for delta in (0, 1e-6):
+        with pytest.raises(
+            ValueError, match=r"state different ones \(add/remove: .*Cells.*replace-one: .*Counts"
+        ):
+            pdp.privacy_spent([cells, counts], delta=delta)
+    # replace-one tables compose with replace-one records
+    ro = pdp.release(table, pdp.Cells(neighbouring="replace-one"), pdp.Laplace(epsilon=0.5), rng=4)
+    both = pdp.privacy_spent([ro, counts], delta=0)
+    assert float(both) == pytest.approx(1.0) and both.neighbouring == "replace-one"
