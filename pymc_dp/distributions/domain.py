@@ -93,6 +93,29 @@ def _domain(statistic, mechanism):
     return None if k is None else int(k)
 
 
+_TABLES = ("multinomial", "dirichlet_multinomial")  # a draw is a table of counts over cells
+
+
+def check_not_a_table(name, statistic, data_t) -> None:
+    """Refuse a record statistic of a single count table (a 1-D ``pm.Multinomial`` or
+    ``pm.DirichletMultinomial``): its axis 0 holds the table's cells, not records, so e.g.
+    ``Counts(K)`` would read each cell's count as one person's category code."""
+    if getattr(statistic, "latent_table", False):
+        return
+    for d in data_t:
+        node = d.owner
+        op_name = getattr(getattr(node, "op", None), "name", None)
+        if op_name in _TABLES and d.ndim == 1:
+            raise ValueError(
+                f"DPObserved {name!r}: {d.name!r} is a {type(node.op).__name__.removesuffix('RV')} "
+                f"count table (one draw: its entries are the counts of its cells, not records), "
+                f"but {statistic!r} reads axis 0 as records (e.g. each count as one person's "
+                "category). Release the table with statistic=pdp.Cells() (every cell) or "
+                "pdp.Marginals(keep) (a margin); for records, model one categorical code per "
+                "person (pm.Categorical) and release pdp.Counts(K)."
+            )
+
+
 def check_domain(name, statistic, mechanism, data_t) -> None:
     """Refuse records whose support is not inside the codes ``0..K-1`` the node needs."""
     k = _domain(statistic, mechanism)

@@ -35,7 +35,7 @@ import pytensor.tensor as pt
 from pytensor.compile.sharedvalue import SharedVariable
 
 from pymc_dp._checks import check_partition
-from pymc_dp.distributions.domain import check_domain
+from pymc_dp.distributions.domain import check_domain, check_not_a_table
 from pymc_dp.distributions.graph import fixed_shape
 from pymc_dp.distributions.registry import NodeSpec, dp_nodes, release_info, set_spec
 from pymc_dp.release import Release, bind_mechanism
@@ -465,6 +465,7 @@ class DPObserved:
         value = _observed_value(observed)
         _validate_release(name, value, shape, mech)
         _check_integer_mechanism(name, statistic, mech, data_t, contributions, n)
+        check_not_a_table(name, statistic, data_t)
         check_domain(name, statistic, mech, data_t)
         _check_declared_total(name, statistic, data_t)
         _start_multinomial_table(model, statistic, data_t)

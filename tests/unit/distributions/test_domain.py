@@ -130,3 +130,30 @@ def test_record_support_table():
     assert record_support(pm.NegativeBinomial.dist(1, 1)) == (0, None)
     assert record_support(pm.Normal.dist()) == "real"
     assert record_support(pm.ZeroInflatedPoisson.dist(0.5, 1.0)) is None  # unknown: accepted
+
+
+@pytest.mark.parametrize(
+    "statistic", [pdp.Counts(3), pdp.Sum(0, 10), pdp.Local()], ids=["Counts", "Sum", "Local"]
+)
+@pytest.mark.parametrize("table", ["Multinomial", "DirichletMultinomial"])
+def test_a_record_statistic_of_one_count_table_is_refused(statistic, table):
+    """Counts(3) of a pm.Multinomial table read each cell's count as one person's category code:
+    E[c] = [0.43, 9.28, 0.29] against [5.94, 3.03, 1.03] with pdp.Cells(), with only a warning
+    that DataAugmentation could not take the table."""
+    with pm.Model():
+        if table == "Multinomial":
+            c = pm.Multinomial("c", n=10, p=pm.Dirichlet("pi", np.ones(3)))
+        else:
+            c = pm.DirichletMultinomial("c", n=10, a=np.ones(3))
+        mech = (
+            pdp.RandomizedResponse(epsilon=1.0, n_categories=11)
+            if statistic.local
+            else pdp.DiscreteGaussian(sigma=1.0)
+        )
+        observed = (
+            np.array([6, 3, 1]) if statistic.local or isinstance(statistic, pdp.Counts) else 6
+        )
+        with pytest.raises(
+            ValueError, match=r"'c' is a (Dirichlet)?Multinomial count table.*pdp\.Cells\(\)"
+        ):
+            pdp.DPObserved("s", c, statistic=statistic, mechanism=mech, observed=observed)

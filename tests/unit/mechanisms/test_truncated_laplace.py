@@ -154,7 +154,8 @@ def test_release_intervals_and_accounting():
     alone = float(pdp.privacy_spent(lap, delta=1e-5 - dlt))
     assert float(both) == pytest.approx(0.5 + alone, rel=1e-12)
     with pytest.raises(
-        ValueError, match=r"without a dp_accounting event \(a Release of Sum\(.*\) by TruncatedDiscreteLaplace\)"
+        ValueError,
+        match=r"without a dp_accounting event \(a Release of Sum\(.*\) by TruncatedDiscreteLaplace\)",
     ):
         pdp.privacy_spent(r, delta=dlt / 2)
     with pytest.raises(ValueError, match="delta=0 asks for pure epsilon-DP"):
