@@ -84,15 +84,20 @@ def _is_count_like(statistic) -> bool:
     return isinstance(statistic, Counts) or type(statistic).__name__ in ("Cells", "Marginals")
 
 
-def _resolve(release, mechanism, statistic, n):
+def _resolve(release, mechanism, statistic, n, dim=None):
     """(values, statistic, calibrated mechanism, n) from a Release or a plain array + keywords."""
     from pymc_dp.release import Release, bind_mechanism
 
     if isinstance(release, Release):
-        if mechanism is not None or statistic is not None:
+        given = [
+            k
+            for k, v in (("mechanism", mechanism), ("statistic", statistic), ("n", n), ("dim", dim))
+            if v is not None
+        ]
+        if given:
             raise ValueError(
-                "mechanism= and statistic= are for plain arrays, but release is a pdp.Release, which "
-                "already records them. Drop mechanism= and statistic=."
+                f"{'=, '.join(given)}= are for plain arrays, but release is a pdp.Release, which "
+                f"already records them. Drop {'=, '.join(given)}=."
             )
         return np.asarray(release.value), release.statistic, release.mechanism, release.n
     if mechanism is None:
@@ -115,8 +120,30 @@ def _resolve(release, mechanism, statistic, n):
         )
     if n is not None and (isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1):
         raise ValueError(f"n must be a positive int (the public number of records), got n={n!r}.")
-    dim = values.shape[-1] if values.ndim else 1
-    mech = bind_mechanism(statistic, mechanism, n=1 if n is None else int(n), dim=dim)
+    n_bind = 1 if n is None else int(n)
+    if dim is None:
+        dim = values.shape[-1] if values.ndim else 1
+        if dim > 1:
+            one = bind_mechanism(statistic, mechanism, n=n_bind, dim=1)
+            try:
+                all_ = bind_mechanism(statistic, mechanism, n=n_bind, dim=dim)
+            except ValueError:  # e.g. a sensitivity= below that of `dim` entries
+                all_ = None
+            if all_ is None or one.noise_key() != all_.noise_key():
+                raise ValueError(
+                    f"release holds {dim} values on its last axis, and the noise of {mechanism!r} "
+                    f"calibrated to {statistic!r} depends on how many entries one record "
+                    f"contributes ({dim} entries: {statistic.sensitivity(mechanism.norm or 1, n=n_bind, dim=dim)!r} "
+                    f"of sensitivity, one: {statistic.sensitivity(mechanism.norm or 1, n=n_bind, dim=1)!r}). Pass dim=1 if each value is its own "
+                    "release of a scalar statistic (each calibrated alone), or "
+                    f"dim={dim} for one release of a vector statistic of records with that many "
+                    "entries."
+                )
+    elif isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1:
+        raise ValueError(
+            f"dim must be a positive int (entries per record contribution), got dim={dim!r}."
+        )
+    mech = bind_mechanism(statistic, mechanism, n=n_bind, dim=int(dim))
     return values, statistic, mech, n
 
 
@@ -316,6 +343,7 @@ def intervals(
     integer: bool | None = None,
     kind: str = "both",
     as_frame: bool = False,
+    dim: int | None = None,
 ):
     """Interval of the true value behind every released entry (module docstring).
 
@@ -340,6 +368,12 @@ def intervals(
         ``prob`` confidence interval (coverage at least ``prob`` at every true value);
         ``"posterior"``: the equal-tailed posterior interval alone; ``"confidence"``: Neyman's
         central confidence interval alone (``prior`` is not used).
+    dim : int, optional
+        For a plain array only: entries of one record's contribution the mechanism was
+        calibrated for. Needed when the array holds several values and the statistic's
+        sensitivity grows with them (``Sum``, ``Mean``): ``dim=1`` when each value is its own
+        release of a scalar statistic, the array's length for one release of a vector statistic.
+        Default: the array's last axis (refused when that choice changes the noise).
     as_frame : bool
         Return a ``pandas.DataFrame`` with columns ``released``, ``lower``, ``upper`` (one row per
         entry, flattened in C order; a table of two or more axes is indexed by each entry's
@@ -364,7 +398,7 @@ def intervals(
             f"kind must be one of {', '.join(repr(k) for k in _KINDS)} (module docstring), got "
             f"kind={kind!r}. Pass kind='both' (the default) unless you need one of the two alone."
         )
-    values, statistic, mechanism, n = _resolve(release, mechanism, statistic, n)
+    values, statistic, mechanism, n = _resolve(release, mechanism, statistic, n, dim)
     _check_supported(statistic, mechanism)
     if integer is None:
         integer = bool(getattr(mechanism, "integer", False)) or _is_count_like(statistic)

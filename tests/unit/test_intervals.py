@@ -229,9 +229,7 @@ def test_release_keywords_refused():
         mechanism=pdp.DiscreteGaussian(sigma=1.0),
         rng=1,
     )
-    with pytest.raises(
-        ValueError, match=re.escape("already records them. Drop mechanism= and statistic=")
-    ):
+    with pytest.raises(ValueError, match=re.escape("already records them. Drop mechanism=.")):
         pdp.intervals(rel, mechanism=pdp.DiscreteGaussian(sigma=2.0))
     with pytest.raises(ValueError, match=re.escape("integer=False contradicts statistic=Counts")):
         pdp.intervals(rel, integer=False)
@@ -269,3 +267,21 @@ def test_non_integer_values_under_an_integer_mechanism_are_refused():
         pdp.intervals(
             [3.5, -2.0, 10.25], mechanism=pdp.DiscreteGaussian(sigma=2.0), statistic=pdp.Cells()
         )
+
+
+def test_several_values_of_a_statistic_whose_noise_grows_with_them_need_dim():
+    """A plain array of two Sum(0, 1) values was read as one release of 2-entry records: the
+    noise calibrated to sensitivity 2, every interval twice as wide ([0, 18] for 7, against
+    [2, 13] alone), the whole support at five values. The choice is now the user's (dim=)."""
+    kw = dict(mechanism=pdp.Laplace(epsilon=0.5), statistic=pdp.Sum(0, 1), n=20, integer=True)
+    alone = [pdp.intervals(np.array(v), **kw) for v in (7.0, 12.0)]
+    with pytest.raises(ValueError, match=r"holds 2 values.*Pass dim=1 .* or dim=2"):
+        pdp.intervals(np.array([7.0, 12.0]), **kw)
+    np.testing.assert_array_equal(pdp.intervals(np.array([7.0, 12.0]), dim=1, **kw), alone)
+    wide = pdp.intervals(np.array([7.0, 12.0]), dim=2, **kw)
+    assert np.all(wide[:, 1] - wide[:, 0] > np.array(alone)[:, 1] - np.array(alone)[:, 0])
+    # counts' sensitivity does not grow with the cells: no dim needed
+    pdp.intervals(np.array([7, 12, 3]), mechanism=pdp.Laplace(epsilon=0.5), statistic=pdp.Counts(3))
+    rel = pdp.release(np.ones(20), pdp.Sum(0, 1), pdp.Laplace(epsilon=0.5), rng=0)
+    with pytest.raises(ValueError, match=r"n=, dim= are for plain arrays"):
+        pdp.intervals(rel, n=-3, dim=1)
