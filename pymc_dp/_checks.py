@@ -20,12 +20,20 @@ __all__ = [
 ]
 
 
+def _as_float(value, name: str) -> float:
+    """``float(value)`` for a number; text and booleans are refused (``float("5")`` would take
+    the string a caller meant as something else, ``True`` would be 1)."""
+    if isinstance(value, str | bytes | bool | np.bool_):
+        raise TypeError(f"{name} must be a number, got {name}={value!r}.")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a number, got {name}={value!r}.") from None
+
+
 def check_epsilon(epsilon, *, name: str = "epsilon") -> float:
     """Return ``epsilon`` as a float after checking ``0 < epsilon < inf``."""
-    try:
-        value = float(epsilon)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a number, got {name}={epsilon!r}.") from None
+    value = _as_float(epsilon, name)
     if not math.isfinite(value) or value <= 0:
         raise ValueError(
             f"{name} must be finite and > 0, got {name}={epsilon!r}. "
@@ -36,10 +44,7 @@ def check_epsilon(epsilon, *, name: str = "epsilon") -> float:
 
 def check_delta(delta, *, name: str = "delta") -> float:
     """Return ``delta`` as a float after checking ``0 < delta < 1``."""
-    try:
-        value = float(delta)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a number, got {name}={delta!r}.") from None
+    value = _as_float(delta, name)
     if not (0.0 < value < 1.0):
         raise ValueError(
             f"{name} must lie in the open interval (0, 1), got {name}={delta!r}. "
@@ -50,10 +55,7 @@ def check_delta(delta, *, name: str = "delta") -> float:
 
 def check_positive(value, *, name: str, fix: str = "") -> float:
     """Return ``value`` as a float after checking ``0 < value < inf``."""
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a number, got {name}={value!r}.") from None
+    out = _as_float(value, name)
     if not math.isfinite(out) or out <= 0:
         raise ValueError(f"{name} must be finite and > 0, got {name}={value!r}. {fix}".rstrip())
     return out

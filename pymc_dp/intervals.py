@@ -207,7 +207,14 @@ def _log_prior(prior, grid):
     if prior is None or (isinstance(prior, str) and prior == "flat"):
         return None
     if callable(prior):
-        lp = np.broadcast_to(np.asarray(prior(grid), dtype=float), grid.shape)
+        out = np.asarray(prior(grid), dtype=float)
+        if out.shape not in ((), grid.shape):
+            raise ValueError(
+                f"prior must return one log prior value per candidate true value (an array of "
+                f"the shape it is given, {grid.shape}), got shape {out.shape}. Make it act "
+                "elementwise, e.g. prior=lambda c: -c / 100.0."
+            )
+        lp = np.broadcast_to(out, grid.shape)
         if np.any(np.isnan(lp)) or np.any(lp == np.inf):
             raise ValueError(
                 "prior returned NaN or +inf: prior must be a log prior, finite or -inf at every "

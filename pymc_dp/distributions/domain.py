@@ -144,6 +144,16 @@ def check_domain(name, statistic, mechanism, data_t) -> None:
             hi = int(np.floor(upper)) if hi is None else min(hi, int(np.floor(upper)))
         if lo >= 0 and hi is not None and hi <= k - 1:
             continue
+        op_name = getattr(getattr(d.owner, "op", None), "name", None)
+        if hi is None and op_name in _BOUNDED_ABOVE_BY_N:
+            raise ValueError(
+                f"DPObserved {name!r}: {what} takes category codes 0..{k - 1}, but the records "
+                f"{label!r} are {op_name} draws whose n is not a constant (a pm.Data container or "
+                "a random variable can change it), so their codes are not known to stay inside "
+                f"0..{k - 1}: codes above would be {'dropped from the counts' if not statistic.local else 'given a meaningless density'} silently. "
+                "Give n as a constant (a number or NumPy array) at most "
+                f"{k - 1}, or build the model again when n changes."
+            )
         shown = f"{lo}..{'inf' if hi is None else hi}"
         lost = "dropped from the counts" if not statistic.local else "given a meaningless density"
         fix = (

@@ -273,8 +273,25 @@ def _warn_computed_data(model, name, data_t):
         )
 
 
+def _check_statistic(statistic):
+    from pymc_dp.statistics.additive import Statistic
+
+    if isinstance(statistic, type) and issubclass(statistic, Statistic):
+        raise TypeError(
+            f"statistic must be a statistic object, got the class {statistic.__name__}. Create "
+            f"one with its arguments, e.g. statistic=pdp.{statistic.__name__}(...) "
+            "(pdp.Sum(lower, upper), pdp.Counts(n_categories), pdp.Cells())."
+        )
+    if not isinstance(statistic, Statistic):
+        raise TypeError(
+            f"statistic must be a pymc_dp statistic (pdp.Sum, pdp.Mean, pdp.Counts, pdp.Cells, "
+            f"...), got {statistic!r}."
+        )
+
+
 def _build(data_t, statistic, mechanism):
     """Shapes, calibrated mechanism, parameters and the CustomDist pieces of one release node."""
+    _check_statistic(statistic)
     shapes = [_static_shape(d, f"data {d.name!r}") for d in data_t]
     n = shapes[0][0]
     if any(s[0] != n for s in shapes):
@@ -290,10 +307,11 @@ def _build(data_t, statistic, mechanism):
     contributions = statistic.contributions(*data_t)
     c_shape = _static_shape(contributions, f"the contributions of {statistic!r}")
     table = getattr(statistic, "latent_table", False)  # Cells/Marginals: the release's own shape
-    if not table and c_shape[0] != n:
+    if not table and (not c_shape or c_shape[0] != n):
         raise ValueError(
             f"{statistic!r} must return one contribution per record (axis 0 of length {n}), "
-            f"got shape {c_shape}. Make fn keep the record axis first."
+            f"got shape {c_shape}. Make fn keep the record axis first (act on each record, "
+            "e.g. fn=lambda x: x.clip(0, 1), not fn=lambda x: x.sum(): the statistic sums)."
         )
     dim = int(np.prod(c_shape[1:], dtype=int)) if c_shape else 1
     mech = bind_mechanism(statistic, mechanism, n, dim)
@@ -342,13 +360,24 @@ def _check_declared_total(name, statistic, data_t):
     """A ``Cells(total=N)`` release of a ``pm.Multinomial`` table must have the table's ``n``."""
     total = getattr(statistic, "total", None)
     rv = data_t[0]
-    if total is None or rv.owner is None or type(rv.owner.op).__name__ != "MultinomialRV":
+    if rv.owner is None or type(rv.owner.op).__name__ != "MultinomialRV":
+        return
+    if not getattr(statistic, "latent_table", False):
         return
     n_graph = rv.owner.op.dist_params(rv.owner)[0]
     try:
-        n = np.asarray(n_graph.eval(), dtype=np.int64)
+        n_value = np.asarray(n_graph.eval())
     except Exception:  # noqa: BLE001 - n depends on other variables: nothing fixed to compare
         return
+    if n_value.dtype.kind == "f" and np.any(n_value != np.rint(n_value)):
+        raise ValueError(
+            f"DPObserved {name!r}: the table {rv.name!r} is a pm.Multinomial with non-integer "
+            f"n={n_value.tolist()}; PyMC draws its rows with n rounded down, so a table of "
+            "another number of people would be sampled. Give n the integer number of people."
+        )
+    if total is None:
+        return
+    n = n_value.astype(np.int64)
     shape = fixed_shape(rv)
     if shape is None:
         return

@@ -285,3 +285,9 @@ def test_several_values_of_a_statistic_whose_noise_grows_with_them_need_dim():
     rel = pdp.release(np.ones(20), pdp.Sum(0, 1), pdp.Laplace(epsilon=0.5), rng=0)
     with pytest.raises(ValueError, match=r"n=, dim= are for plain arrays"):
         pdp.intervals(rel, n=-3, dim=1)
+
+
+def test_a_prior_of_the_wrong_shape_is_refused_by_name():
+    rel = pdp.release(np.array([0, 1, 1]), pdp.Counts(2), pdp.DiscreteGaussian(sigma=1.0), rng=1)
+    with pytest.raises(ValueError, match=r"prior must return one log prior value per candidate"):
+        pdp.intervals(rel, prior=lambda c: np.zeros(3))

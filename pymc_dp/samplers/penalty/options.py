@@ -97,7 +97,13 @@ def check_combination(proposal, acceptance, batch_size, grad_bound, temperature)
 
 def check_scale(scale, proposal):
     """The proposal scale as a float array (one value for MALA)."""
-    arr = np.asarray(scale, dtype=np.float64)
+    given = np.asarray(scale)
+    if given.dtype.kind not in "iuf":
+        raise TypeError(
+            f"scale must be a number or an array of numbers (one per coordinate), got "
+            f"scale={scale!r}. Pass e.g. scale=0.1."
+        )
+    arr = given.astype(np.float64)
     if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
         raise ValueError(
             f"scale must be finite and > 0 in every coordinate, got scale={arr.tolist()!r}. "
@@ -135,6 +141,11 @@ def check_budget(budget):
     """``None`` or ``(epsilon, delta)`` checked."""
     if budget is None:
         return None
+    if isinstance(budget, str | bytes) or np.ndim(budget) != 1 or len(budget) != 2:
+        raise TypeError(
+            f"budget must be a pair (epsilon, delta), got budget={budget!r}. Pass e.g. "
+            "budget=(1.0, 1e-5): the run stops before it would spend more."
+        )
     eps, delta = budget
     return check_epsilon(eps, name="budget epsilon"), check_delta(delta, name="budget delta")
 

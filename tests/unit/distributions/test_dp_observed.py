@@ -244,3 +244,57 @@ def test_record_variables_as_data_do_not_warn():
             pdp.DPObserved(
                 "s", x, statistic=pdp.Sum(-3, 3), mechanism=pdp.Laplace(epsilon=1.0), observed=1.0
             )
+
+
+def test_user_mistakes_get_named_errors():
+    """Each of these ended in a bare IndexError / AttributeError, or a table of another size."""
+    with pm.Model():
+        x = pm.Normal("x", 0, 1, shape=10)
+        with pytest.raises(TypeError, match=r"got the class Sum\. Create one with its arguments"):
+            pdp.DPObserved(
+                "a", x, statistic=pdp.Sum, mechanism=pdp.Laplace(scale=1.0), observed=3.0
+            )
+        fn_sums = pdp.RecordSum(lambda v: v.clip(0, 1).sum(), sensitivity=1.0)
+        with pytest.raises(ValueError, match=r"one contribution per record.*got shape \(\)"):
+            pdp.DPObserved(
+                "b", x, statistic=fn_sums, mechanism=pdp.Laplace(scale=1.0), observed=3.0
+            )
+    with pm.Model():
+        c = pm.Multinomial("c", n=10.5, p=[0.5, 0.5])
+        with pytest.raises(ValueError, match=r"non-integer n=10\.5"):
+            pdp.DPObserved(
+                "s",
+                c,
+                statistic=pdp.Cells(),
+                mechanism=pdp.DiscreteGaussian(sigma=1.0),
+                observed=[5, 5],
+            )
+    with pm.Model():  # codes of Binomial records whose n may change: the cause is named
+        x = pm.Binomial("x", n=pm.Data("trials", 3), p=0.5, shape=5)
+        with pytest.raises(ValueError, match=r"binomial draws whose n is not a constant"):
+            pdp.DPObserved(
+                "c",
+                x,
+                statistic=pdp.Counts(4),
+                mechanism=pdp.DiscreteGaussian(sigma=1.5),
+                observed=[0, 3, 1, 0],
+            )
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"lipschitz": "5"}, {"scale": "a"}, {"budget": (1.0,)}, {"budget": "1.0, 1e-5"}],
+    ids=["lipschitz-text", "scale-text", "budget-one", "budget-text"],
+)
+def test_penalty_arguments_of_the_wrong_type_are_refused(kwargs):
+    with pm.Model():
+        b = pm.Normal("b", 0, 1)
+        x = pm.Data("x", np.zeros(20))
+        pm.Normal("y", b, 1, observed=x)
+        args = {"lipschitz": 5.0, "tau": 2.0, "scale": 0.1} | kwargs
+        with pytest.raises(TypeError, match=rf"{next(iter(kwargs))} must be"):
+            pdp.PenaltyMH([b], **args)
+    with pytest.raises(TypeError, match=r"delta must be a number, got delta='1e-6'"):
+        pdp.privacy_spent(
+            pdp.release(np.ones(5), pdp.Sum(0, 1), pdp.Laplace(epsilon=1.0), rng=0), delta="1e-6"
+        )
