@@ -802,6 +802,26 @@ def multinomial_table_of(model, pi):
     return c
 
 
+def _parent_hints(model, rv, dist, reps) -> dict:
+    """ConvergenceWarning advice for the free variables the table's law depends on (moved by
+    other steps, e.g. NUTS on a log-linear model): the generic advice speaks of records and of
+    record samplers, which a count table has not and which refuse it."""
+    from pytensor.graph.basic import ancestors
+
+    above = set(ancestors(list(dist)))
+    hints = {}
+    for parent in model.free_RVs:
+        if parent is rv or parent not in above:
+            continue
+        hints[model.rvs_to_values[parent].name] = (
+            f"it sets the law of the count table {rv.name!r}, whose cells TableCells moves "
+            f"given it, so {parent.name} moves as fast as the table does given the releases: run "
+            f"more draws and tuning, give the table more moves per iteration (step=["
+            f"pdp.TableCells([{rv.name}], reps={2 * reps})]), or reparameterise (non-centred)"
+        )
+    return hints
+
+
 class TableCells(DPStep):
     """Update a latent count table released by ``pdp.Cells`` / ``pdp.Marginals`` with exact O(cells)
     sweeps.
@@ -930,6 +950,8 @@ class TableCells(DPStep):
             else None
         )
         self.input_names = [v.name for v in model.value_vars]
+        #: advice for the table's parents, below the steps' own `convergence_hints`
+        self.parent_hints = _parent_hints(model, rv, dist, self.reps)
         self._init_step(rng)
 
     def start_chain(self):

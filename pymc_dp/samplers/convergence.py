@@ -166,8 +166,9 @@ def _movers(steps) -> dict:
 def _hints(steps) -> dict:
     """``{value-variable name: model-specific advice}`` that steps give through their
     ``convergence_hints`` attribute (e.g. ConjugateTheta for π of a table released only through
-    margins)."""
-    out = {}
+    margins), over the ``parent_hints`` of table steps (TableCells: the variables its table's law
+    depends on)."""
+    out, general = {}, {}
     pending = list(steps) if isinstance(steps, list | tuple) else [steps]
     while pending:
         step = pending.pop(0)
@@ -175,7 +176,8 @@ def _hints(steps) -> dict:
             pending = list(step.methods) + pending
             continue
         out.update(getattr(step, "convergence_hints", None) or {})
-    return out
+        general.update(getattr(step, "parent_hints", None) or {})  # a table's, for its parents
+    return general | out
 
 
 def _default_movers(model) -> dict:

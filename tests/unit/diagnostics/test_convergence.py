@@ -273,3 +273,28 @@ def test_guard_advice_for_rates_of_poisson_cells_released_only_through_margins()
     (text,) = table["advice"]
     assert "only margins of the table 'c'" in text and "Poisson cells over the margin" in text
     assert "MHAAR" not in text and "reps=40" in text
+
+
+def test_parameters_of_a_table_law_moved_by_nuts_get_the_tables_advice():
+    """A log-linear table (softmax of Normals, NUTS) whose z did not mix was told its "records are
+    updated one at a time by DataAugmentation" and to use MHAAR, which refuses tables."""
+    from pymc_dp.samplers.convergence import _hints
+
+    with pm.Model():
+        mu = pm.Normal("mu", 0, 1, shape=3)
+        tau = pm.HalfNormal("tau", 1)
+        z = pm.Normal("z", 0, 1, shape=(2, 3))
+        pi = pm.Deterministic("pi", pm.math.softmax(mu + tau * z, axis=-1))
+        c = pm.Multinomial("c", n=5, p=pi, shape=(2, 3))
+        pdp.DPObserved(
+            "s",
+            c,
+            statistic=pdp.Cells(total=5),
+            mechanism=pdp.DiscreteGaussian(sigma=1.0),
+            observed=np.array([[2, 2, 1], [1, 1, 3]]),
+        )
+        step = pdp.TableCells([c])
+    hints = _hints([step])
+    assert set(hints) == {"mu", "tau_log__", "z"}
+    assert "count table 'c'" in hints["z"] and "MHAAR" not in hints["z"]
+    assert "TableCells([c], reps=12)" in hints["z"]
