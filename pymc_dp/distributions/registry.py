@@ -129,7 +129,7 @@ def _records_now(rv, spec, data, info):
         if not spec.resizable:
             raise ValueError(
                 f"the records {names} of DPObserved {rv.name!r} now hold {now[0]} records (resized "
-                f"by pm.set_data after the node was built for n={n}), but {spec.statistic!r} "
+                f"by model.set_dim or pm.set_data after the node was built for n={n}), but {spec.statistic!r} "
                 f"under {spec.mechanism!r} was calibrated for n={n}: its noise or its scale "
                 "depends on the number of records, and the model's density of the release keeps "
                 "the old calibration. Build the model again for the new records (a function "
