@@ -169,7 +169,10 @@ def coupled_parameters(model, var) -> list:
         if child is var or child.owner is None:
             continue
         op = child.owner.op
-        params = op.dist_params(child.owner) if hasattr(op, "dist_params") else child.owner.inputs
+        try:
+            params = op.dist_params(child.owner)
+        except (AttributeError, ValueError, NotImplementedError):  # e.g. pm.Truncated's op
+            params = child.owner.inputs
         for param in params:
             above = direct_upstream(model, [param])
             if var in above:
