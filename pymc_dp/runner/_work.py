@@ -95,6 +95,18 @@ def _prepare(build, data_fn, step_fn, unit, call_id):
     shapes = {name: np.shape(v) for name, v in values.items()}
     cached = _CACHE.get(call_id)
     note = "built"
+    fresh = None
+    if cached is not None and cached["shapes"] == shapes:
+        # the unit's own model (a graph: milliseconds) must be the compiled one up to its pm.Data
+        fresh = _check_model(build(unit), unit)
+        pm.set_data(_known(values, fresh, unit), model=fresh)
+        if _fingerprint(fresh) != cached["fingerprint"]:
+            note = (
+                "built again: build(unit) returns another model than the one this worker "
+                "compiled (variables of other shapes, or other constants): only what data(unit) "
+                "returns is swapped in"
+            )
+            cached = None
     if cached is not None:
         if cached["shapes"] == shapes:
             model = cached["model"]
@@ -124,20 +136,58 @@ def _prepare(build, data_fn, step_fn, unit, call_id):
             f"built again: the data of {', '.join(changed)} have other shapes than the model "
             "this worker compiled"
         )
-    model = _check_model(build(unit), unit)
+    model = fresh if fresh is not None else _check_model(build(unit), unit)
+    pm.set_data(_known(values, model, unit), model=model)
+    steps = assign_steps(model, step_fn)
+    reusable = all(type(s).__name__ in REUSABLE_STEPS for s in steps)
+    _CACHE.clear()  # one compiled model per worker: the newest call's
+    _CACHE[call_id] = {
+        "model": model,
+        "steps": steps,
+        "shapes": shapes,
+        "reusable": reusable,
+        "fingerprint": _fingerprint(model),
+    }
+    return model, steps, note, True
+
+
+def _known(values, model, unit):
+    """``values`` after checking that each names a ``pm.Data`` container of ``model``."""
     names = {d.name for d in model.data_vars}
     missing = sorted(set(values) - names)
     if missing:
         raise KeyError(
             f"data(unit) returned {missing}, which are not pm.Data containers of the model "
-            f"build(unit) returns (it has {sorted(names)}). Name them as in pm.Data(name, ...)."
+            f"build(unit) returns for unit {unit!r} (it has {sorted(names)}). Name them as in "
+            "pm.Data(name, ...)."
         )
-    pm.set_data(values, model=model)
-    steps = assign_steps(model, step_fn)
-    reusable = all(type(s).__name__ in REUSABLE_STEPS for s in steps)
-    _CACHE.clear()  # one compiled model per worker: the newest call's
-    _CACHE[call_id] = {"model": model, "steps": steps, "shapes": shapes, "reusable": reusable}
-    return model, steps, note, True
+    return values
+
+
+def _fingerprint(model) -> tuple:
+    """What two units' models must share for one compiled model to serve both: every variable's
+    name, distribution and shape (as it samples), and the constants of the graph, observed values
+    included. ``pm.Data`` containers (swapped in by ``data(unit)``) and random generators are
+    not part of it. A unit whose ``build`` sets e.g. the number of records from the unit, outside
+    ``data(unit)``, differs here and is built again (it reused the first unit's model and drew
+    that unit's posterior)."""
+    import hashlib
+
+    from pytensor.graph.basic import Constant, ancestors
+
+    from pymc_dp.distributions.graph import fixed_shape
+
+    outs = [*model.basic_RVs, *model.potentials, *model.deterministics]
+    outs += [model.rvs_to_values[rv] for rv in model.observed_RVs]
+    parts = tuple(
+        (v.name, type(v.owner.op).__name__ if v.owner else None, fixed_shape(v)) for v in outs
+    )
+    digest = hashlib.sha256()
+    for var in ancestors(outs):
+        if isinstance(var, Constant):
+            digest.update(str(var.type).encode())
+            digest.update(np.ascontiguousarray(var.data).tobytes())
+    return parts, digest.hexdigest()
 
 
 def _follows(step) -> bool:

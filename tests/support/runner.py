@@ -83,3 +83,13 @@ def build_bernoulli(unit) -> pm.Model:
 
 def data_bernoulli(unit) -> dict:
     return {"s": bernoulli_release(unit)}
+
+
+def build_records_by_unit(unit) -> pm.Model:
+    """`build` whose number of records depends on the unit outside `data`: 30 or 12 records."""
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0.0, 3.0)
+        x = pm.Normal("x", mu, 1.0, shape=N if int(unit) % 2 == 0 else 12)
+        s = pm.Data("s", release_for(unit))
+        pdp.DPObserved("s_dp", x, statistic=STAT, mechanism=pdp.Laplace(epsilon=1.0), observed=s)
+    return model

@@ -90,6 +90,18 @@ def test_data_mode_builds_again_when_shapes_differ():
     assert set(res.units["status"]) == {"ok"}
 
 
+def test_data_mode_builds_again_when_build_gives_another_model():
+    """Unit 1's build sets 12 records (not in data(unit)): it reused unit 0's model of 30 records
+    (its note said "reused model and steps"), a silently wrong posterior."""
+    res = pdp.sample_many(R.build_records_by_unit, [0, 2, 1], data=R.data, n_workers=0, **KW)
+    notes = res.units["note"].tolist()
+    assert notes[:2] == ["built", "reused model and steps"]
+    assert notes[2].startswith("built again: build(unit) returns another model")
+    assert res[1].posterior["x"].shape[-1] == 12 and res[2].posterior["x"].shape[-1] == 30
+    fresh = pdp.sample_many(R.build_records_by_unit, [1], n_workers=0, **KW)
+    np.testing.assert_array_equal(res[1].posterior["mu"], fresh[1].posterior["mu"])
+
+
 def test_outdir_resume_skips_finished_units_and_refuses_another_call(tmp_path):
     out = tmp_path / "run"
     first = pdp.sample_many(R.build, [0, 1], outdir=out, n_workers=0, **KW)
