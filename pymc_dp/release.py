@@ -22,6 +22,41 @@ from pymc_dp._checks import check_noise_rng, check_partition
 __all__ = ["release", "bind_mechanism", "Release"]
 
 
+def check_pair(statistic, mechanism) -> None:
+    """Refuse a statistic or mechanism that is not an instance of ours, naming the mistake: a
+    class for an instance (``statistic=pdp.Sum``), or the two given in swapped places."""
+    from pymc_dp.mechanisms.base import Mechanism
+    from pymc_dp.statistics.additive import Statistic
+
+    if isinstance(statistic, Mechanism) and isinstance(mechanism, Statistic):
+        raise TypeError(
+            f"statistic and mechanism are swapped: statistic={statistic!r} is a mechanism and "
+            f"mechanism={mechanism!r} a statistic. The statistic comes first: "
+            "pdp.release(data, statistic, mechanism)."
+        )
+    for value, base, what, example in (
+        (
+            statistic,
+            Statistic,
+            "statistic",
+            "pdp.Sum(lower, upper), pdp.Counts(n_categories), pdp.Cells()",
+        ),
+        (
+            mechanism,
+            Mechanism,
+            "mechanism",
+            "pdp.Laplace(epsilon=1.0), pdp.DiscreteGaussian(sigma=3.0)",
+        ),
+    ):
+        if isinstance(value, type) and issubclass(value, base):
+            raise TypeError(
+                f"{what} must be a {what} object, got the class {value.__name__}. Create one "
+                f"with its arguments, e.g. {what}=pdp.{value.__name__}(...) ({example})."
+            )
+        if not isinstance(value, base):
+            raise TypeError(f"{what} must be a pymc_dp {what} ({example}), got {value!r}.")
+
+
 def bind_mechanism(statistic, mechanism, n: int, dim: int):
     """Calibrate ``mechanism`` to ``statistic`` and check that the pair is usable.
 
@@ -429,6 +464,7 @@ def release(data, statistic, mechanism, rng=None, *, partition=None) -> Release:
         For bad records, statistics or mechanisms. Messages name the argument and the rule, never
         a value computed from the records.
     """
+    check_pair(statistic, mechanism)
     data = tuple(np.asarray(d) for d in (data if isinstance(data, tuple) else (data,)))
     rng = check_noise_rng(rng, owner="release")
     _check_records(data, statistic)

@@ -38,7 +38,7 @@ from pymc_dp._checks import check_partition
 from pymc_dp.distributions.domain import check_domain, check_not_a_table
 from pymc_dp.distributions.graph import fixed_shape
 from pymc_dp.distributions.registry import NodeSpec, dp_nodes, release_info, set_spec
-from pymc_dp.release import Release, bind_mechanism
+from pymc_dp.release import Release, bind_mechanism, check_pair
 
 __all__ = ["DPObserved", "DPNode", "dp_nodes"]
 
@@ -273,25 +273,9 @@ def _warn_computed_data(model, name, data_t):
         )
 
 
-def _check_statistic(statistic):
-    from pymc_dp.statistics.additive import Statistic
-
-    if isinstance(statistic, type) and issubclass(statistic, Statistic):
-        raise TypeError(
-            f"statistic must be a statistic object, got the class {statistic.__name__}. Create "
-            f"one with its arguments, e.g. statistic=pdp.{statistic.__name__}(...) "
-            "(pdp.Sum(lower, upper), pdp.Counts(n_categories), pdp.Cells())."
-        )
-    if not isinstance(statistic, Statistic):
-        raise TypeError(
-            f"statistic must be a pymc_dp statistic (pdp.Sum, pdp.Mean, pdp.Counts, pdp.Cells, "
-            f"...), got {statistic!r}."
-        )
-
-
 def _build(data_t, statistic, mechanism):
     """Shapes, calibrated mechanism, parameters and the CustomDist pieces of one release node."""
-    _check_statistic(statistic)
+    check_pair(statistic, mechanism)
     shapes = [_static_shape(d, f"data {d.name!r}") for d in data_t]
     n = shapes[0][0]
     if any(s[0] != n for s in shapes):

@@ -169,7 +169,10 @@ def _message(plan, chains, iterations, kept) -> str:
         f"node(s){with_them} in the trace: {chains} chain(s) × {iterations} iterations × "
         f"{plan['size']:,} "
         f"values = {plan['numbers']:.3g} numbers (about {gb:.3g} GB as float64), above the limit "
-        f"of {plan['limit']:.3g} numbers. The draws of the other variables are unchanged. To keep "
+        f"of {plan['limit']:.3g} numbers. The draws of the other variables are unchanged, but "
+        "pm.sample_posterior_predictive then draws these latent values afresh from their prior "
+        "given the parameters, not given the releases (a predictive check of a release is wider "
+        "than with them kept). To keep "
         f"them: `with pdp.keep_latent(): pm.sample(...)` (or pdp.keep_latent(limit=...)), or "
         f"pm.sample(var_names={keep!r})."
     )

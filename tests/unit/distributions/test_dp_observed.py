@@ -298,3 +298,11 @@ def test_penalty_arguments_of_the_wrong_type_are_refused(kwargs):
         pdp.privacy_spent(
             pdp.release(np.ones(5), pdp.Sum(0, 1), pdp.Laplace(epsilon=1.0), rng=0), delta="1e-6"
         )
+
+
+def test_release_names_a_class_or_swapped_arguments():
+    x = np.ones(5)
+    with pytest.raises(TypeError, match=r"got the class Sum"):
+        pdp.release(x, pdp.Sum, pdp.Laplace(epsilon=1.0), rng=0)
+    with pytest.raises(TypeError, match=r"statistic and mechanism are swapped"):
+        pdp.release(x, pdp.Laplace(epsilon=1.0), pdp.Sum(0, 1), rng=0)
