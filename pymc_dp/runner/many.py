@@ -113,6 +113,7 @@ class ManyResult(Mapping):
         }
 
     def __getitem__(self, unit):
+        unit = unit.item() if isinstance(unit, np.generic) else unit  # as `_check_units` keys them
         key = unit_key(unit)
         if key not in self._by_key or unit not in self._units:
             raise KeyError(unit)
@@ -200,6 +201,7 @@ def sample_many(
     ManyResult
     """
     units = _check_units(units)
+    seed = _check_seed(seed)
     if not callable(build):
         raise TypeError(f"build must be a function unit -> pm.Model, got {type(build).__name__}.")
     if data is not None and not callable(data):
@@ -286,6 +288,17 @@ def _collect(rec, records, memory):
         memory[rec["key"]] = idata
 
 
+def _check_seed(seed) -> int:
+    if isinstance(seed, bool | np.bool_) or not isinstance(seed, int | np.integer):
+        raise TypeError(
+            f"seed must be an int >= 0 (every unit's seed is derived from it), got seed={seed!r}. "
+            "Pass e.g. seed=0; a generator cannot be shared by units sampled on other workers."
+        )
+    if seed < 0:
+        raise ValueError(f"seed must be an int >= 0, got seed={seed!r}. Pass e.g. seed=0.")
+    return int(seed)
+
+
 def _check_units(units) -> list:
     try:
         units = list(units)
@@ -295,8 +308,18 @@ def _check_units(units) -> list:
         ) from None
     if not units:
         raise ValueError("units is empty: pass at least one unit.")
+    # NumPy scalars (units=np.arange(G)) are the Python numbers they hold: res[0] finds them and
+    # their seeds are those of the same ints
+    units = [u.item() if isinstance(u, np.generic) else u for u in units]
     keys = {}
     for u in units:
+        try:
+            hash(u)
+        except TypeError:
+            raise TypeError(
+                f"units must be hashable (ints, strings, tuples of them): they key the results, "
+                f"got {u!r} ({type(u).__name__}). Pass e.g. tuple({u!r})."
+            ) from None
         k = unit_key(u)
         if k in keys:
             raise ValueError(
@@ -539,6 +562,7 @@ def map_units(
         a note.
     """
     units = _check_units(units)
+    seed = _check_seed(seed)
     if not callable(fn):
         raise TypeError(f"fn must be a function (unit, rng) -> result, got {type(fn).__name__}.")
     if n_workers is not None and (not isinstance(n_workers, int) or n_workers < 0):

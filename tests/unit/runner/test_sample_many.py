@@ -102,6 +102,20 @@ def test_data_mode_builds_again_when_build_gives_another_model():
     np.testing.assert_array_equal(res[1].posterior["mu"], fresh[1].posterior["mu"])
 
 
+def test_numpy_units_are_the_numbers_they_hold_and_bad_seeds_or_units_are_named():
+    """units=np.arange(2): res[0] raised KeyError and the seeds differed from units [0, 1];
+    seed=1.9 ran as seed=1, seed=None / -1 / a generator and list units gave bare errors."""
+    np_units = pdp.sample_many(R.build, np.arange(2), n_workers=0, seed=3, **KW)
+    ints = pdp.sample_many(R.build, [0, 1], n_workers=0, seed=3, **KW)
+    np.testing.assert_array_equal(np_units[0].posterior["mu"], ints[0].posterior["mu"])
+    np.testing.assert_array_equal(np_units[np.int64(1)].posterior["mu"], ints[1].posterior["mu"])
+    for seed, exc in ((1.9, TypeError), (None, TypeError), (-1, ValueError), (True, TypeError)):
+        with pytest.raises(exc, match=r"seed must be an int >= 0"):
+            pdp.sample_many(R.build, [0], n_workers=0, seed=seed, **KW)
+    with pytest.raises(TypeError, match=r"units must be hashable"):
+        pdp.sample_many(R.build, [[0], [1]], n_workers=0, **KW)
+
+
 def test_outdir_resume_skips_finished_units_and_refuses_another_call(tmp_path):
     out = tmp_path / "run"
     first = pdp.sample_many(R.build, [0, 1], outdir=out, n_workers=0, **KW)
