@@ -544,6 +544,12 @@ def _collect(source, parts):
                 "the compound step contains no PenaltyMH step; nothing touched the data privately."
             )
         parts.extend(_event_part(e, "a step", "replace-one") for e in evs)
+    elif isinstance(source, str | bytes):
+        raise TypeError(
+            f"privacy_spent got the text {source!r}; pass the objects themselves: a pm.Model, a "
+            "Release from pdp.release, the InferenceData of a PenaltyMH run, a step or a "
+            "dp_accounting event (or a list of them)."
+        )
     elif isinstance(source, np.ndarray | float | int):
         raise TypeError(
             "privacy_spent got a bare array/number, which carries no privacy information. Pass the "

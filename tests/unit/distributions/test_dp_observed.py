@@ -306,3 +306,5 @@ def test_release_names_a_class_or_swapped_arguments():
         pdp.release(x, pdp.Sum, pdp.Laplace(epsilon=1.0), rng=0)
     with pytest.raises(TypeError, match=r"statistic and mechanism are swapped"):
         pdp.release(x, pdp.Laplace(epsilon=1.0), pdp.Sum(0, 1), rng=0)
+    with pytest.raises(TypeError, match=r"privacy_spent got the text 'model'"):
+        pdp.privacy_spent("model", delta=1e-6)
