@@ -52,10 +52,28 @@ _MAP_CACHE: dict = {}
 SUMMARY_MAX_SIZE = 20
 
 
-def assign_steps(model, step=None):
+def split_step_kwargs(sample_kwargs: dict) -> tuple[dict, dict]:
+    """``(pm.sample keywords, step keywords)``: the keywords ``pm.sample()`` hands to the steps it
+    builds (``target_accept``, ``nuts={...}``, ``metropolis={...}``, ...), which the runner must
+    hand over itself since it builds the steps (``pm.sample(step=...)`` refuses them)."""
+    from pymc.step_methods import STEP_METHODS
+
+    names = {getattr(m, "name", None) for m in STEP_METHODS} - {None}
+    rest = dict(sample_kwargs)
+    steps = {k: rest.pop(k) for k in list(rest) if k in names}
+    if "target_accept" in rest:  # as pm.sample(): target_accept= is NUTS's
+        nuts = dict(steps.get("nuts", {}))
+        nuts.setdefault("target_accept", rest.pop("target_accept"))
+        steps["nuts"] = nuts
+    return rest, steps
+
+
+def assign_steps(model, step=None, step_kwargs=None):
     """The steps ``pm.sample()`` would build for ``model`` (pymc-dp's registered ones included).
 
-    ``step`` may be a callable ``step(model) -> step or list of steps`` that overrides the default.
+    ``step`` may be a callable ``step(model) -> step or list of steps`` that overrides the default;
+    ``step_kwargs``: ``{step name: keywords}`` as ``pm.sample()`` hands them to the steps it
+    builds (`split_step_kwargs`).
     """
     from pymc.sampling.mcmc import assign_step_methods, instantiate_steppers
     from pymc.step_methods import STEP_METHODS
@@ -65,7 +83,7 @@ def assign_steps(model, step=None):
             built = step(model)
             return list(built) if isinstance(built, list | tuple) else [built]
         _, selected = assign_step_methods(model, None, methods=STEP_METHODS)
-        built = instantiate_steppers(model, [], selected)
+        built = instantiate_steppers(model, [], selected, step_kwargs=dict(step_kwargs or {}))
     return list(built) if isinstance(built, list) else [built]
 
 
@@ -79,13 +97,13 @@ def route_of(steps, model=None) -> str:
     return "; ".join(parts)
 
 
-def _prepare(build, data_fn, step_fn, unit, call_id):
+def _prepare(build, data_fn, step_fn, unit, call_id, step_kwargs=None):
     """(model, steps, note, compiled?) for one unit."""
     import pymc as pm
 
     if data_fn is None:
         model = _check_model(build(unit), unit)
-        return model, assign_steps(model, step_fn), "built", True
+        return model, assign_steps(model, step_fn, step_kwargs), "built", True
     values = data_fn(unit)
     if not isinstance(values, dict):
         raise TypeError(
@@ -118,7 +136,7 @@ def _prepare(build, data_fn, step_fn, unit, call_id):
                     for s in cached["steps"]:  # the guard must not pool other units' chains
                         forget_chains(s)
                     return model, cached["steps"], "reused model and steps", False
-                cached["steps"] = assign_steps(model, step_fn)
+                cached["steps"] = assign_steps(model, step_fn, step_kwargs)
                 return (
                     model,
                     cached["steps"],
@@ -126,7 +144,7 @@ def _prepare(build, data_fn, step_fn, unit, call_id):
                     "plan (support or release rows), not only another noise table",
                     False,
                 )
-            return model, assign_steps(model, step_fn), "reused model", False
+            return model, assign_steps(model, step_fn, step_kwargs), "reused model", False
         changed = sorted(
             n
             for n in set(shapes) | set(cached["shapes"])
@@ -138,7 +156,7 @@ def _prepare(build, data_fn, step_fn, unit, call_id):
         )
     model = fresh if fresh is not None else _check_model(build(unit), unit)
     pm.set_data(_known(values, model, unit), model=model)
-    steps = assign_steps(model, step_fn)
+    steps = assign_steps(model, step_fn, step_kwargs)
     reusable = all(type(s).__name__ in REUSABLE_STEPS for s in steps)
     _CACHE.clear()  # one compiled model per worker: the newest call's
     _CACHE[call_id] = {
@@ -291,7 +309,13 @@ def _run_unit(build, data_fn, step_fn, unit, key, seed, sample_kwargs, store, ca
         import pytensor
 
         record["compiledir"] = str(pytensor.config.compiledir)
-        model, steps, note, compiled = _prepare(build, data_fn, step_fn, unit, call_id)
+        sample_kwargs, step_kwargs = split_step_kwargs(sample_kwargs)
+        if step_fn is not None and step_kwargs:
+            raise TypeError(
+                f"{sorted(step_kwargs)}= set the steps pm.sample() builds, but step= builds them "
+                "here: pass those settings to the steps step(model) returns."
+            )
+        model, steps, note, compiled = _prepare(build, data_fn, step_fn, unit, call_id, step_kwargs)
         kwargs = {
             "progressbar": False,
             "compute_convergence_checks": False,

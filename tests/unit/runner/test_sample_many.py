@@ -116,6 +116,17 @@ def test_numpy_units_are_the_numbers_they_hold_and_bad_seeds_or_units_are_named(
         pdp.sample_many(R.build, [[0], [1]], n_workers=0, **KW)
 
 
+def test_target_accept_reaches_the_nuts_step_the_runner_builds():
+    """sample_many(target_accept=...) failed every unit: "Invalid key found in step_kwargs:
+    {'nuts'}" (the runner passes step= to pm.sample, which then uses no step keywords)."""
+    kw = {**KW, "tune": 200, "draws": 200}
+    low = pdp.sample_many(R.build_with_nuts, [0], n_workers=0, target_accept=0.6, **kw)
+    high = pdp.sample_many(R.build_with_nuts, [0], n_workers=0, nuts={"target_accept": 0.99}, **kw)
+    assert set(low.units["status"]) == set(high.units["status"]) == {"ok"}
+    rate = [float(r[0].sample_stats["acceptance_rate"].mean()) for r in (low, high)]
+    assert rate[1] > 0.95 > rate[0], rate
+
+
 def test_outdir_resume_skips_finished_units_and_refuses_another_call(tmp_path):
     out = tmp_path / "run"
     first = pdp.sample_many(R.build, [0, 1], outdir=out, n_workers=0, **KW)
