@@ -96,17 +96,9 @@ def build_records_by_unit(unit) -> pm.Model:
 
 
 def build_with_nuts(unit) -> pm.Model:
-    """Bernoulli records behind a noisy count (Collapsed) beside a plain normal model (NUTS)."""
-    with pm.Model() as model:
-        p = pm.Beta("p", 1, 1)
-        x = pm.Bernoulli("x", p, shape=10)
-        pdp.DPObserved(
-            "s_dp",
-            x,
-            statistic=pdp.Sum(lower=0, upper=1),
-            mechanism=pdp.Laplace(epsilon=1.0),
-            observed=np.array(3.0),
-        )
+    """`build_bernoulli` (Collapsed) beside a plain normal model (NUTS)."""
+    model = build_bernoulli(unit)
+    with model:
         mu = pm.Normal("mu", 0, 5)
         pm.Normal("y", mu, 2.0, observed=np.random.default_rng(int(unit)).normal(1, 2, 30))
     return model
