@@ -63,17 +63,7 @@ def bind_mechanism(statistic, mechanism, n: int, dim: int):
     Refuses an explicit ``sensitivity=`` smaller than what the statistic's declared bounds give:
     the noise would be too small for the privacy claimed.
     """
-    from pymc_dp.mechanisms.base import Mechanism
-    from pymc_dp.statistics.additive import Statistic
-
-    if not isinstance(statistic, Statistic):
-        raise TypeError(
-            f"statistic must be a pymc_dp statistic (pdp.Sum, pdp.Mean, ...), got {statistic!r}."
-        )
-    if not isinstance(mechanism, Mechanism):
-        raise TypeError(
-            f"mechanism must be a pymc_dp mechanism (pdp.Laplace, pdp.Gaussian, ...), got {mechanism!r}."
-        )
+    check_pair(statistic, mechanism)
     if mechanism.local_only and not statistic.local:
         raise ValueError(
             f"{type(mechanism).__name__} randomizes one record at a time, but statistic={statistic!r} "
