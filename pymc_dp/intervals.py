@@ -123,22 +123,24 @@ def _resolve(release, mechanism, statistic, n, dim=None):
     n_bind = 1 if n is None else int(n)
     if dim is None:
         dim = values.shape[-1] if values.ndim else 1
-        if dim > 1:
+        if dim > 1:  # reading the array as one vector release must not change the noise
             one = bind_mechanism(statistic, mechanism, n=n_bind, dim=1)
             try:
                 all_ = bind_mechanism(statistic, mechanism, n=n_bind, dim=dim)
             except ValueError:  # e.g. a sensitivity= below that of `dim` entries
                 all_ = None
-            if all_ is None or one.noise_key() != all_.noise_key():
-                raise ValueError(
-                    f"release holds {dim} values on its last axis, and the noise of {mechanism!r} "
-                    f"calibrated to {statistic!r} depends on how many entries one record "
-                    f"contributes ({dim} entries: {statistic.sensitivity(mechanism.norm or 1, n=n_bind, dim=dim)!r} "
-                    f"of sensitivity, one: {statistic.sensitivity(mechanism.norm or 1, n=n_bind, dim=1)!r}). Pass dim=1 if each value is its own "
-                    "release of a scalar statistic (each calibrated alone), or "
-                    f"dim={dim} for one release of a vector statistic of records with that many "
-                    "entries."
-                )
+            if all_ is not None and one.noise_key() == all_.noise_key():
+                return values, statistic, all_, n
+            norm = mechanism.norm or 1
+            raise ValueError(
+                f"release holds {dim} values on its last axis, and the noise of {mechanism!r} "
+                f"calibrated to {statistic!r} depends on how many entries one record "
+                f"contributes ({dim} entries: {statistic.sensitivity(norm, n=n_bind, dim=dim)!r} "
+                f"of sensitivity, one: {statistic.sensitivity(norm, n=n_bind, dim=1)!r}). Pass "
+                "dim=1 if each value is its own release of a scalar statistic (each calibrated "
+                f"alone), or dim={dim} for one release of a vector statistic of records with that "
+                "many entries."
+            )
     elif isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1:
         raise ValueError(
             f"dim must be a positive int (entries per record contribution), got dim={dim!r}."
