@@ -154,8 +154,10 @@ def _prepare(build, data_fn, step_fn, unit, call_id, step_kwargs=None):
             f"built again: the data of {', '.join(changed)} have other shapes than the model "
             "this worker compiled"
         )
-    model = fresh if fresh is not None else _check_model(build(unit), unit)
-    pm.set_data(_known(values, model, unit), model=model)
+    model = fresh
+    if model is None:  # (a fresh model has its data set already)
+        model = _check_model(build(unit), unit)
+        pm.set_data(_known(values, model, unit), model=model)
     steps = assign_steps(model, step_fn, step_kwargs)
     reusable = all(type(s).__name__ in REUSABLE_STEPS for s in steps)
     _CACHE.clear()  # one compiled model per worker: the newest call's
