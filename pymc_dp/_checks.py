@@ -155,6 +155,19 @@ def child_rng(rng) -> np.random.Generator:
     return check_rng(rng)
 
 
+def model_context(model, *, owner: str):
+    """``model`` if it is a ``pm.Model``, the model of the ``with`` block for ``None``; anything
+    else (a model's name, an InferenceData) refused, naming ``owner``."""
+    import pymc as pm
+
+    if model is not None and not isinstance(model, pm.Model):
+        raise TypeError(
+            f"{owner}: model must be a pm.Model (or None inside a `with model:` block), got "
+            f"{type(model).__name__} {model!r:.60}. Pass the model object itself."
+        )
+    return pm.modelcontext(model)
+
+
 def check_partition(partition):
     """Check ``partition``: ``None`` or a pair ``(key, cell)`` with a str key and a hashable cell."""
     if partition is None:

@@ -22,6 +22,8 @@ import weakref
 
 import pymc as pm
 
+from pymc_dp._checks import model_context
+
 __all__ = [
     "NodeSpec",
     "dp_nodes",
@@ -151,7 +153,7 @@ def _records_now(rv, spec, data, info):
 
 def dp_nodes(model=None) -> dict:
     """The ``DPObserved`` nodes of ``model`` and of its sub-models (full name → ``DPNode``)."""
-    model = pm.modelcontext(model)
+    model = model_context(model, owner="pdp.dp_nodes")
     _SEEN.add(model)
     nodes = {}
     for rv in list(model.observed_RVs) + list(model.free_RVs):

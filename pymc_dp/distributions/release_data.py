@@ -18,6 +18,7 @@ import pymc as pm
 from pytensor.tensor.sharedvar import TensorSharedVariable
 
 from pymc_dp.release import Release
+from pymc_dp._checks import model_context
 
 __all__ = ["ReleaseData", "ReleaseSharedVariable", "set_release", "watch"]
 
@@ -112,7 +113,7 @@ def set_release(new_releases: dict, model=None) -> None:
         Container name → Release (from `pdp.release`).
     model : pm.Model, optional
     """
-    model = pm.modelcontext(model)
+    model = model_context(model, owner="pdp.set_release")
     for name, release in new_releases.items():
         container = model[name]
         if not isinstance(container, ReleaseSharedVariable):

@@ -12,10 +12,10 @@ release nodes leave the graph and the potential, written on the graph's copies o
 
 from __future__ import annotations
 
-import pymc as pm
 from pymc.model import fgraph as _fg
 from pytensor.compile.sharedvalue import SharedVariable
 
+from pymc_dp._checks import model_context
 from pymc_dp.distributions.dp_observed import DPNode, dp_nodes
 from pymc_dp.distributions.graph import other_readers, upstream
 from pymc_dp.distributions.registry import get_extra, set_extra, set_nodes
@@ -59,7 +59,7 @@ def collapsed_plans(model=None, *, records=None, method="auto", cost=None):
     Raises the reason when a record variable cannot be collapsed exactly and cheaply (``cost``:
     a `pymc_dp.marginal.CostModel`, default its documented defaults).
     """
-    model = pm.modelcontext(model)
+    model = model_context(model, owner="pdp.marginal.collapsed_plans")
     plans = {}
     groups = _groups(model, records)
     for record, group in groups.items():
@@ -124,7 +124,7 @@ def marginalize(model=None, *, records=None, method="auto", cost=None):
     `pymc_dp.marginal.plan.MAX_SECONDS`, 30 ms, with the time per term measured once by
     ``benchmarks/bench_collapsed_cost.py``) are refused: data augmentation is faster there; see ``docs/collapsed.md``.
     """
-    model = pm.modelcontext(model)
+    model = model_context(model, owner="pdp.marginalize")
     plans = collapsed_plans(model, records=records, method=method, cost=cost)
     all_nodes = dp_nodes(model)
     fgraph, memo = _fg.fgraph_from_model(model)

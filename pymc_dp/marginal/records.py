@@ -208,7 +208,11 @@ def record_law(rv, n: int | None = None) -> RecordLaw:
         k = core[0].type.shape[-1]
         if k is None:
             raise ValueError(
-                f"The number of categories of {name!r} must be fixed (static shape of p)."
+                f"The number of categories of {name!r} must be known when the model is built, "
+                "but its probabilities p have no fixed length (e.g. a Dirichlet whose "
+                "concentration is a pm.Data container). Give the length: pm.Data(..., shape=(K,)) "
+                "for the concentration, or pytensor.tensor.specify_shape(p, (K,)) as the "
+                "records' p."
             )
         high = k - 1
     elif kind == "binomial":

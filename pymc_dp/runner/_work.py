@@ -193,7 +193,9 @@ def _fingerprint(model) -> tuple:
     that unit's posterior)."""
     import hashlib
 
-    from pytensor.graph.basic import Constant, ancestors
+    from pytensor.graph.basic import Constant
+
+    from pymc_dp._compat import ancestors
 
     from pymc_dp.distributions.graph import fixed_shape
 

@@ -208,6 +208,7 @@ def sample_many(
         raise TypeError(
             f"data must be a function unit -> dict of pm.Data values, got {type(data).__name__}."
         )
+    _check_step(step)
     bad = [k for k in _RESERVED if k in sample_kwargs]
     if bad:
         raise TypeError(
@@ -286,6 +287,21 @@ def _collect(rec, records, memory):
     records[rec["key"]] = rec
     if idata is not None:
         memory[rec["key"]] = idata
+
+
+def _check_step(step) -> None:
+    """``step`` is a function of the model (called once per model built), not a step class or
+    a step built for another model."""
+    if step is None:
+        return
+    if isinstance(step, type) or not callable(step):
+        what = step.__name__ if isinstance(step, type) else type(step).__name__
+        raise TypeError(
+            f"step must be a function model -> step(s), got {what}: each unit's model is built "
+            "on a worker, so its steps must be built there too. Pass e.g. "
+            "step=lambda model: pm.NUTS(model=model) (or a list of steps, built inside the "
+            "function from the model's variables)."
+        )
 
 
 def _check_seed(seed) -> int:

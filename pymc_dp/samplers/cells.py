@@ -806,7 +806,7 @@ def _parent_hints(model, rv, dist, reps) -> dict:
     """ConvergenceWarning advice for the free variables the table's law depends on (moved by
     other steps, e.g. NUTS on a log-linear model): the generic advice speaks of records and of
     record samplers, which a count table has not and which refuse it."""
-    from pytensor.graph.basic import ancestors
+    from pymc_dp._compat import ancestors
 
     above = set(ancestors(list(dist)))
     hints = {}

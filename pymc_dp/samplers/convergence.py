@@ -38,6 +38,8 @@ import xarray as xr
 from scipy.special import ndtri
 from scipy.stats import rankdata
 
+from pymc_dp._checks import model_context
+
 __all__ = [
     "ESS_PER_DRAW_MIN",
     "RHAT_MAX",
@@ -325,9 +327,7 @@ def check_convergence(
         One row per θ variable (its worst entry): ``variable``, ``step``, ``chains``, ``draws``,
         ``ess_bulk``, ``ess_per_draw``, ``r_hat``, ``ok``, ``advice``.
     """
-    import pymc as pm
-
-    model = pm.modelcontext(model)
+    model = model_context(model, owner="pdp.check_convergence")
     labels = theta_value_names(model)
     movers = _movers(step) if step is not None else _default_movers(model)
     post = _posterior(idata)

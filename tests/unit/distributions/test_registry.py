@@ -139,3 +139,18 @@ def test_equal_values_distinct_releases_accepted():
         pdp.DPObserved("s1", xs, statistic=STAT, mechanism=MECH, observed=r1)
         pdp.DPObserved("s2", xs, statistic=STAT, mechanism=MECH, observed=r2)
     assert float(pdp.privacy_spent(model, delta=DELTA)) == pytest.approx(2.0, abs=1e-4)
+
+
+@pytest.mark.parametrize(
+    "call, owner",
+    [
+        (lambda m: pdp.dp_nodes(m), "pdp.dp_nodes"),
+        (lambda m: pdp.marginalize(m), "pdp.marginalize"),
+        (lambda m: pdp.set_release({}, model=m), "pdp.set_release"),
+        (lambda m: pdp.check_convergence(None, model=m), "pdp.check_convergence"),
+    ],
+)
+def test_a_model_argument_that_is_not_a_model_is_named(call, owner):
+    """pdp.marginalize("model") failed with "cannot create weak reference to 'str' object"."""
+    with pytest.raises(TypeError, match=rf"{re.escape(owner)}: model must be a pm.Model.*got str"):
+        call("model")

@@ -443,6 +443,28 @@ def test_recover_local_and_counts_given_theta():
 # ------------------------------------------------------------------------------------ refusals
 
 
+def test_categories_of_unknown_number_are_refused_with_the_fix():
+    """A Dirichlet whose concentration is a pm.Data container has no fixed length; the message
+    said "static shape of p" with no way out. The fix it gives works."""
+    release = np.array([2.0, 2.0, 1.0])
+    for shape in (None, (3,)):
+        with pm.Model() as m:
+            a = pm.Data("a", np.ones(3), shape=shape)
+            x = pm.Categorical("x", pm.Dirichlet("p", a), shape=5)
+            pdp.DPObserved(
+                "s",
+                x,
+                statistic=pdp.Counts(3),
+                mechanism=pdp.Laplace(scale=1.0),
+                observed=release,
+            )
+        if shape is None:
+            with pytest.raises(ValueError, match=re.escape("pm.Data(..., shape=(K,))")):
+                pdp.marginalize(m)
+        else:
+            assert [v.name for v in pdp.marginalize(m).free_RVs] == ["p"]
+
+
 def test_refusals_name_the_problem():
     with pm.Model() as m:
         x = pm.Normal("x", 0, 1, shape=5)

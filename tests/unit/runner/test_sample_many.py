@@ -116,6 +116,20 @@ def test_numpy_units_are_the_numbers_they_hold_and_bad_seeds_or_units_are_named(
         pdp.sample_many(R.build, [[0], [1]], n_workers=0, **KW)
 
 
+def test_a_step_class_or_a_built_step_is_refused_by_name():
+    """step=pm.NUTS (the class) failed every unit with "not random variables in the model:
+    ['']": the runner called it with the model as its variables."""
+    import pymc as pm
+
+    with R.build(0):
+        built = pm.NUTS()
+    for step, name in ((pm.NUTS, "NUTS"), (built, "NUTS"), ("nuts", "str")):
+        with pytest.raises(
+            TypeError, match=rf"step must be a function model -> step\(s\), got {name}"
+        ):
+            pdp.sample_many(R.build, [0], n_workers=0, step=step, **KW)
+
+
 def test_target_accept_reaches_the_nuts_step_the_runner_builds():
     """sample_many(target_accept=...) failed every unit: "Invalid key found in step_kwargs:
     {'nuts'}" (the runner passes step= to pm.sample, which then uses no step keywords)."""
