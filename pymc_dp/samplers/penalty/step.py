@@ -292,6 +292,7 @@ class PenaltyMH(DPStep):
         self._n_planned = self.n  # the record count the subsampling accounting was planned with
         start = model.initial_point()
         self.target.set_point(start)
+        self.target.check_record_terms()
         self.d = self.target.theta_of(start).size
         if self.batch_size is not None and not self.target.batch_ok():
             self.target.loglik = _full_then_index(self.target.loglik)

@@ -237,6 +237,7 @@ class ModelTarget:
         (ll,) = clone_replace([per_record], replace=dict(zip(values, inputs)), rebuild_strict=False)
         ll = _drop_record_shape_checks(ll, inputs)
         self._ll = pm_compile(self.all_vars + inputs, ll, on_unused_input="ignore")
+        self._ll_graph = ll
         check_prior_is_data_free(model, obs, per_record, self.n, self._owner)
         self._records = _record_sources(model, obs, per_record, self.n)
         prior = model.logp(vars=model.free_RVs)
@@ -304,6 +305,95 @@ class ModelTarget:
             check(int(n))
         self.data, self.n, self._seen = data, int(n), current
         return True
+
+    def check_record_terms(self) -> None:
+        """Refuse a log-likelihood whose term i reads records other than record i (e.g. a scale
+        or a centre computed from the observed data: ``sigma=d.std()``, ``mu + d.mean()``).
+
+        The penalty's sensitivity assumes that a neighbour (one record replaced) changes one
+        clipped term; a likelihood that reads every record in every term changes them all, and the
+        noise would be calibrated to a fraction of the true sensitivity. Checked on the current
+        records: record i is replaced by another record (every part of it: each observed
+        variable's row and the rows of per-record data containers), at θ of the current point and
+        θ shifted away from it (a coupling multiplied by a parameter that is 0 at the initial
+        point), and no other term may change. The message names variables, never a value.
+        """
+        from pymc_dp.distributions.graph import upstream
+
+        if self.n < 2:
+            return
+        model, value_vars, obs, _, _ = self._spec
+        values = [model.rvs_to_values[rv] for rv in obs]
+        # per-record containers the compiled log-likelihood reads (covariates); the observed
+        # values themselves are its inputs
+        covariates = [
+            v
+            for v in _shared_data([self._ll_graph])
+            if v not in values
+            and np.ndim(v.get_value(borrow=True)) >= 1
+            and np.shape(v.get_value(borrow=True))[0] == self.n
+        ]
+        # a constant equal to the records (observed=array and a reduction of the same array)
+        arrays = [np.asarray(d) for d in self.data]
+        for v in upstream([self._ll_graph]):
+            held = _held(v)
+            if held is not None and held.ndim >= 1 and held.shape[0] == self.n:
+                if any(a.shape == held.shape and np.array_equal(a, held) for a in arrays):
+                    if not any(v is c for c in covariates):
+                        self._refuse_coupled()
+        cols = [np.asarray(c.get_value(borrow=True)) for c in covariates]
+        parts = [*arrays, *cols]
+        flat = [p.reshape(self.n, -1) for p in parts]
+
+        def differs(i, j):
+            return any(not np.array_equal(p[i], p[j], equal_nan=True) for p in flat)
+
+        pairs = []
+        for i in (0, self.n - 1, self.n // 2):
+            j = next((j for j in range(self.n) if differs(i, j)), None)
+            if j is not None and (i, j) not in pairs:
+                pairs.append((i, j))
+        if not pairs:
+            return
+        theta = np.concatenate(
+            [np.ravel(self._values[k]).astype(np.float64) for k in self._theta_pos]
+        )
+        thetas = [theta, theta + 0.3 * (1.0 + np.arange(theta.size) % 3)]
+        try:
+            for th in thetas:
+                full = self.loglik(th)
+                for i, j in pairs:
+                    data = [d.copy() for d in arrays]
+                    for d in data:
+                        d[i] = d[j]
+                    for c, col in zip(covariates, cols):
+                        new = col.copy()
+                        new[i] = col[j]
+                        c.set_value(new)
+                    try:
+                        got = np.asarray(self._ll(*self._args(th), *data), dtype=np.float64)
+                    finally:
+                        for c, col in zip(covariates, cols):
+                            c.set_value(col)
+                    others = np.arange(self.n) != i
+                    if not np.allclose(
+                        got[others], full[others], rtol=1e-10, atol=1e-12, equal_nan=True
+                    ):
+                        self._refuse_coupled()
+        finally:
+            self._seen = None
+            self.refresh()
+
+    def _refuse_coupled(self):
+        raise ValueError(
+            f"the log-likelihood of {self.obs_names} reads other records in the term of each "
+            "record (e.g. a scale or a centre computed from the observed data, such as "
+            "sigma=d.std() or mu + d.mean(), or a covariate standardized by its own mean): "
+            f"replacing one record changes the terms of others. {self._owner}'s noise is "
+            "calibrated for one clipped term per record, so its privacy guarantee would not "
+            "hold. Compute such constants from public information (or release them privately "
+            "first) and pass them as numbers or pm.Data."
+        )
 
     def batch_ok(self) -> bool:
         """True if a batch of records can be evaluated alone (no other per-record constants)."""
