@@ -168,6 +168,22 @@ def model_context(model, *, owner: str):
     return pm.modelcontext(model)
 
 
+def check_float64(owner: str) -> None:
+    """Refuse PyTensor's ``floatX = "float32"``: the releases' densities and the steps' compiled
+    updates compute in float64 (a sum of many records, a density far in the tail) and read the
+    model's values as float64."""
+    import pytensor
+
+    if pytensor.config.floatX != "float64":
+        raise ValueError(
+            f"{owner}: pymc-dp needs pytensor.config.floatX = 'float64' (the default), got "
+            f"{pytensor.config.floatX!r}: releases' densities and its steps compute in float64. "
+            "Build and sample the model inside `with pytensor.config.change_flags(floatX="
+            "'float64'):`, or do not set floatX to float32 (PYTENSOR_FLAGS / .pytensorrc). "
+            "Single variables may still be float32 (dtype=...)."
+        )
+
+
 def check_partition(partition):
     """Check ``partition``: ``None`` or a pair ``(key, cell)`` with a str key and a hashable cell."""
     if partition is None:

@@ -34,7 +34,7 @@ import pytensor
 import pytensor.tensor as pt
 from pytensor.compile.sharedvalue import SharedVariable
 
-from pymc_dp._checks import check_partition
+from pymc_dp._checks import check_float64, check_partition
 from pymc_dp.distributions.domain import check_domain, check_not_a_table
 from pymc_dp.distributions.graph import fixed_shape
 from pymc_dp.distributions.registry import NodeSpec, dp_nodes, release_info, set_spec
@@ -471,6 +471,7 @@ class DPObserved:
     def __new__(
         cls, name, data, *, statistic, mechanism, observed, dims=None, partition=None, model=None
     ):
+        check_float64("pdp.DPObserved")
         model = pm.modelcontext(model)
         data_t = _as_record_tensors(data, in_model=True)
         _warn_computed_data(model, name, data_t)

@@ -30,6 +30,7 @@ from pymc.model import modelcontext
 from pymc.step_methods.compound import BlockedStep, Competence, StepMethodState
 from pymc.util import get_random_generator
 
+from pymc_dp._checks import check_float64
 from pymc_dp.samplers.convergence import theta_value_names, watch_chain
 
 __all__ = ["Competence", "DPStep"]
@@ -46,6 +47,7 @@ class DPStep(BlockedStep):
     untraced: frozenset = frozenset()
 
     def __new__(cls, *args, **kwargs):
+        check_float64(f"pdp.{cls.__name__}")
         step = super().__new__(cls, *args, **kwargs)
         step._dp_theta = theta_value_names(modelcontext(kwargs.get("model")))  # for the guard
         return step

@@ -308,3 +308,24 @@ def test_release_names_a_class_or_swapped_arguments():
         pdp.release(x, pdp.Laplace(epsilon=1.0), pdp.Sum(0, 1), rng=0)
     with pytest.raises(TypeError, match=r"privacy_spent got the text 'model'"):
         pdp.privacy_spent("model", delta=1e-6)
+
+
+def test_float32_floatx_is_refused_by_the_node_and_the_steps():
+    """floatX='float32' failed deep in a compiled function ("Vector(float32) cannot store a
+    value of dtype float64") while the step was built or at its first iteration."""
+    import pytensor
+
+    with pytensor.config.change_flags(floatX="float32"), pm.Model():
+        x = pm.Normal("x", pm.Normal("mu", 0, 10), 2, shape=10)
+        with pytest.raises(ValueError, match=r"pdp.DPObserved: pymc-dp needs .*floatX = 'float64'"):
+            pdp.DPObserved(
+                "s", x, statistic=pdp.Sum(-2, 6), mechanism=pdp.Laplace(epsilon=0.5), observed=25.0
+            )
+    with pm.Model() as m:
+        x = pm.Normal("x", pm.Normal("mu", 0, 10), 2, shape=10)
+        pdp.DPObserved(
+            "s", x, statistic=pdp.Sum(-2, 6), mechanism=pdp.Laplace(epsilon=0.5), observed=25.0
+        )
+    with pytensor.config.change_flags(floatX="float32"), m:
+        with pytest.raises(ValueError, match=r"pdp.DataAugmentation: pymc-dp needs"):
+            pdp.DataAugmentation([x])
