@@ -28,7 +28,7 @@ Integer statistics (``Counts``, ``Cells`` / ``Marginals``, ``Sum`` under an inte
     mass outside it, vectorised over entries. Support: ``{n L, …, n U}`` for a ``Sum`` with
     integer bounds ``[L, U]`` over ``n`` public records; ``{0, …, n}`` for each cell of a
     ``Counts`` table over ``n`` records or of a ``Cells(total=n)`` / ``Marginals(..., total=n)``
-    release (per-row totals: the largest). The cells of a table with total ``n`` are dependent;
+    release (``Cells`` with one total per row: each row's own; ``Marginals``: the largest). The cells of a table with total ``n`` are dependent;
     they are treated independently here (each on ``0..n``), which ignores only the total.
     Default prior (``prior="flat"``): flat on the support, improper on ``{0, 1, …}`` when ``n`` is
     unknown. The posterior is then proper (the noise is summable) and reduces to the noise law
@@ -186,7 +186,7 @@ def _support(statistic, n, integer):
     if _is_count_like(statistic):
         hi = math.inf if (n is None or type(statistic).__name__ != "Counts") else float(n)
         total = getattr(statistic, "total", None)
-        if total is not None:  # a public number of people (per row: the largest bounds them all)
+        if total is not None:  # a public number of people (per row: the largest; `_row_caps`)
             hi = min(hi, float(np.max(total)))
         return 0.0, hi
     lower, upper = getattr(statistic, "lower", None), getattr(statistic, "upper", None)
@@ -203,6 +203,37 @@ def _support(statistic, n, integer):
     if integer:
         lo, hi = float(math.ceil(lo)), float(math.floor(hi))
     return lo, hi
+
+
+def _row_caps(statistic, shape, hi) -> np.ndarray:
+    """The largest true value of each entry (flat): ``hi``, or, for a table of cells with one
+    public total per row (``Cells(total=...)`` over the last axis), that row's total."""
+    size = int(np.prod(shape, dtype=int))
+    caps = np.full(size, hi)
+    total = getattr(statistic, "total", None)
+    if type(statistic).__name__ == "Cells" and total is not None and np.ndim(total) > 0:
+        if len(shape) >= 1 and tuple(np.shape(total)) == tuple(shape[:-1]):
+            per_row = np.broadcast_to(np.asarray(total, dtype=float)[..., None], shape)
+            caps = np.minimum(caps, per_row.ravel())
+    return caps
+
+
+def _bounds(s, mechanism, lo, hi, prior, prob, integer, kind):
+    """The (lower, upper) rows of the entries ``s`` (1-d), true values in [lo, hi]."""
+    qs = ((1.0 - prob) / 2.0, (1.0 + prob) / 2.0)
+    if kind == "confidence":
+        _log_prior(prior, np.zeros(1))  # still refuse a malformed prior
+        return _confidence(s, mechanism, lo, hi, prob, integer)
+    if integer:
+        out = _integer_intervals(s, mechanism, lo, hi, prior, qs)
+    elif _log_prior(prior, np.zeros(1)) is None:
+        out = _continuous_flat(s, mechanism, lo, hi, qs)
+    else:
+        out = _continuous_grid(s, mechanism, lo, hi, prior, qs)
+    if kind == "both":
+        conf = _confidence(s, mechanism, lo, hi, prob, integer)
+        out = np.stack([np.minimum(out[:, 0], conf[:, 0]), np.maximum(out[:, 1], conf[:, 1])], -1)
+    return out
 
 
 def _log_prior(prior, grid):
@@ -430,19 +461,11 @@ def intervals(
             f"(e.g. {float(bad)!r}): pass the released values as they were published, or the mechanism "
             "they were released with."
         )
-    qs = ((1.0 - prob) / 2.0, (1.0 + prob) / 2.0)
-    if kind == "confidence":
-        _log_prior(prior, np.zeros(1))  # still refuse a malformed prior
-        out = _confidence(s, mechanism, lo, hi, prob, integer)
-    elif integer:
-        out = _integer_intervals(s, mechanism, lo, hi, prior, qs)
-    elif _log_prior(prior, np.zeros(1)) is None:
-        out = _continuous_flat(s, mechanism, lo, hi, qs)
-    else:
-        out = _continuous_grid(s, mechanism, lo, hi, prior, qs)
-    if kind == "both":
-        conf = _confidence(s, mechanism, lo, hi, prob, integer)
-        out = np.stack([np.minimum(out[:, 0], conf[:, 0]), np.maximum(out[:, 1], conf[:, 1])], -1)
+    caps = _row_caps(statistic, np.shape(values), hi)
+    out = np.empty((s.size, 2))
+    for cap in np.unique(caps):  # entries bounded alike (one group unless per-row totals)
+        at = caps == cap
+        out[at] = _bounds(s[at], mechanism, lo, float(cap), prior, prob, integer, kind)
     out = out + 0.0  # no -0.0 bounds (a lower bound clipped at 0 from below)
     if as_frame:
         import pandas as pd

@@ -262,6 +262,22 @@ def test_cells_with_a_declared_total_are_bounded_by_it():
     np.testing.assert_array_equal(got, want)
 
 
+def test_each_area_is_bounded_by_its_own_total():
+    """``Cells(total=(10, 1))`` of a (2, 2) table: the second row's cells lie in 0..1; they were
+    given [0, 2] and [0, 3] (every row was bounded by the largest total). Each row's intervals
+    are those of its values under its own total."""
+    mech = pdp.DiscreteGaussian(sigma=1.0)
+    s = np.array([[3, 7], [0, 1], [2, 9]])
+    for kind in ("posterior", "both", "confidence"):
+        got = pdp.intervals(s, mechanism=mech, statistic=pdp.Cells(total=(10, 1, 5)), kind=kind)
+        for row, total in enumerate((10, 1, 5)):
+            alone = pdp.intervals(
+                s[row], mechanism=mech, statistic=pdp.Cells(total=total), kind=kind
+            )
+            np.testing.assert_array_equal(got[row], alone)
+        assert got[1].max() <= 1 and got[2].max() <= 5
+
+
 def test_non_integer_values_under_an_integer_mechanism_are_refused():
     with pytest.raises(ValueError, match=r"DiscreteGaussian releases integers.*\(e\.g\. 3\.5\)"):
         pdp.intervals(
