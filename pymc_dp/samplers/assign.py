@@ -90,8 +90,10 @@ def augmentation_competence(var) -> Competence:
             stacklevel=2,
         )
         return Competence.INCOMPATIBLE
-    if any(node.mechanism.kernel_code is None for _, node in fed):
-        return Competence.INCOMPATIBLE  # a density without a compiled kernel: Collapsed or PyMC's
+    no_kernel = [(name, node) for name, node in fed if node.mechanism.kernel_code is None]
+    if no_kernel:  # a density without a compiled kernel: Collapsed takes small discrete cases
+        _warn_no_kernel(var, *no_kernel[0])
+        return Competence.INCOMPATIBLE
     reason = _group_refusal(model, var, nodes)
     if reason is not None:  # e.g. another term depends on the records, records not iid on axis 0
         warnings.warn(
@@ -102,6 +104,32 @@ def augmentation_competence(var) -> Competence:
         )
         return Competence.INCOMPATIBLE
     return Competence.IDEAL
+
+
+def _warn_no_kernel(var, name, node) -> None:
+    """Say that the records go to PyMC's samplers, unless `pymc_dp.Collapsed` takes them."""
+    from pymc_dp.marginal.assign import collapsed_competence
+
+    if collapsed_competence(var) == Competence.IDEAL:
+        return
+    mech = type(node.mechanism).__name__
+    support = ""
+    radius = getattr(node.mechanism, "radius", None)
+    if radius is not None:  # a density zero beyond the radius: PyMC's start must lie within it
+        support = (
+            f" {mech}'s density is zero where the statistic is more than {radius} from the "
+            "release: the records' initial values must give the release a positive density "
+            "(pass initvals=...)."
+        )
+    warnings.warn(
+        f"The records {var.name!r} feed DPObserved {name!r}, whose mechanism {mech} has no "
+        "compiled noise kernel, so pm.sample() leaves them to PyMC's default samplers (valid "
+        "but slow one-record-at-a-time moves), and pdp.Collapsed does not take them (continuous "
+        "records, or too many to sum out). For a fast exact sampler use a mechanism with a "
+        f"compiled kernel (pdp.DiscreteLaplace, pdp.DiscreteGaussian, pdp.Laplace, ...).{support}",
+        UserWarning,
+        stacklevel=3,
+    )
 
 
 _VERDICTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

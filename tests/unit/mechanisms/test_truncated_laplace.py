@@ -258,3 +258,31 @@ def test_collapsed_likelihood_uses_its_pmf():
     bound = pdp.TruncatedDiscreteLaplace(epsilon=1.0, delta=0.05, sensitivity=3)
     want = [special.logsumexp(bound.logpdf(14, S) + stats.binom(15, q).logpmf(S)) for q in ps]
     np.testing.assert_allclose(got, want, rtol=1e-10)
+
+
+@pytest.mark.parametrize("n", [4, 300])
+def test_records_left_to_pymc_are_announced_unless_collapsed_takes_them(n):
+    """A mechanism without a compiled kernel: pm.sample() gave 300 Poisson records to PyMC's
+    Metropolis without a word (then failed: "Bad initial energy"); 4 records go to Collapsed."""
+    import warnings
+
+    from tests.support.sampling import assigned
+
+    with pm.Model() as m:
+        x = pm.Poisson("x", pm.Gamma("lam", 2, 0.5), shape=n)
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.Sum(0, 10),
+            mechanism=pdp.TruncatedDiscreteLaplace(1.0, 1e-6),
+            observed=min(n * 8, 250),
+        )
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        steps = assigned(m)
+    said = [str(w.message) for w in seen if "no compiled noise kernel" in str(w.message)]
+    if n == 4:
+        assert "Collapsed" in steps and not said, (steps, said)
+    else:
+        assert "Collapsed" not in steps and said, steps
+        assert "'x'" in said[0] and "initvals" in said[0]
