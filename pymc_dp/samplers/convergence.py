@@ -98,8 +98,11 @@ _ADVICE = {
         "or tune longer"
     ),
     "Collapsed": (
-        "NUTS on the exact collapsed likelihood: tune longer, raise target_accept, or "
-        "reparameterise a hierarchical prior (non-centred)"
+        "it moves θ on the exact collapsed likelihood by NUTS or by MH (the route says which: "
+        "idata.sample_stats.attrs['pymc_dp_route']): switch the kernel, "
+        "step=[pdp.Collapsed(theta_kernel='mh')] for a few parameters (e.g. a mean and a "
+        "scale) or theta_kernel='nuts' for many or a funnel; tune longer, or reparameterise a "
+        "hierarchical prior (non-centred)"
     ),
     "NonAdditiveRoute": (
         "MHAAR's particle estimate may be too noisy or NUTS too slow on the joint model: pass "
