@@ -1093,8 +1093,8 @@ _CLAIMING = set()  # tables whose other claimants are being asked (no re-entry)
 def _warn_unclaimed(var, has_grad) -> None:
     """Warn when a count table released by ``pdp.Cells`` / ``pdp.Marginals`` goes to PyMC's
     default samplers: TableCells refuses it and no other registered pymc-dp step is ``IDEAL``
-    for it (PyMC's Metropolis moves one count at a time; in a Multinomial table, whose total is
-    fixed, every such move is rejected and the chain keeps its start)."""
+    for it (PyMC's Metropolis proposes counts blindly; in a Multinomial table, whose total is
+    fixed, most proposals are rejected)."""
     model = model_of(var)
     if model is None or var not in model.free_RVs or not _cells_nodes(model, var):
         return
@@ -1115,9 +1115,10 @@ def _warn_unclaimed(var, has_grad) -> None:
     warnings.warn(
         f"pm.sample() leaves the count table {var.name!r}, released by pdp.Cells / "
         f"pdp.Marginals, to PyMC's default samplers because pdp.TableCells cannot take it: "
-        f"{reason}. PyMC's Metropolis moves one count at a time (in a Multinomial table every "
-        "such move breaks the row total and is rejected: the chain keeps its start). Fix the "
-        "model as the reason says, or pass step= for the table yourself.",
+        f"{reason}. PyMC's Metropolis proposes counts without regard to the table's law (in a "
+        "Multinomial table most proposals break the row total and are rejected): expect very "
+        "slow mixing (ESS per draw of a few percent on a 3-cell table). Fix the model as the "
+        "reason says, or pass step= for the table yourself.",
         UserWarning,
         stacklevel=2,
     )
