@@ -137,10 +137,11 @@ _NONADDITIVE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def nonadditive_competence(var) -> Competence:
-    """``IDEAL`` for the continuous records of a release that is neither record-additive nor
-    local (``Median``, ``Max`` with ``SmoothLaplace``) and for their continuous parents θ, when
+    """``IDEAL`` for the records of a release that is neither record-additive nor local
+    (``Median``, ``Max`` with ``SmoothLaplace``) and for their continuous parents θ, when
     `pymc_dp.samplers.nonadditive.NonAdditiveRoute` can take them: θ drives no other latent
-    records, and MHAAR builds in z-space on them (`_nonadditive`, cached per model state)."""
+    records, and MHAAR builds on them (z-space for continuous records, its own space for
+    discrete ones; `_nonadditive`, cached per model state)."""
     verdict = cached_verdict(var, _NONADDITIVE, _nonadditive, per_var=False)
     if verdict == Competence.INCOMPATIBLE or verdict is None:
         return Competence.INCOMPATIBLE
@@ -162,8 +163,10 @@ def _nonadditive(model, nodes):
     if not bad:
         return None
     records = [d for d in released_records(bad) if d in model.free_RVs]
-    if not records or any(not r.dtype.startswith("float") for r in records):
+    if not records:
         return None
+    # continuous records: z-space (NUTS is measured against it); discrete: MHAAR's own space
+    space = "z" if all(r.dtype.startswith("float") for r in records) else "auto"
     # an additive release of the same records (a Sum and a Median) joins MHAAR's weights
     theta = direct_parents(model, records, continuous=True)
     if not theta or set(latent_records(model, nodes, theta, whole_releases=True)) - set(records):
@@ -171,7 +174,7 @@ def _nonadditive(model, nodes):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            MHAAR(theta, latent=records, space="z", model=model)
+            MHAAR(theta, latent=records, space=space, model=model)
     except Exception:  # noqa: BLE001 - MHAAR cannot take them: PyMC's samplers, with the warning
         return None
     return {v.name for v in theta + records}

@@ -223,16 +223,33 @@ class NonAdditiveRoute(DPStep):
             )
         self.record_names = [r.name for r in records]
         self.theta_names = [t.name for t in theta]
+        # discrete records: NUTS cannot move them, and z-space needs continuous records; MHAAR
+        # draws their particles in its own space (`MHAAR`'s "auto")
+        self.discrete = any(not r.dtype.startswith("float") for r in records)
+        if self.discrete:
+            if route in ("nuts", "both"):
+                raise ValueError(
+                    f"route={route!r} needs NUTS on the records, but {self.record_names} are "
+                    "discrete. Use route='mhaar' (or 'auto', which is MHAAR for discrete records)."
+                )
+            self.fixed_route = "mhaar"
         build_rng = child_rng(rng)
         self.mhaar = MHAAR(
-            theta, n_particles=n_particles, latent=records, space="z", model=model, rng=build_rng
-        )
-        self.nuts = pm.NUTS(
-            vars=[model.rvs_to_values[v] for v in theta + records],
+            theta,
+            n_particles=n_particles,
+            latent=records,
+            space="auto" if self.discrete else "z",
             model=model,
-            initial_point=initial_point,
-            compile_kwargs=compile_kwargs,
+            rng=build_rng,
         )
+        self.nuts = None
+        if not self.discrete:
+            self.nuts = pm.NUTS(
+                vars=[model.rvs_to_values[v] for v in theta + records],
+                model=model,
+                initial_point=initial_point,
+                compile_kwargs=compile_kwargs,
+            )
         self.vars = [model.rvs_to_values[v] for v in theta + records]
         self._theta_values = [model.rvs_to_values[t].name for t in theta]
         self.n_records = int(self.mhaar.target.block.n)
@@ -246,6 +263,8 @@ class NonAdditiveRoute(DPStep):
         # membership of their own: this step reports for them)
         mh_rng, nuts_rng = rng.spawn(2)
         self.mhaar._start(mh_rng)
+        if self.nuts is None:
+            return
         if hasattr(self.nuts, "setup_chain") and not hasattr(self.nuts, "set_rng"):
             self.nuts.setup_chain(nuts_rng, 1, 1)
         else:
@@ -254,14 +273,16 @@ class NonAdditiveRoute(DPStep):
     def start_chain(self) -> None:
         self.trial.reset()
         self._iteration = 0
-        self.nuts.reset_tuning()
-        self.nuts.tune = True
+        if self.nuts is not None:
+            self.nuts.reset_tuning()
+            self.nuts.tune = True
         self.mhaar.reset_tuning()
 
     def stop_tuning(self):
         if self.tune and self.fixed_route is None:
             self.trial.decide()
-        self.nuts.stop_tuning()
+        if self.nuts is not None:
+            self.nuts.stop_tuning()
         self.mhaar.stop_tuning()
         super().stop_tuning()
 
@@ -284,7 +305,8 @@ class NonAdditiveRoute(DPStep):
             if kernel is None:
                 self.trial.decide()
         route = kernel if kernel is not None else self.chosen
-        self.nuts.tune = bool(self.tune)
+        if self.nuts is not None:
+            self.nuts.tune = bool(self.tune)
         self.mhaar.tune = bool(self.tune)
         n_steps, diverging, accept = 0, False, float("nan")
         seconds = 0.0
@@ -344,6 +366,11 @@ class NonAdditiveRoute(DPStep):
         return out
 
     def route_reason(self) -> str:
+        if self.discrete:
+            return (
+                f"discrete records {self.record_names} of a release that is not "
+                f"record-additive: MHAAR on {self.theta_names} (NUTS cannot move them)"
+            )
         return (
             f"records {self.record_names} of a release that is not record-additive: NUTS on "
             f"{self.theta_names + self.record_names}, MHAAR on {self.theta_names} (z-space "

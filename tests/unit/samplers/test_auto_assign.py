@@ -68,9 +68,12 @@ def test_not_assigned_to_records_that_are_not_iid():
 
 
 def test_non_additive_statistic_warns_and_names_mhaar():
+    """Records NonAdditiveRoute cannot take (their parent also drives records of another
+    release) go to PyMC's samplers, with the warning naming MHAAR."""
     with pm.Model() as model:
         p = pm.Beta("p", 2, 2)
         x = pm.Geometric("x", p, shape=3)
+        y = pm.Geometric("y", p, shape=4)
         pdp.DPObserved(
             "s",
             x,
@@ -78,9 +81,12 @@ def test_non_additive_statistic_warns_and_names_mhaar():
             mechanism=pdp.SmoothLaplace(epsilon=2.0, delta=0.1),
             observed=1.2,
         )
+        pdp.DPObserved(
+            "t", y, statistic=pdp.Sum(1, 4), mechanism=pdp.Laplace(epsilon=1.0), observed=9.0
+        )
     with pytest.warns(UserWarning, match=re.escape("pass step=[pdp.MHAAR([theta])]")):
         assigned = _assigned(model)
-    assert "DataAugmentation" not in assigned
+    assert "DataAugmentation" not in assigned or "x" not in assigned["DataAugmentation"]
 
 
 def test_groups_of_different_sizes_get_one_block_each_and_print_like_pymc(caplog):

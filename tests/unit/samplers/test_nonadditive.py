@@ -39,8 +39,10 @@ def test_vector_theta_over_two_median_releases_is_one_route():
     assert assigned(_median_model(n=5, vector=True)) == {"NonAdditiveRoute": ["mu", "x", "y"]}
 
 
-def test_discrete_records_of_a_median_keep_the_warning():
-    """MHAAR's z-space needs continuous records here: the route declines, the warning stays."""
+def test_discrete_records_of_a_median_go_to_mhaar():
+    """Discrete records of a Median: the route takes them with MHAAR alone (its own particle
+    space; NUTS cannot move them). They were left to PyMC's Metropolis with a warning.
+    Exactness: tests/statistical/samplers/test_nonadditive.py."""
     with pm.Model() as model:
         p = pm.Beta("p", 2, 2)
         x = pm.Geometric("x", p, shape=3)
@@ -51,9 +53,12 @@ def test_discrete_records_of_a_median_keep_the_warning():
             mechanism=pdp.SmoothLaplace(epsilon=2.0, delta=0.1),
             observed=1.2,
         )
-    with pytest.warns(UserWarning, match="MHAAR"):
-        steps = assigned(model)
-    assert "NonAdditiveRoute" not in steps
+    assert assigned(model) == {"NonAdditiveRoute": ["p_logodds__", "x"]}
+    with model:
+        step = pdp.NonAdditiveRoute([p, x])
+        assert step.chosen == "mhaar" and step.nuts is None
+        with pytest.raises(ValueError, match=r"route='nuts' needs NUTS on the records"):
+            pdp.NonAdditiveRoute([p, x], route="nuts")
 
 
 def _ar1(rng, rho, n):
