@@ -345,14 +345,16 @@ class ModelTarget:
         parts = [*arrays, *cols]
         flat = [p.reshape(self.n, -1) for p in parts]
 
-        def differs(i, j):
-            return any(not np.array_equal(p[i], p[j], equal_nan=True) for p in flat)
-
         pairs = []
-        for i in (0, self.n - 1, self.n // 2):
-            j = next((j for j in range(self.n) if differs(i, j)), None)
-            if j is not None and (i, j) not in pairs:
-                pairs.append((i, j))
+        for i in (0, self.n - 1, self.n // 2):  # i and the first record unlike it
+            unlike = np.zeros(self.n, dtype=bool)
+            for p in flat:
+                same = (p == p[i]) | (
+                    np.isnan(p) & np.isnan(p[i]) if p.dtype.kind == "f" else False
+                )
+                unlike |= ~np.all(same, axis=1)
+            if unlike.any() and (i, int(np.argmax(unlike))) not in pairs:
+                pairs.append((i, int(np.argmax(unlike))))
         if not pairs:
             return
         theta = np.concatenate(
