@@ -165,8 +165,12 @@ def _nonadditive(model, nodes):
     records = [d for d in released_records(bad) if d in model.free_RVs]
     if not records:
         return None
-    # continuous records: z-space (NUTS is measured against it); discrete: MHAAR's own space
-    space = "z" if all(r.dtype.startswith("float") for r in records) else "auto"
+    # continuous records: z-space (NUTS is measured against it); discrete: MHAAR's own space;
+    # both kinds at once: not tested, left to PyMC's samplers with the warning
+    kinds = {r.dtype.startswith("float") for r in records}
+    if len(kinds) > 1:
+        return None
+    space = "z" if kinds == {True} else "auto"
     # an additive release of the same records (a Sum and a Median) joins MHAAR's weights
     theta = direct_parents(model, records, continuous=True)
     if not theta or set(latent_records(model, nodes, theta, whole_releases=True)) - set(records):

@@ -226,6 +226,11 @@ class NonAdditiveRoute(DPStep):
         # discrete records: NUTS cannot move them, and z-space needs continuous records; MHAAR
         # draws their particles in its own space (`MHAAR`'s "auto")
         self.discrete = any(not r.dtype.startswith("float") for r in records)
+        if self.discrete and any(r.dtype.startswith("float") for r in records):
+            raise ValueError(
+                f"NonAdditiveRoute takes continuous or discrete records, not both at once: got "
+                f"{self.record_names}. Pass step=[pdp.MHAAR([theta])] for this model."
+            )
         if self.discrete:
             if route in ("nuts", "both"):
                 raise ValueError(
