@@ -24,6 +24,7 @@ from pymc_dp.samplers.assign import cached_verdict
 
 __all__ = [
     "MAX_ITERATION_SECONDS",
+    "collapsed_refusal",
     "MAX_ENUMERATION_SECONDS",
     "collapsed_competence",
     "enumerated_competence",
@@ -68,6 +69,23 @@ def record_parents(model, record, plan=None) -> list:
 
 
 _COLLAPSIBLE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def collapsed_refusal(model, var) -> str:
+    """Why `pymc_dp.Collapsed` does not take the record variable ``var`` (for messages)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            (plan,) = collapsed_plans(model, records=[var.name]).values()
+    except Exception as err:  # noqa: BLE001 - its refusal is the reason
+        return str(err).split(". ")[0].rstrip(".")
+    seconds = iteration_seconds(plan)
+    if seconds > MAX_ITERATION_SECONDS:
+        return (
+            f"summing them out would take about {1e3 * seconds:.1f} ms per iteration "
+            f"(more than {1e3 * MAX_ITERATION_SECONDS:g} ms)"
+        )
+    return "their parameters are not continuous parents it can move"
 
 
 def collapsed_competence(var) -> Competence:

@@ -108,10 +108,11 @@ def augmentation_competence(var) -> Competence:
 
 def _warn_no_kernel(var, name, node) -> None:
     """Say that the records go to PyMC's samplers, unless `pymc_dp.Collapsed` takes them."""
-    from pymc_dp.marginal.assign import collapsed_competence
+    from pymc_dp.marginal.assign import collapsed_competence, collapsed_refusal
 
     if collapsed_competence(var) == Competence.IDEAL:
         return
+    why = collapsed_refusal(model_of(var), var)
     mech = type(node.mechanism).__name__
     support = ""
     radius = getattr(node.mechanism, "radius", None)
@@ -124,8 +125,8 @@ def _warn_no_kernel(var, name, node) -> None:
     warnings.warn(
         f"The records {var.name!r} feed DPObserved {name!r}, whose mechanism {mech} has no "
         "compiled noise kernel, so pm.sample() leaves them to PyMC's default samplers (valid "
-        "but slow one-record-at-a-time moves), and pdp.Collapsed does not take them (continuous "
-        "records, or too many to sum out). For a fast exact sampler use a mechanism with a "
+        f"but slow one-record-at-a-time moves), and pdp.Collapsed does not take them ({why}). "
+        "For a fast exact sampler use a mechanism with a "
         f"compiled kernel (pdp.DiscreteLaplace, pdp.DiscreteGaussian, pdp.Laplace, ...).{support}",
         UserWarning,
         stacklevel=3,
