@@ -127,6 +127,12 @@ def _integer_by_construction(statistic, data_t, contributions, n) -> bool:
         return False
     if _is_int(contributions.dtype):
         return True
+    bounds = [getattr(statistic, "lower", None), getattr(statistic, "upper", None)]
+    integral = all(b is None or float(b) == round(float(b)) for b in bounds)
+    owner = contributions.owner
+    clip = owner is not None and type(getattr(owner.op, "scalar_op", None)).__name__ == "Clip"
+    if clip and integral and _is_int(owner.inputs[0].dtype):
+        return True  # fn gives integers (e.g. a cast of floor(x)), clipped to integer bounds
     # integer records through a clamp with integer bounds and no user function stay integers
     if getattr(statistic, "fn", True) is not None or not all(_is_int(d.dtype) for d in data_t):
         return False

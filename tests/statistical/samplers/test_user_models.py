@@ -265,3 +265,39 @@ def test_bernoulli_records_through_uniform_cells_exact():
         *exact.beta_bernoulli_laplace(s, n, 2.0, 2.0, scale),
         label="uniform-cell θ-move Bernoulli p",
     )
+
+
+@pytest.mark.slow
+def test_integer_fn_of_continuous_records_under_an_integer_mechanism_exact():
+    """Sum(0, 4, fn=cast(floor(x), int)) of Exponential records under DiscreteLaplace: refused
+    ("not an integer by construction": the check read the records' dtype, not fn's). Exact:
+    floor(x_i) clipped to 0..4 has P(k) = e^{-λk}(1 - e^{-λ}) for k < 4 and e^{-4λ} at 4; the
+    law of their sum by convolution, on a λ grid."""
+    import pytensor.tensor as pt
+
+    n, release = 6, 5
+    with pm.Model() as model:
+        lam = pm.Gamma("lam", 2, 1)
+        x = pm.Exponential("x", lam, shape=n)
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.Sum(0, 4, fn=lambda v: pt.cast(pt.floor(v), "int64")),
+            mechanism=pdp.DiscreteLaplace(epsilon=1.0),
+            observed=release,
+        )
+    mech = pdp.dp_nodes(model)["s"].mechanism
+    grid = np.linspace(1e-4, 12.0, 4001)
+    k = np.arange(5)
+    one = np.exp(-grid[:, None] * k) * -np.expm1(-grid[:, None])
+    one[:, 4] = np.exp(-4 * grid)
+    law = np.ones((grid.size, 1))
+    for _ in range(n):  # the sum's law, one record at a time
+        law = np.stack([np.convolve(a, b) for a, b in zip(law, one)])
+    sums = np.arange(law.shape[1], dtype=float)
+    w = stats.gamma.pdf(grid, 2) * (law @ np.exp(mech.logpdf(float(release), sums)))
+    w /= w.sum()
+    mean = float(np.sum(w * grid))
+    sd = float(np.sqrt(np.sum(w * (grid - mean) ** 2)))
+    idata = sample(model, None, draws=1000, tune=500, seed=2)
+    assert_mc_close(idata.posterior["lam"].values, mean, sd, label="integer fn of Exponential")
