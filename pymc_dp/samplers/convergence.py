@@ -181,8 +181,40 @@ def _hints(steps) -> dict:
             pending = list(step.methods) + pending
             continue
         out.update(getattr(step, "convergence_hints", None) or {})
-        general.update(getattr(step, "parent_hints", None) or {})  # a table's, for its parents
+        # a table's for its parents, DataAugmentation's for parameters above the records'
+        # parents: advice for a variable PyMC's own steps move (`_PYMC_STEPS`)
+        general.update(
+            {k: _General(v) for k, v in (getattr(step, "parent_hints", None) or {}).items()}
+        )
     return general | out
+
+
+class _General(str):
+    """A step's advice for variables that PyMC's own steps move (`_hints`)."""
+
+
+#: PyMC's step methods (a general hint applies to the variables they move)
+_PYMC_STEPS = frozenset(
+    {
+        "NUTS",
+        "HamiltonianMC",
+        "Metropolis",
+        "Slice",
+        "DEMetropolis",
+        "DEMetropolisZ",
+        "BinaryMetropolis",
+        "BinaryGibbsMetropolis",
+        "CategoricalGibbsMetropolis",
+    }
+)
+
+
+def _hint(hints, name, step):
+    """The hint for value variable ``name`` moved by ``step`` (None: the step's advice)."""
+    text = (hints or {}).get(name)
+    if isinstance(text, _General) and step not in _PYMC_STEPS:
+        return None
+    return text
 
 
 def _default_movers(model) -> dict:
@@ -233,7 +265,7 @@ def _diagnose(
                 "ess_per_draw": worst_ess,
                 "r_hat": worst_rhat,
                 "ok": ok,
-                "advice": "" if ok else ((hints or {}).get(name) or advice(step, var)),
+                "advice": "" if ok else (_hint(hints, name, step) or advice(step, var)),
             }
         )
     return pd.DataFrame(
