@@ -1,5 +1,7 @@
 """Shared fixtures of the test suite (see tests/README.md for the layout and the helpers)."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -31,6 +33,20 @@ def normal_grad_target():
     return NormalMeansGrad(np.clip(rng.normal([0.5, -1.0], 1.0, size=(200, 2)), -3, 3))
 
 
+_TIMED_SLOW = frozenset(
+    line.strip()
+    for line in (Path(__file__).parent / "timed_slow.txt").read_text().splitlines()
+    if line.strip() and not line.startswith("#")
+)
+
+
+def pytest_itemcollected(item):
+    """Tests listed in ``tests/timed_slow.txt`` (default-tier tests of 1.5 s or more per case)
+    are slow: split between the two CI legs by ``--slow-part``, skipped by ``make test-fast``."""
+    if item.nodeid.split("[")[0] in _TIMED_SLOW:
+        item.add_marker(pytest.mark.slow)
+
+
 def pytest_addoption(parser):
     parser.addoption(
         "--slow-part",
@@ -39,7 +55,8 @@ def pytest_addoption(parser):
         help=(
             "run only part K of N of the slow statistical tier (every N-th slow test in collection "
             "order, starting at the K-th; K1,K2/N: several parts); the default tier runs whole. CI "
-            "splits the slow tier between the two PyMC lines with 1,2/3 and 3/3; 'all' (default) "
+            "splits the slow tier between the two PyMC lines with 1,2,3,4,5,6/11 and 7,8,9,10,11/11; "
+            "'all' (default) "
             "runs the whole tier."
         ),
     )
