@@ -20,7 +20,7 @@ from pymc_dp.distributions.graph import direct_parents, released_records, upstre
 from pymc_dp.distributions.registry import dp_nodes
 from pymc_dp.marginal.collapsed import collapsed_plans, marginalize
 from pymc_dp.marginal.plan import CostModel
-from pymc_dp.samplers.assign import cached_verdict
+from pymc_dp.samplers.assign import COLLAPSED, cached_verdict
 
 __all__ = [
     "MAX_ITERATION_SECONDS",
@@ -183,3 +183,7 @@ def _enumerable(model, nodes):
         except Exception:  # noqa: BLE001 - not collapsible together: they keep their own steps
             records, thetas = [], []
     return {v.name for v in records + thetas}
+
+
+# the record samplers' no-kernel warning asks Collapsed first (`samplers.assign` sits below)
+COLLAPSED.update(competence=collapsed_competence, refusal=collapsed_refusal)

@@ -106,13 +106,17 @@ def augmentation_competence(var) -> Competence:
     return Competence.IDEAL
 
 
+#: ``pymc_dp.Collapsed``'s competence and reason for refusing records, set by
+#: `pymc_dp.marginal.assign` (a layer above this one) when it is imported
+COLLAPSED: dict = {}
+
+
 def _warn_no_kernel(var, name, node) -> None:
     """Say that the records go to PyMC's samplers, unless `pymc_dp.Collapsed` takes them."""
-    from pymc_dp.marginal.assign import collapsed_competence, collapsed_refusal
-
-    if collapsed_competence(var) == Competence.IDEAL:
+    competence, refusal = COLLAPSED.get("competence"), COLLAPSED.get("refusal")
+    if competence is not None and competence(var) == Competence.IDEAL:
         return
-    why = collapsed_refusal(model_of(var), var)
+    why = refusal(model_of(var), var) if refusal is not None else "pymc_dp.marginal not loaded"
     mech = type(node.mechanism).__name__
     support = ""
     radius = getattr(node.mechanism, "radius", None)
