@@ -338,3 +338,19 @@ def data_normal_model(x, prior_sd=2.0):
         mu = pm.Normal("mu", 0.0, prior_sd)
         pm.Normal("x", mu, 1.0, observed=obs)
     return model
+
+
+def geometric_median_model(release=1.2):
+    """p ~ Beta(2, 2), 3 Geometric(p) records, Median(1, 4) under SmoothLaplace(2, 0.1): discrete
+    records of a non-additive release (NonAdditiveRoute's MHAAR)."""
+    with pm.Model() as model:
+        p = pm.Beta("p", 2, 2)
+        x = pm.Geometric("x", p, shape=3)
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.Median(1, 4),
+            mechanism=pdp.SmoothLaplace(epsilon=2.0, delta=0.1),
+            observed=release,
+        )
+    return model

@@ -58,7 +58,7 @@ def test_median_of_discrete_records_default_route_is_mhaar_and_exact():
     lik = pmf @ np.exp(mech.logpdf(release, m.astype(float)))
     w = stats.gamma.pdf(grid, 2) * lik
     w /= w.sum()
-    mean = float(np.sum(w * grid))  # 1.954 (a 2-d quadrature by another route gave the same)
+    mean = float(np.sum(w * grid))  # 1.954, as an independent computation of the same law gave
     sd = float(np.sqrt(np.sum(w * (grid - mean) ** 2)))
     idata = sample(model, None, draws=1000, tune=500, seed=3)
     assert_mc_close(idata.posterior["lam"].values, mean, sd, label="median of Poisson records")
@@ -74,22 +74,11 @@ def test_median_of_geometric_records_under_smooth_laplace_exact():
     p grid."""
     import itertools
 
-    import pymc as pm
     from scipy import stats
 
-    import pymc_dp as pdp
+    from tests.support.models import geometric_median_model
 
-    release = 1.2
-    with pm.Model() as model:
-        p = pm.Beta("p", 2, 2)
-        x = pm.Geometric("x", p, shape=3)
-        pdp.DPObserved(
-            "s",
-            x,
-            statistic=pdp.Median(1, 4),
-            mechanism=pdp.SmoothLaplace(epsilon=2.0, delta=0.1),
-            observed=release,
-        )
+    model = geometric_median_model()
     dens = model.compile_logp(vars=[model["s"]])
     start = model.initial_point()
     grid = np.linspace(1e-4, 1 - 1e-4, 4001)

@@ -10,6 +10,7 @@ import pytest
 
 import pymc_dp as pdp
 from pymc_dp.samplers.nonadditive import RouteTrial, _iat
+from tests.support.models import geometric_median_model
 from tests.support.sampling import assigned
 
 
@@ -43,17 +44,9 @@ def test_discrete_records_of_a_median_go_to_mhaar():
     """Discrete records of a Median: the route takes them with MHAAR alone (its own particle
     space; NUTS cannot move them). They were left to PyMC's Metropolis with a warning.
     Exactness: tests/statistical/samplers/test_nonadditive.py."""
-    with pm.Model() as model:
-        p = pm.Beta("p", 2, 2)
-        x = pm.Geometric("x", p, shape=3)
-        pdp.DPObserved(
-            "s",
-            x,
-            statistic=pdp.Median(1, 4),
-            mechanism=pdp.SmoothLaplace(epsilon=2.0, delta=0.1),
-            observed=1.2,
-        )
+    model = geometric_median_model()
     assert assigned(model) == {"NonAdditiveRoute": ["p_logodds__", "x"]}
+    p, x = model["p"], model["x"]
     with model:
         step = pdp.NonAdditiveRoute([p, x])
         assert step.chosen == "mhaar" and step.nuts is None
