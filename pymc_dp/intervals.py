@@ -28,8 +28,9 @@ Integer statistics (``Counts``, ``Cells`` / ``Marginals``, ``Sum`` under an inte
     mass outside it, vectorised over entries. Support: ``{n L, …, n U}`` for a ``Sum`` with
     integer bounds ``[L, U]`` over ``n`` public records; ``{0, …, n}`` for each cell of a
     ``Counts`` table over ``n`` records or of a ``Cells(total=n)`` / ``Marginals(..., total=n)``
-    release (``Cells`` with one total per row: each row's own; ``Marginals``: the largest). The cells of a table with total ``n`` are dependent;
-    they are treated independently here (each on ``0..n``), which ignores only the total.
+    release (``Cells`` with one total per row: each row's own; ``Marginals``: the largest). The
+    cells of a table with total ``n`` are dependent; they are treated independently here (each on
+    ``0..n``), which ignores only the total.
     Default prior (``prior="flat"``): flat on the support, improper on ``{0, 1, …}`` when ``n`` is
     unknown. The posterior is then proper (the noise is summable) and reduces to the noise law
     reflected and truncated at the support, so far from the bounds the interval is the noise's
