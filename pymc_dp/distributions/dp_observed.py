@@ -136,8 +136,7 @@ def _integer_by_construction(statistic, data_t, contributions, n) -> bool:
     # integer records through a clamp with integer bounds and no user function stay integers
     if getattr(statistic, "fn", True) is not None or not all(_is_int(d.dtype) for d in data_t):
         return False
-    bounds = [getattr(statistic, "lower", None), getattr(statistic, "upper", None)]
-    return all(b is None or float(b) == round(float(b)) for b in bounds)
+    return integral
 
 
 def _check_integer_mechanism(name, statistic, mech, data_t, contributions, n):

@@ -107,18 +107,22 @@ def _held(v):
     return None
 
 
+def _copies_records(v, arrays, n) -> bool:
+    """Whether ``v`` is a constant or data container holding an array equal to observed records."""
+    data = _held(v)
+    return (
+        data is not None
+        and data.ndim >= 1
+        and data.shape[0] == n
+        and any(a.shape == data.shape and np.array_equal(a, data) for a in arrays)
+    )
+
+
 def _reads_records(graph, sources, arrays, n) -> bool:
     """Whether ``graph`` reads a record source, or a constant equal to the observed records."""
     from pymc_dp.distributions.graph import upstream
 
-    for v in upstream([graph]):
-        if v in sources:
-            return True
-        data = _held(v)
-        if data is not None and data.ndim >= 1 and data.shape[0] == n:
-            if any(a.shape == data.shape and np.array_equal(a, data) for a in arrays):
-                return True
-    return False
+    return any(v in sources or _copies_records(v, arrays, n) for v in upstream([graph]))
 
 
 def check_prior_is_data_free(model, obs, per_record, n, owner="PenaltyMH"):
@@ -322,25 +326,17 @@ class ModelTarget:
 
         if self.n < 2:
             return
-        model, value_vars, obs, _, _ = self._spec
-        values = [model.rvs_to_values[rv] for rv in obs]
-        # per-record containers the compiled log-likelihood reads (covariates); the observed
-        # values themselves are its inputs
-        covariates = [
-            v
-            for v in _shared_data([self._ll_graph])
-            if v not in values
-            and np.ndim(v.get_value(borrow=True)) >= 1
-            and np.shape(v.get_value(borrow=True))[0] == self.n
-        ]
+        # record sources the compiled log-likelihood reads (per-record covariates; the observed
+        # values themselves are its inputs)
+        sources, _ = self._records
+        covariates = [v for v in _shared_data([self._ll_graph]) if v in sources]
         # a constant equal to the records (observed=array and a reduction of the same array)
         arrays = [np.asarray(d) for d in self.data]
-        for v in upstream([self._ll_graph]):
-            held = _held(v)
-            if held is not None and held.ndim >= 1 and held.shape[0] == self.n:
-                if any(a.shape == held.shape and np.array_equal(a, held) for a in arrays):
-                    if not any(v is c for c in covariates):
-                        self._refuse_coupled()
+        if any(
+            _copies_records(v, arrays, self.n) and not any(v is c for c in covariates)
+            for v in upstream([self._ll_graph])
+        ):
+            self._refuse_coupled()
         cols = [np.asarray(c.get_value(borrow=True)) for c in covariates]
         parts = [*arrays, *cols]
         flat = [p.reshape(self.n, -1) for p in parts]
