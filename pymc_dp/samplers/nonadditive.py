@@ -257,6 +257,12 @@ class NonAdditiveRoute(DPStep):
             )
         self.vars = [model.rvs_to_values[v] for v in theta + records]
         self._theta_values = [model.rvs_to_values[t].name for t in theta]
+        if self.discrete:  # the class's advice offers NUTS, which discrete records refuse
+            self.convergence_hints = dict.fromkeys(
+                self._theta_values,
+                "MHAAR's particle estimate may be too noisy: pass step=[pdp.NonAdditiveRoute("
+                f"{self.theta_names + self.record_names}, n_particles=50)] or tune longer",
+            )
         self.n_records = int(self.mhaar.target.block.n)
         self.n_particles = int(self.mhaar.n_particles)
         self.trial = RouteTrial()

@@ -50,6 +50,9 @@ def test_discrete_records_of_a_median_go_to_mhaar():
     with model:
         step = pdp.NonAdditiveRoute([p, x])
         assert step.chosen == "mhaar" and step.nuts is None
+        # the convergence advice does not offer NUTS (refused for these records)
+        assert "n_particles=50" in step.convergence_hints["p_logodds__"]
+        assert "nuts" not in step.convergence_hints["p_logodds__"].lower()
         with pytest.raises(ValueError, match=r"route='nuts' needs NUTS on the records"):
             pdp.NonAdditiveRoute([p, x], route="nuts")
 
