@@ -58,6 +58,7 @@ move pays only once the release carries less information than the records.
 from __future__ import annotations
 
 import math
+import zlib
 from typing import NamedTuple
 
 import numba
@@ -69,6 +70,7 @@ from pymc_dp.mechanisms.base import check_kernel_codes, kernel_logpdf
 from pymc_dp.samplers.base import DPStep
 from pymc_dp.samplers.cost import cost_model
 from pymc_dp.samplers.counts_sweep import CountsSweep
+from pymc_dp.samplers.record_pairs import PAIR_RATIO, RecordPairs, pair_refusal
 from pymc_dp.samplers.records import RecordBlock, record_groups
 
 __all__ = [
@@ -340,15 +342,9 @@ def _noise_sd(table: MechanismTable) -> np.ndarray:
     return table.sd
 
 
-def weakness_ratio(group, point, rng) -> float:
-    """Largest noise sd / sd(statistic | θ at ``point``) over the released coordinates of a group.
-
-    sd(S) from `WEAK_DRAWS` joint draws of the records from their conditional prior, drawn with
-    ``rng`` (the step's generator): additive coordinates ``|c|·√(Σ_i Var t_i)`` (the records are
-    conditionally independent, so the per-record variances add; their sum is precise for many
-    records), local ones the per-record sd, root-mean-square over records. The noise sd is each
-    mechanism's ``noise_sd``. ``inf`` when a statistic does not vary under the prior.
-    """
+def _contribution_variances(group, point, rng, draws=WEAK_DRAWS):
+    """Σ_i Var(t_i | θ at ``point``) per additive and per local coordinate (two arrays), from
+    ``draws`` joint draws of the records from their conditional prior (``rng``)."""
     block = group.block
     block.reseed(rng)
     work = dict(point)
@@ -359,17 +355,43 @@ def weakness_ratio(group, point, rng) -> float:
     shift = [np.array(t) for t in block.contributions(work)]  # the first draw (d = 0 below)
     tot = [np.zeros_like(t) for t in shift]
     sq = [np.zeros(t.shape[1]) for t in shift]
-    for _ in range(WEAK_DRAWS - 1):
+    for _ in range(draws - 1):
         work.update(zip(block.value_names, block.propose(point)))
         for m, t in enumerate(block.contributions(work)):
             d = t - shift[m]
             tot[m] += d
             sq[m] += np.einsum("ij,ij->j", d, d)
-    var_sum = [
-        np.maximum(sq[m] - np.einsum("ij,ij->j", tot[m], tot[m]) / WEAK_DRAWS, 0.0)
-        / (WEAK_DRAWS - 1)
+    return [
+        np.maximum(sq[m] - np.einsum("ij,ij->j", tot[m], tot[m]) / draws, 0.0) / (draws - 1)
         for m in range(2)
-    ]  # per coordinate: Σ_i Var(t_i) over the records
+    ]
+
+
+def _decision_rng(rng, point) -> np.random.Generator:
+    """The generator ``pairs="auto"`` decides with (a choice of kernel, so it must not change
+    between runs of one ``random_seed``): a child of the step's ``rng``, or — for a step built
+    without one, as ``pm.sample()`` builds it (its generator comes later) — one seeded by the
+    initial point's values (which ``pm.sample()`` draws from ``random_seed``)."""
+    if rng is not None:
+        return child_rng(rng)
+    digest = 0
+    for name in sorted(point):
+        value = np.ascontiguousarray(point[name])
+        digest = zlib.crc32(name.encode() + value.tobytes(), digest)
+    return np.random.default_rng(digest)
+
+
+def weakness_ratio(group, point, rng) -> float:
+    """Largest noise sd / sd(statistic | θ at ``point``) over the released coordinates of a group.
+
+    sd(S) from `WEAK_DRAWS` joint draws of the records from their conditional prior, drawn with
+    ``rng`` (the step's generator): additive coordinates ``|c|·√(Σ_i Var t_i)`` (the records are
+    conditionally independent, so the per-record variances add; their sum is precise for many
+    records), local ones the per-record sd, root-mean-square over records. The noise sd is each
+    mechanism's ``noise_sd``. ``inf`` when a statistic does not vary under the prior.
+    """
+    block = group.block
+    var_sum = _contribution_variances(group, point, rng)
     ratios = []
     if group.add_table.codes.size:
         sd_s = np.abs(group.add_table.c) * np.sqrt(var_sum[0])
@@ -435,6 +457,15 @@ class DataAugmentation(DPStep):
         tuning ends; with too short a tuning, kept); the joint move of groups that share parents
         (a hierarchy) always runs; ``True``: every group, always (a ``ValueError`` if one cannot);
         ``False``: never. The weakness ratio ``r`` is reported in ``interweave_decisions``.
+    pairs : {"auto", True, False}
+        After each sweep, also move the records in pairs that keep their sum
+        (`pymc_dp.samplers.record_pairs`: x_i + δ, x_j − δ, accepted on the records' densities and
+        the releases' ratio; exact). They let records move under a release that pins its statistic
+        tightly against one record (large ε, tight bounds, few records), where the record-wise
+        moves crawl. ``"auto"`` (default): for groups of one scalar record variable without local
+        releases whose release noise sd is below `record_pairs.PAIR_RATIO` times one record's
+        contribution sd at the initial point; ``True``: every such group (a ``ValueError`` for a
+        group that cannot); ``False``: never. Decisions in ``pair_decisions``.
     fast_proposals : bool
         Draw the record proposals of normal, Bernoulli, Poisson, exponential, gamma, binomial and
         categorical records with numba from the step's generator, not through the PyTensor graph (same
@@ -461,7 +492,8 @@ class DataAugmentation(DPStep):
     ``dp_accept_rate``: fraction of record proposals accepted (over records, groups and sweeps);
     ``dp_min_accept``: smallest acceptance probability among them (≥ e^-ε for ε-DP releases);
     ``dp_iw_evals``, ``dp_iw_move``: target evaluations and size of the interweaving θ-moves (0 when off);
-    ``dp_route``: which groups ran the θ-move in the iteration (bit ``k`` for group ``k``). With
+    ``dp_route``: which groups ran the θ-move in the iteration (bit ``k`` for group ``k``);
+    ``dp_pair_accept``: fraction of pair moves accepted (NaN when none ran). With
     ``interweave="auto"`` the move runs at every tuning iteration and is kept after warm-up only if it
     measured faster (`InterweaveTrial`); the frozen choice and its
     reason are in ``interweave_decisions[k]["measured"]`` (one entry per chain).
@@ -474,6 +506,7 @@ class DataAugmentation(DPStep):
         "dp_iw_evals": (np.int64, []),
         "dp_iw_move": (float, []),
         "dp_route": (np.int64, []),
+        "dp_pair_accept": (float, []),
     }
 
     def __init__(
@@ -482,6 +515,7 @@ class DataAugmentation(DPStep):
         *,
         sweeps: int = 1,
         interweave="auto",
+        pairs="auto",
         fast_proposals=True,
         cost=None,
         model=None,
@@ -539,6 +573,9 @@ class DataAugmentation(DPStep):
             seed = int(child_rng(probe_rng).integers(2**32))
             initial_point = model.initial_point(random_seed=seed)
         self._movers = self._interweavers(model, interweave, initial_point, probe_rng)
+        if not (pairs == "auto" or pairs is True or pairs is False):
+            raise ValueError(f"pairs must be 'auto', True or False, got pairs={pairs!r}.")
+        self._pairs = self._pair_movers(pairs, initial_point, _decision_rng(rng, initial_point))
         self.interweaving = any(d["enabled"] for d in self.interweave_decisions)
         self._init_step(rng)
 
@@ -617,6 +654,56 @@ class DataAugmentation(DPStep):
                 decision["measured"] = []
         return movers
 
+    def _pair_movers(self, mode, point, probe_rng):
+        """Each group's `RecordPairs` (None: no pair moves) and ``self.pair_decisions``."""
+        movers, self.pair_decisions = [], []
+        for group in self.groups:
+            block = group.block
+            decision = {
+                "records": [r.name for r in block.record_rvs],
+                "enabled": False,
+                "ratio": None,
+                "reason": "",
+            }
+            self.pair_decisions.append(decision)
+            movers.append(None)
+            if mode is False:
+                decision["reason"] = "pairs=False"
+                continue
+            refusal = pair_refusal(block, group.counts, block.local_nodes)
+            if refusal is not None:
+                if mode is True:
+                    raise ValueError(
+                        f"DataAugmentation(pairs=True) moves records in pairs that keep their "
+                        f"sum, which needs one scalar record variable without local releases; "
+                        f"records {decision['records']}: {refusal}. Pass pairs='auto' or False."
+                    )
+                decision["reason"] = refusal
+                continue
+            var_sum = _contribution_variances(group, point, probe_rng)[0]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                sd_t = np.abs(group.add_table.c) * np.sqrt(var_sum / block.n)
+                ratio = _noise_sd(group.add_table) / sd_t
+            ratio = float(np.min(np.where(np.isnan(ratio), np.inf, ratio)))
+            decision["ratio"] = ratio
+            strong = ratio < PAIR_RATIO
+            if mode == "auto" and not strong:
+                decision["reason"] = (
+                    f"release noise sd is {ratio:.3g} times one record's contribution sd "
+                    f"(>= {PAIR_RATIO}): record-wise moves suffice"
+                )
+                continue
+            movers[-1] = RecordPairs(block)
+            movers[-1].set_spread(point, probe_rng)
+            decision["enabled"] = True
+            decision["reason"] = (
+                "pairs=True"
+                if mode is True
+                else f"release noise sd is {ratio:.3g} times one record's contribution sd "
+                f"(< {PAIR_RATIO}): record-wise moves crawl"
+            )
+        return movers
+
     def reseed(self, rng):
         for group in self.groups:
             group.block.reseed(rng)
@@ -626,6 +713,9 @@ class DataAugmentation(DPStep):
 
     def start_chain(self):
         self._carried = {}
+        for pairs in getattr(self, "_pairs", ()):
+            if pairs is not None:
+                pairs.start_chain()
         for mover in getattr(self, "_movers", ()):
             if mover is not None:
                 mover.tune = True
@@ -635,6 +725,7 @@ class DataAugmentation(DPStep):
 
     def step(self, point):
         n_acc, n_tot, min_p = 0, 0, 1.0
+        pair_acc, pair_tot = 0, 0
         work = dict(point)
         for k, group in enumerate(self.groups):
             block = group.block
@@ -674,6 +765,14 @@ class DataAugmentation(DPStep):
                 n_acc += info.n_accepted
                 n_tot += block.n
                 min_p = min(min_p, info.min_accept_prob)
+                pairs = self._pairs[k]
+                if pairs is not None:  # records in pairs that keep their sum (record_pairs)
+                    value, t_new, acc, tried = pairs.sweep(
+                        self.rng, work, state.t, group.add_table, add_r, self.tune
+                    )
+                    work[names[0]] = value
+                    state = AugmentationState(t_new, state.l, [value])
+                    pair_acc, pair_tot = pair_acc + acc, pair_tot + tried
             self._carried[k] = state
         evals, move, route = 0, 0.0, 0
         for k, mover in enumerate(self._movers):
@@ -697,6 +796,7 @@ class DataAugmentation(DPStep):
                 dp_iw_evals=int(evals),
                 dp_iw_move=float(move),
                 dp_route=route,
+                dp_pair_accept=pair_acc / pair_tot if pair_tot else math.nan,
             )
         ]
 
@@ -776,6 +876,7 @@ class DataAugmentation(DPStep):
                 {**d, "measured": list(d["measured"])} if "measured" in d else dict(d)
                 for d in self.interweave_decisions
             ],
+            "pairs": [dict(d) for d in self.pair_decisions],
         }
 
     @staticmethod
