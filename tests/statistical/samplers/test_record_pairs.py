@@ -1,8 +1,6 @@
 """DataAugmentation's pair moves against exact posteriors, under releases that pin their statistic
 tightly against one record (where the record-wise moves alone crawl)."""
 
-import math
-
 import arviz as az
 import numpy as np
 import pymc as pm
@@ -10,15 +8,7 @@ from scipy import special, stats
 
 import pymc_dp as pdp
 from tests.support.mc import assert_mc_close
-from tests.support.zoo import _clipped_sum_loglik
-
-
-def _grid_moments(grid, logpost):
-    w = np.exp(logpost - logpost.max())
-    w /= np.trapezoid(w, grid) if hasattr(np, "trapezoid") else np.trapz(w, grid)
-    trap = np.trapezoid if hasattr(np, "trapezoid") else np.trapz
-    mean = trap(w * grid, grid)
-    return mean, math.sqrt(trap(w * (grid - mean) ** 2, grid))
+from tests.support.zoo import _clipped_sum_loglik, _grid_moments
 
 
 def _sample(model, seed, chains=4, draws=1500, tune=500, step=None):
