@@ -369,9 +369,9 @@ def _contribution_variances(group, point, rng, draws=WEAK_DRAWS):
 
 def _decision_rng(rng, point) -> np.random.Generator:
     """The generator ``pairs="auto"`` decides with (a choice of kernel, so it must not change
-    between runs of one ``random_seed``): a child of the step's ``rng``, or — for a step built
-    without one, as ``pm.sample()`` builds it (its generator comes later) — one seeded by the
-    initial point's values (which ``pm.sample()`` draws from ``random_seed``)."""
+    between runs of one model): a child of the step's ``rng``, or — for a step built without one,
+    as ``pm.sample()`` builds it (its generator comes later) — one seeded by the initial point's
+    values (the same model and initial values, the same decision)."""
     if rng is not None:
         return child_rng(rng)
     digest = 0
@@ -693,8 +693,13 @@ class DataAugmentation(DPStep):
                     f"(>= {PAIR_RATIO}): record-wise moves suffice"
                 )
                 continue
-            movers[-1] = RecordPairs(block)
-            movers[-1].set_spread(point, probe_rng)
+            try:
+                movers[-1] = RecordPairs(block)
+            except ValueError as err:
+                if mode is True:
+                    raise
+                decision["reason"] = str(err)
+                continue
             decision["enabled"] = True
             decision["reason"] = (
                 "pairs=True"

@@ -34,12 +34,14 @@ import math
 
 import numba
 import numpy as np
-import pymc as pm
 import pytensor.tensor as pt
+from pymc.distributions.distribution import SymbolicRandomVariable
 from pymc.logprob.utils import replace_rvs_by_values
 from pymc.pytensorf import compile as pm_compile
 from pytensor.graph.replace import graph_replace
+from pytensor.tensor.random.op import RandomVariable
 
+from pymc_dp.distributions.graph import draws_randomly
 from pymc_dp.mechanisms.base import kernel_logpdf
 
 __all__ = ["RecordPairs", "PAIR_RATIO", "TARGET_ACCEPT", "pair_refusal"]
@@ -52,7 +54,11 @@ TARGET_ACCEPT = 0.3
 
 
 def pair_refusal(block, counts, local_nodes) -> str | None:
-    """Why the records of ``block`` cannot take pair moves (None: they can)."""
+    """Why the records of ``block`` cannot take pair moves (None: they can). Continuous records
+    must have a density: a law with atoms (``pm.Censored``, the hurdles, a mixture with a
+    ``DiracDelta``) would compare a point mass with a density, which no continuous δ can undo, so
+    only PyMC's plain random variables are taken (not its symbolic ones: censored, mixtures,
+    truncations, ``pm.CustomDist``); integer records (all atoms, δ integer) take any law."""
     if counts is not None:
         return "categorical records released as Counts (their count vector is moved instead)"
     if len(block.record_rvs) != 1:
@@ -64,6 +70,17 @@ def pair_refusal(block, counts, local_nodes) -> str | None:
         return f"{rv.name!r} is categorical (its labels have no order to shift along)"
     if not (rv.dtype.startswith("float") or rv.dtype.startswith("int")):
         return f"{rv.name!r} has dtype {rv.dtype}"
+    op = rv.owner.op
+    if rv.dtype.startswith("float") and (
+        not isinstance(op, RandomVariable)
+        or isinstance(op, SymbolicRandomVariable)
+        or getattr(op, "name", None) == "diracdelta"
+    ):
+        return (
+            f"{rv.name!r} is a continuous record of {type(op).__name__}, a law pymc-dp cannot "
+            "check for point masses (censored, hurdle, mixture, truncated, CustomDist): pairs "
+            "are taken only by records with a plain density"
+        )
     if local_nodes:
         return "records with local releases (a pair's sum is not what they release)"
     if block.n < 2:
@@ -124,26 +141,37 @@ class RecordPairs:
         self.name = block.value_names[0]
         self.n = block.n
         self.integer = rv.dtype.startswith("int")
-        self.h0 = self.h = 1.0  # `set_spread`: the records' prior spread
+        self.h0 = self.h = None  # set at a chain's first sweep (`set_spread`)
         self._block = block
         self._tuned = 0
         xn = pt.vector("x_natural", dtype=rv.dtype, shape=(block.n,))
         others_v = {k: v for k, v in model.rvs_to_values.items() if k is not rv}
         others_t = {k: t for k, t in model.rvs_to_transforms.items() if k is not rv}
-        # the records' own density and contributions at natural records xn, the rest at the point
-        lp = pt.cast(pt.reshape(pm.logp(rv, xn), (-1,)), "float64")
+        # the records' value at natural records xn (the forward transform), PyMC's own log density
+        # of the records there without the Jacobian (= their density at xn: model.logp, which
+        # reads θ through the model's values, also where a CustomDist's graph holds clones of it),
+        # and their contributions at xn
+        val_var = model.rvs_to_values[rv]
+        tr = model.rvs_to_transforms.get(rv)
+        value = tr.forward(xn, *rv.owner.inputs) if tr is not None else xn
+        value = pt.cast(value, val_var.dtype)
+        (value,) = replace_rvs_by_values(
+            [value], rvs_to_values=others_v, rvs_to_transforms=others_t
+        )
+        lp = model.logp(vars=[rv], jacobian=False, sum=False)[0]
+        lp = pt.cast(pt.reshape(graph_replace(lp, {val_var: value}, strict=False), (-1,)), "f8")
         contrib = []
         for node in block.additive_nodes:
             t = node.statistic.contributions(*node.data)
             contrib.append(pt.cast(pt.reshape(t, (block.n, node.dim)), "float64"))
-        tr = model.rvs_to_transforms.get(rv)
-        value = tr.forward(rv, *rv.owner.inputs) if tr is not None else rv
-        value = pt.cast(value, model.rvs_to_values[rv].dtype)
-        add, value = graph_replace([pt.concatenate(contrib, axis=1), value], {rv: xn}, strict=False)
-        lp, add, value = replace_rvs_by_values(
-            [lp, add, value], rvs_to_values=others_v, rvs_to_transforms=others_t
-        )
-        val_var = model.rvs_to_values[rv]
+        (add,) = graph_replace([pt.concatenate(contrib, axis=1)], {rv: xn}, strict=False)
+        (add,) = replace_rvs_by_values([add], rvs_to_values=others_v, rvs_to_transforms=others_t)
+        if draws_randomly([lp, add, value]):
+            raise ValueError(
+                f"DataAugmentation's pair moves: the log density of {rv.name!r} at proposed "
+                "records would draw its parameters afresh (a graph PyMC derived from a clone). "
+                "Pass pairs=False."
+            )
         inputs = [v for v in model.value_vars if v is not val_var]
         self._input_names = [v.name for v in inputs]
         self._eval = pm_compile(inputs + [xn], [lp, add, value], on_unused_input="ignore")
@@ -153,11 +181,12 @@ class RecordPairs:
         self._natural = pm_compile(model.value_vars, natural, on_unused_input="ignore")
         self._value_names = [v.name for v in model.value_vars]
 
-    def set_spread(self, point, rng, draws=8) -> float:
+    def set_spread(self, point, draws=8) -> float:
         """The starting h (m = max(1, round(h)) for integer records): the records' prior sd at θ
-        of ``point`` (natural units), from ``draws`` draws with ``rng``; returns it."""
+        of ``point`` (natural units), from ``draws`` proposals of the record block (from the
+        step's generator, which the block draws from once the step is seeded: construction
+        randomness never sets the kernel); returns it."""
         block = self._block
-        block.reseed(rng)
         work, x = dict(point), []
         for _ in range(draws):
             work.update(zip(block.value_names, block.propose(point)))
@@ -167,7 +196,8 @@ class RecordPairs:
         return self.h0
 
     def start_chain(self) -> None:
-        self.h, self._tuned = self.h0, 0
+        self.h0 = self.h = None
+        self._tuned = 0
 
     def terms(self, point, x):
         """The records' log densities, additive contributions and values at natural records ``x``."""
@@ -178,6 +208,8 @@ class RecordPairs:
         """One sweep of pair moves at ``point`` (the records' current contributions ``t_cur``, not
         modified). Returns ``(new value of the records, new contributions, accepted pairs,
         pairs)``."""
+        if self.h is None:  # a chain's first sweep: the records' prior spread at its θ
+            self.set_spread(point)
         x = np.asarray(self._natural(*[point[n] for n in self._value_names]))
         order = rng.permutation(self.n).astype(np.int64)
         n_pairs = self.n // 2
