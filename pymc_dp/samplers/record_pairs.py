@@ -4,8 +4,8 @@ When a release pins its statistic tightly against one record (the noise's sd bel
 one record's contribution: a large ε, tight bounds, few records), the record-wise moves of
 Algorithm 1 accept only proposals whose contribution lies within about the noise of the current
 one, so the records crawl: at n = 8 exponential records, ``Sum(0, 2)``, ``Laplace(ε = 60)`` the
-records' ESS/draw was 0.001 and λ's ESS per chain overstated three times over (12 chains: the
-spread of the chains' means against their MCSEs). A pair move proposes, for the records i ≠ j of a
+records' ESS/draw was 0.001 and λ's ESS overstated (over 12 chains the chains' means spread 2–2.6
+times their ESS-based MCSEs). A pair move proposes, for the records i ≠ j of a
 random pairing,
 
 ```text
@@ -21,11 +21,13 @@ min(1, f(x_i' | θ) f(x_j' | θ) η(s | S(x')) / (f(x_i | θ) f(x_j | θ) η(s |
 
 a Metropolis move with a symmetric proposal ((x_i, x_j, δ) ↦ (x_i + δ, x_j − δ, −δ) is an
 involution with unit Jacobian), exact for any record-additive statistic since the releases' ratio is
-computed from the contributions. f is the records' own PyMC density (``pm.logp``, natural space, no
-Jacobian). Disjoint pairs touch disjoint records, so one compiled call gives the records' log
+computed from the contributions, for integer records and for continuous records with a density
+(`pair_refusal`). f is the records' own PyMC density: ``model.logp`` without the Jacobian at the
+proposal's value (its forward transform), which reads θ through the model's values. Disjoint pairs touch disjoint records, so one compiled call gives the records' log
 densities and contributions at every proposal and one numba pass accepts them in turn, carrying the
-releases' totals: O(n) per sweep. h (m) starts at the records' prior spread and is tuned towards an
-acceptance of `TARGET_ACCEPT` during warm-up only (frozen after: the chain's kernel is fixed).
+releases' totals: O(n) per sweep. h (m) starts at the records' prior spread (drawn at a chain's
+first sweep from the chain's generator) and is tuned towards an acceptance of `TARGET_ACCEPT`
+during warm-up only (frozen after: the chain's kernel is fixed).
 """
 
 from __future__ import annotations
