@@ -27,13 +27,8 @@ _FAMILIES = [
     ),
     ("poisson", lambda th, n: pm.Poisson("x", pm.math.exp(th), shape=n), pdp.Sum(0, 6)),
     ("binomial", lambda th, n: pm.Binomial("x", 7, pm.math.sigmoid(th), shape=n), pdp.Mean(0, 7)),
-    # integer laws PyMC builds symbolically: a mixture, and a CustomDist whose logp graph PyMC
-    # derives from a clone of θ (read through the model's values, never drawn afresh)
-    (
-        "zero_inflated",
-        lambda th, n: pm.ZeroInflatedPoisson("x", 0.7, pm.math.exp(th) + 1, shape=n),
-        pdp.Sum(0, 6),
-    ),
+    # an integer law PyMC builds symbolically: a CustomDist whose logp graph PyMC derives from a
+    # clone of θ (read through the model's values, never drawn afresh)
     (
         "customdist",
         lambda th, n: pm.CustomDist(
