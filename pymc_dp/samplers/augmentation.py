@@ -670,7 +670,7 @@ class DataAugmentation(DPStep):
             if mode is False:
                 decision["reason"] = "pairs=False"
                 continue
-            refusal = pair_refusal(block, group.counts, block.local_nodes)
+            refusal = pair_refusal(block, group.counts)
             if refusal is not None:
                 if mode is True:
                     raise ValueError(

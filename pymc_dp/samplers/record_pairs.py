@@ -55,8 +55,9 @@ PAIR_RATIO = 1.0
 TARGET_ACCEPT = 0.3
 
 
-def pair_refusal(block, counts, local_nodes) -> str | None:
-    """Why the records of ``block`` cannot take pair moves (None: they can). Continuous records
+def pair_refusal(block, counts) -> str | None:
+    """Why the records of ``block`` cannot take pair moves (None: they can); ``counts`` the
+    group's `CountsSweep` (None when it has none). Continuous records
     must have a density: a law with atoms (``pm.Censored``, the hurdles, a mixture with a
     ``DiracDelta``) would compare a point mass with a density, which no continuous δ can undo, so
     only PyMC's plain random variables are taken (not its symbolic ones: censored, mixtures,
@@ -83,7 +84,7 @@ def pair_refusal(block, counts, local_nodes) -> str | None:
             "check for point masses (censored, hurdle, mixture, truncated, CustomDist): pairs "
             "are taken only by records with a plain density"
         )
-    if local_nodes:
+    if block.local_nodes:
         return "records with local releases (a pair's sum is not what they release)"
     if block.n < 2:
         return "a single record"
