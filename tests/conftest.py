@@ -41,7 +41,7 @@ _TIMED_SLOW = frozenset(
 
 
 def pytest_itemcollected(item):
-    """Tests listed in ``tests/timed_slow.txt`` (default-tier tests of 1.5 s or more per case)
+    """Tests listed in ``tests/timed_slow.txt`` (default-tier tests of 0.5 s or more per case)
     are slow: split between the two CI legs by ``--slow-part``, skipped by ``make test-fast``."""
     if item.nodeid.split("[")[0] in _TIMED_SLOW:
         item.add_marker(pytest.mark.slow)
@@ -55,7 +55,7 @@ def pytest_addoption(parser):
         help=(
             "run only part K of N of the slow statistical tier (every N-th slow test in collection "
             "order, starting at the K-th; K1,K2/N: several parts); the default tier runs whole. CI "
-            "splits the slow tier between the two PyMC lines with 1,2,3,4,5,6/11 and 7,8,9,10,11/11; "
+            "splits the slow tier between the two PyMC lines with 1,2,3,4,5/11 and 6,7,8,9,10,11/11; "
             "'all' (default) "
             "runs the whole tier."
         ),
