@@ -835,7 +835,10 @@ class TableCells(DPStep):
     Parameters
     ----------
     vars : list
-        One table variable.
+        The table variables: one, or several (what ``pm.sample()`` gives one step when a model
+        holds several such tables), each then moved in turn by its own sweeps, as one
+        ``TableCells`` per table would move it (their releases are their own: a release reads
+        one table).
     reps : int
         Moves per cell per iteration (independent cells: per cell; Multinomial: ``reps``·K pair
         moves per row).
@@ -852,7 +855,7 @@ class TableCells(DPStep):
 
     Sampler stats
     -------------
-    ``dp_accept_rate``: fraction of proposed cell moves accepted.
+    ``dp_accept_rate``: fraction of proposed cell moves accepted (over every table).
     """
 
     name = "table_cells"
@@ -876,10 +879,28 @@ class TableCells(DPStep):
 
         model = pm.modelcontext(model)
         values = get_value_vars_from_user_vars(vars, model)
-        if len(values) != 1:
-            raise ValueError(
-                f"TableCells updates one table variable, got {len(values)}: pass vars=[c]."
-            )
+        #: one `TableCells` per table when there are several (stepped in turn), else empty
+        self._parts = []
+        if len(values) > 1:
+            self._parts = [
+                TableCells(
+                    [v],
+                    reps=reps,
+                    width=width,
+                    start_at_release=start_at_release,
+                    model=model,
+                    rng=rng,
+                    compile_kwargs=compile_kwargs,
+                )
+                for v in values
+            ]
+            self.vars = list(values)
+            self.reps = self._parts[0].reps
+            self.parent_hints = {}
+            for part in self._parts:
+                self.parent_hints.update(part.parent_hints)
+            self._init_step(rng)
+            return
         rv = model.values_to_rvs[values[0]]
         reason = _refusal(model, rv)
         if reason is not None:
@@ -954,7 +975,13 @@ class TableCells(DPStep):
         self.parent_hints = _parent_hints(model, rv, dist, self.reps)
         self._init_step(rng)
 
+    def reseed(self, rng) -> None:
+        for part in self._parts:  # one generator, the tables' sweeps drawn from it in turn
+            part.rng = rng
+
     def start_chain(self):
+        for part in self._parts:
+            part.start_chain()
         self._fresh = True
         self._r = None  # the releases, read once per chain
 
@@ -1030,6 +1057,8 @@ class TableCells(DPStep):
         return self._log_tab
 
     def step(self, point):
+        if self._parts:
+            return self._step_parts(point)
         c = np.array(point[self.name_], dtype=np.int64, copy=True).reshape(-1)
         if self._fresh:
             self.check_row_totals(c, point)
@@ -1076,6 +1105,18 @@ class TableCells(DPStep):
         rate = n_acc / (self.reps * c.size) if c.size else 0.0
         return {**point, self.name_: new}, [self.stats(dp_accept_rate=float(rate))]
 
+    def _step_parts(self, point):
+        """One iteration of each table's own step in turn; the acceptance rate over all cells."""
+        accepted = cells = 0.0
+        for part in self._parts:
+            part.tune = self.tune
+            point, (stats,) = _TABLE_STEP(part, point)
+            size = float(np.prod(part.shape, dtype=np.int64))
+            accepted += stats["dp_accept_rate"] * size
+            cells += size
+        rate = accepted / cells if cells else 0.0
+        return point, [self.stats(dp_accept_rate=float(rate))]
+
     @staticmethod
     def competence(var, has_grad=None):
         # a Multinomial table of rows π ~ Dirichlet(α·base) released by Cells only is IDEAL for
@@ -1086,6 +1127,8 @@ class TableCells(DPStep):
             _warn_unclaimed(var, has_grad)
         return verdict
 
+
+_TABLE_STEP = TableCells.step.__wrapped__  # one table's iteration, without the chain's guard
 
 _CLAIMING = set()  # tables whose other claimants are being asked (no re-entry)
 

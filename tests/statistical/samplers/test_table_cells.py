@@ -160,3 +160,44 @@ def test_beta_binomial_cells_by_pm_sample():
         mean_p[k], sd_p[k] = w @ m1, np.sqrt(w @ m2 - (w @ m1) ** 2)
     assert_mc_close(np.asarray(idata.posterior["c"]), mean_c, sd_c, label="beta-binomial cells")
     assert_mc_close(np.asarray(idata.posterior["p"]), mean_p, sd_p, label="beta-binomial p")
+
+
+def test_two_tables_sharing_pi_by_pm_sample():
+    """Two Multinomial tables of one π (totals 4 and 3; one released under a discrete Gaussian, the
+    other under Laplace noise): pm.sample() gives both tables to one TableCells (PyMC groups the
+    variables a step class claims), which moves each in turn; π to ConjugateTheta. Against the
+    joint enumeration of the two tables (15 × 10 pairs) with π summed out."""
+    alpha, n1, n2 = np.array([1.0, 0.5, 2.0]), 4, 3
+    mech1, r1 = pdp.DiscreteGaussian(sigma=1.0), np.array([3, -1, 2])
+    mech2, r2 = pdp.Laplace(scale=1.5), np.array([0.4, 1.7, 0.2])
+    with pm.Model() as model:
+        pi = pm.Dirichlet("pi", alpha)
+        c1 = pm.Multinomial("c1", n=n1, p=pi)
+        c2 = pm.Multinomial("c2", n=n2, p=pi)
+        pdp.DPObserved("s1", c1, statistic=pdp.Cells(), mechanism=mech1, observed=r1)
+        pdp.DPObserved("s2", c2, statistic=pdp.Cells(), mechanism=mech2, observed=r2)
+    assert assigned(model) == {"ConjugateTheta": ["pi_simplex__"], "TableCells": ["c1", "c2"]}
+    idata = sample(model, None, draws=1500, tune=300, seed=3)
+    t1, t2 = np.array(list(compositions(n1, 3))), np.array(list(compositions(n2, 3)))
+    c1s, c2s = np.repeat(t1, len(t2), axis=0), np.tile(t2, (len(t1), 1))
+    both = c1s + c2s
+    lw = (
+        special.gammaln(n1 + 1)
+        - special.gammaln(c1s + 1).sum(axis=1)
+        + special.gammaln(n2 + 1)
+        - special.gammaln(c2s + 1).sum(axis=1)
+        + special.gammaln(both + alpha).sum(axis=1)  # ∫ Π π^(c1 + c2) Dirichlet(α)
+        + mech1.logpdf(r1, c1s).sum(axis=1)
+        + mech2.logpdf(r2, c2s).sum(axis=1)
+    )
+    w = np.exp(lw - lw.max())
+    w /= w.sum()
+    for name, tab in (("c1", c1s), ("c2", c2s)):
+        mean = w @ tab
+        sd = np.sqrt(w @ tab**2 - mean**2)
+        assert_mc_close(np.asarray(idata.posterior[name]), mean, sd, label=f"two tables, {name}")
+    m1 = (both + alpha) / (alpha.sum() + n1 + n2)  # E[π | c1, c2], then over the tables
+    mean_pi = w @ m1
+    m2 = m1 * (both + alpha + 1) / (alpha.sum() + n1 + n2 + 1)
+    sd_pi = np.sqrt(w @ m2 - mean_pi**2)
+    assert_mc_close(np.asarray(idata.posterior["pi"]), mean_pi, sd_pi, label="two tables, pi")
