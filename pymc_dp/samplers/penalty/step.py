@@ -335,7 +335,10 @@ class PenaltyMH(DPStep):
         sensitivity follow it). Subsampled: the rate batch_size/n is part of the accounting and of
         the budget planned at construction, so another n is refused.
         """
-        return self.target.refresh(check=self._check_n)
+        changed = self.target.refresh(check=self._check_n)
+        if changed:  # new records or hyperparameters: one record, one term, checked again
+            self.target.check_record_terms()
+        return changed
 
     def _check_n(self, n):
         if self.batch_size is not None and n != self._n_planned:

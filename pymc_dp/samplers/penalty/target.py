@@ -125,6 +125,11 @@ def _reads_records(graph, sources, arrays, n) -> bool:
     return any(v in sources or _copies_records(v, arrays, n) for v in upstream([graph]))
 
 
+_EXTREME_COLUMNS = (
+    16  # check_record_terms: the extreme records of parts with at most this many columns
+)
+
+
 def check_prior_is_data_free(model, obs, per_record, n, owner="PenaltyMH"):
     """Refuse a log prior (free variables' priors, ``Potential`` terms) that reads the records.
 
@@ -135,7 +140,11 @@ def check_prior_is_data_free(model, obs, per_record, n, owner="PenaltyMH"):
     sources, arrays = _record_sources(model, obs, per_record, n)
     terms = [(rv.name, model.logp(vars=[rv])) for rv in model.free_RVs]
     terms += [(pot.name, pot) for pot in model.potentials]
-    bad = [name for name, term in terms if _reads_records(term, sources, arrays, n)]
+    bad = [
+        name
+        for name, term in terms
+        if _reads_records(term, sources, arrays, n) or _per_record_containers(term, n)
+    ]
     if bad:
         raise ValueError(
             f"the prior terms {bad} read the confidential records (the observed data of "
@@ -145,6 +154,41 @@ def check_prior_is_data_free(model, obs, per_record, n, owner="PenaltyMH"):
             "records as observed variables (records on axis 0) and set priors and Potentials from "
             "public constants only."
         )
+
+
+def _per_record_containers(graph, n) -> list:
+    """The data containers ``graph`` reads that hold one row per record (n rows): in a prior term
+    such a container is a second column of confidential data (a measurement the likelihood does
+    not read), whatever its name."""
+    out = []
+    for v in _shared_data([graph]):
+        shape = np.shape(v.get_value(borrow=True))
+        if len(shape) >= 1 and shape[0] == n:
+            out.append(v)
+    return out
+
+
+def _refuse_random_records(model, obs, owner):
+    """Refuse observed data drawn at random at each evaluation (``pm.Minibatch``): the step would
+    read one random batch as if it were the data set."""
+    from pytensor.compile.sharedvalue import SharedVariable
+    from pytensor.tensor.random.type import RandomType
+
+    from pymc_dp.distributions.graph import upstream
+
+    for rv in obs:
+        value = model.rvs_to_values[rv]
+        if any(
+            isinstance(v, SharedVariable) and isinstance(v.type, RandomType)
+            for v in upstream([value])
+        ):
+            raise ValueError(
+                f"the observed data of {rv.name!r} are drawn at random (e.g. pm.Minibatch): "
+                f"{owner} would read one random batch as the whole data set, with the wrong "
+                "record count and records repeated. Pass the full records (an array or a pm.Data "
+                "container) as observed=, and subsample with pdp.PenaltyMH(batch_size=...), "
+                "whose privacy accounting counts the subsampling."
+            )
 
 
 def _refuse_imputed(model, owner):
@@ -209,6 +253,7 @@ class ModelTarget:
         self._readers = [_reader(model.rvs_to_values[rv], rv.name, owner) for rv in obs]
         self.obs_names = [rv.name for rv in obs]
         self._owner = owner
+        _refuse_random_records(model, obs, owner)
         _refuse_imputed(model, owner)
         left_out = [rv.name for rv in model.observed_RVs if rv not in obs]
         if left_out:
@@ -235,6 +280,15 @@ class ModelTarget:
 
         model, value_vars, obs, inputs, need_grad = self._spec
         terms = model.logp(vars=obs, sum=False)
+        for rv, term in zip(obs, terms, strict=True):
+            if term.ndim < 1:
+                raise ValueError(
+                    f"the likelihood of observed variable {rv.name!r} ({type(rv.owner.op).__name__}) gives one log "
+                    f"density for all its records, not one per record: {self._owner} clips each "
+                    "record's term, so it needs a likelihood whose records are independent given "
+                    "θ, one per row on axis 0 (e.g. pm.Normal rather than pm.MvNormal over the "
+                    "record vector, a random walk or pm.AR, or a pm.CustomDist whose logp sums)."
+                )
         per_record = sum(t.sum(axis=tuple(range(1, t.ndim))) if t.ndim > 1 else t for t in terms)
         values = [model.rvs_to_values[rv] for rv in obs]
         # rebuild_strict=False re-infers types, so the data inputs may hold any number of records
@@ -244,9 +298,9 @@ class ModelTarget:
         self._ll_graph = ll
         check_prior_is_data_free(model, obs, per_record, self.n, self._owner)
         self._records = _record_sources(model, obs, per_record, self.n)
-        prior = model.logp(vars=model.free_RVs)
-        if model.potentials:
-            prior = prior + pt.sum([pt.sum(p) for p in model.potentials])
+        # model.logp puts the value variables in place of the random ones in the Potentials too
+        # (the raw Potential graph would draw them afresh at every call)
+        prior = model.logp(vars=[*model.free_RVs, *model.potentials])
         self._lp = pm_compile(self.all_vars, prior, on_unused_input="ignore")
         # covariates and hyperparameters in pm.Data containers are read by the compiled functions
         # at each call; watch them too, so that a cached log-likelihood is rebuilt when they change
@@ -342,7 +396,17 @@ class ModelTarget:
         flat = [p.reshape(self.n, -1) for p in parts]
 
         pairs = []
-        for i in (0, self.n - 1, self.n // 2):  # i and the first record unlike it
+        # the first, last and middle records, and each column's largest and smallest (a scale
+        # such as the records' maximum moves only when an extreme record is replaced)
+        rows = [0, self.n - 1, self.n // 2]
+        for p in flat:
+            if p.dtype.kind in "biuf" and p.shape[1] <= _EXTREME_COLUMNS:
+                with np.errstate(invalid="ignore"):
+                    for col in p.T.astype(np.float64):
+                        if np.isnan(col).all():
+                            continue
+                        rows += [int(np.nanargmax(col)), int(np.nanargmin(col))]
+        for i in dict.fromkeys(rows):  # i and the first record unlike it
             unlike = np.zeros(self.n, dtype=bool)
             for p in flat:
                 same = (p == p[i]) | (

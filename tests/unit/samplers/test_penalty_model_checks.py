@@ -156,6 +156,9 @@ def _coupled(kind):
             d = pm.Data("d", Y)
             prev = pt.concatenate([pt.zeros(1), d[:-1]])
             pm.Normal("y", mu + 0.5 * prev, 1, observed=d)
+        elif kind == "scale from the largest record":  # moves only when the largest is replaced
+            d = pm.Data("d", Y)
+            pm.Normal("y", mu, sigma=abs(d).max(), observed=d)
     return m
 
 
@@ -167,6 +170,7 @@ def _coupled(kind):
         "a numpy copy of the records",
         "covariate standardized by its own mean",
         "previous record",
+        "scale from the largest record",
     ],
 )
 def test_a_likelihood_whose_terms_read_other_records_is_refused(kind):
@@ -190,3 +194,65 @@ def test_per_record_likelihoods_with_covariates_and_several_observed_are_accepte
         pm.Normal("w", b, 1, observed=pairs)  # two numbers per record
         step = _step()
     assert step.n == Y.size
+
+
+def test_a_coupling_switched_on_by_set_data_is_refused_when_sampling():
+    """The term check runs again when a data container changes: a hyperparameter that was 0 at
+    construction (so the coupling vanished) and is set to 1 before sampling."""
+    with pm.Model():
+        d = pm.Data("d", Y)
+        c = pm.Data("c", 0.0)
+        mu = pm.Normal("mu", 0, 10)
+        pm.Normal("y", mu, sigma=1.0 + c * (d.max() - 1.0), observed=d)
+        step = _step()
+        pm.set_data({"c": 1.0})
+        with pytest.raises(ValueError, match=r"reads other records in the term"):
+            pm.sample(draws=5, tune=5, chains=1, step=step, progressbar=False, random_seed=1)
+
+
+def test_potential_reading_a_second_column_of_records_is_refused():
+    """A per-record container that only a Potential reads (a second measurement per person) is
+    confidential too: the Potential enters the released ratio unclipped."""
+    w = np.random.default_rng(3).normal(size=Y.size)
+    with pm.Model():
+        mu = pm.Normal("mu", 0, 2)
+        nu = pm.Normal("nu", 0, 2)
+        W = pm.Data("w", w)
+        pm.Normal("y", mu, 1, observed=Y)
+        pm.Potential("w_lik", pm.logp(pm.Normal.dist(nu, 1), W).sum())
+        with pytest.raises(ValueError, match=r"'w_lik'.*confidential records"):
+            _step()
+
+
+def test_records_drawn_at_random_are_refused():
+    with pm.Model():
+        mu = pm.Normal("mu", 0, 2)
+        pm.Normal("y", mu, 1, observed=pm.Minibatch(Y, batch_size=10), total_size=Y.size)
+        with pytest.raises(ValueError, match=r"drawn at random.*batch_size"):
+            _step()
+
+
+@pytest.mark.parametrize("law", ["MvNormal", "GaussianRandomWalk"])
+def test_one_log_density_for_all_records_is_refused_by_name(law):
+    with pm.Model():
+        mu = pm.Normal("mu", 0, 2)
+        if law == "MvNormal":
+            pm.MvNormal("y", mu * np.ones(Y.size), np.eye(Y.size), observed=Y)
+        else:
+            pm.GaussianRandomWalk("y", mu=mu, sigma=1.0, init_dist=pm.Normal.dist(0, 1), observed=Y)
+        with pytest.raises(ValueError, match=r"'y' .* one log density for all its records"):
+            _step()
+
+
+def test_potential_is_evaluated_at_the_parameters_value():
+    """The Potential's graph holds the random variable; the step evaluates it at θ's value (it
+    drew θ afresh at every call: a truncation mu > 0 held in 22 % of the draws)."""
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0, 1)
+        pm.Potential("positive", pm.math.switch(mu > 0, 0.0, -np.inf))
+        pm.Normal("y", mu, 1, observed=Y[:20])
+        step = _step()
+    lp = [step.target.logprior(np.array([0.3])) for _ in range(20)]
+    want = model.compile_logp(vars=[mu, *model.potentials])({"mu": 0.3})
+    np.testing.assert_allclose(lp, want, rtol=1e-12)
+    assert step.target.logprior(np.array([-0.3])) == -np.inf
