@@ -23,7 +23,7 @@ demo: venv
 	$(PY) examples/quickstart.py
 
 # SLOW_PART=K/N runs the default tier and every N-th test of the slow tier, K1,K2/N several such parts
-# (CI: 1,...,5/11 on the PyMC 5 line, 6,...,11/11 on the PyMC 6 line, so each line's run stays under 10
+# (CI: 1/2 on the PyMC 5 line, 2/2 on the PyMC 6 line, so each line's run stays under 10
 # minutes and CI covers the whole tier)
 SLOW_PART ?= all
 test: venv

@@ -55,7 +55,7 @@ def pytest_addoption(parser):
         help=(
             "run only part K of N of the slow statistical tier (every N-th slow test in collection "
             "order, starting at the K-th; K1,K2/N: several parts); the default tier runs whole. CI "
-            "splits the slow tier between the two PyMC lines with 1,2,3,4,5/11 and 6,7,8,9,10,11/11; "
+            "splits the slow tier between the two PyMC lines with 1/2 and 2/2; "
             "'all' (default) "
             "runs the whole tier."
         ),
