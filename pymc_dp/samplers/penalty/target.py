@@ -125,9 +125,8 @@ def _reads_records(graph, sources, arrays, n) -> bool:
     return any(v in sources or _copies_records(v, arrays, n) for v in upstream([graph]))
 
 
-_EXTREME_COLUMNS = (
-    16  # check_record_terms: the extreme records of parts with at most this many columns
-)
+#: check_record_terms also replaces the extreme records of parts with at most this many columns
+_EXTREME_COLUMNS = 16
 
 
 def check_prior_is_data_free(model, obs, per_record, n, owner="PenaltyMH"):
@@ -282,8 +281,9 @@ class ModelTarget:
         terms = model.logp(vars=obs, sum=False)
         for rv, term in zip(obs, terms, strict=True):
             if term.ndim < 1:
+                law = type(rv.owner.op).__name__
                 raise ValueError(
-                    f"the likelihood of observed variable {rv.name!r} ({type(rv.owner.op).__name__}) gives one log "
+                    f"the likelihood of observed variable {rv.name!r} ({law}) gives one log "
                     f"density for all its records, not one per record: {self._owner} clips each "
                     "record's term, so it needs a likelihood whose records are independent given "
                     "θ, one per row on axis 0 (e.g. pm.Normal rather than pm.MvNormal over the "
