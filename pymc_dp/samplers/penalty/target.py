@@ -85,11 +85,7 @@ def _record_sources(model, obs, per_record, n):
     from pymc_dp.distributions.graph import upstream
 
     values = [model.rvs_to_values[rv] for rv in obs]
-    sources = set(values) | set(_shared_data(values))
-    for v in _shared_data([per_record]):
-        shape = np.shape(v.get_value(borrow=True))
-        if len(shape) >= 1 and shape[0] == n:
-            sources.add(v)
+    sources = set(values) | set(_shared_data(values)) | set(_per_record_containers(per_record, n))
     arrays = [a for a in map(_held, upstream(values)) if a is not None]
     return sources, arrays
 
@@ -156,9 +152,9 @@ def check_prior_is_data_free(model, obs, per_record, n, owner="PenaltyMH"):
 
 
 def _per_record_containers(graph, n) -> list:
-    """The data containers ``graph`` reads that hold one row per record (n rows): in a prior term
-    such a container is a second column of confidential data (a measurement the likelihood does
-    not read), whatever its name."""
+    """The data containers ``graph`` reads that hold one row per record (n rows): covariates in
+    the likelihood; in a prior term, a second column of confidential data (a measurement the
+    likelihood does not read), whatever its name."""
     out = []
     for v in _shared_data([graph]):
         shape = np.shape(v.get_value(borrow=True))
