@@ -122,6 +122,14 @@ def _resolve(release, mechanism, statistic, n, dim=None):
     if n is not None and (isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1):
         raise ValueError(f"n must be a positive int (the public number of records), got n={n!r}.")
     n_bind = 1 if n is None else int(n)
+    if n is None:  # the noise must not depend on the n this call cannot know
+        one, two = (bind_mechanism(statistic, mechanism, n=m, dim=1) for m in (1, 2))
+        if one.noise_key() != two.noise_key():
+            raise ValueError(
+                f"n= is needed: the noise of {mechanism!r} calibrated to {statistic!r} depends on "
+                "the number of records (its sensitivity does), and a plain array does not say it. "
+                "Pass n= (the public number of records), or the pdp.Release from pdp.release."
+            )
     if dim is None:
         dim = values.shape[-1] if values.ndim else 1
         if dim > 1:  # reading the array as one vector release must not change the noise
@@ -321,7 +329,50 @@ def _continuous_flat(s, mechanism, lo, hi, qs):
         right = dist.isf(shi + (1.0 - q) * (slo - shi))
         use_right = (flo + q * (fhi - flo)) > 0.5
         out[:, j] = np.clip(np.where(use_right, right, left), lo, hi)
+    # a release so far outside the support that the mass on it underflows: in log space
+    for i in np.flatnonzero(np.maximum(fhi - flo, slo - shi) < _TINY):
+        law = mechanism.noise_distribution(loc=float(s[i]))
+        out[i] = [_tail_quantile(law, lo, hi, q) for q in qs]
     return out
+
+
+#: probability mass below which `_continuous_flat` works in log space
+_TINY = 1e-250
+
+
+def _log_cdf(law, x, upper=False):
+    """log P(X <= x) (``upper``: log P(X > x)) of a frozen scipy law, exact far in the tails (the
+    Laplace law's closed form: scipy's own underflows there)."""
+    loc, scale = law.kwds.get("loc", 0.0), law.kwds.get("scale", 1.0)
+    z = (x - loc) / scale
+    if upper:
+        z = -z
+    if law.dist.name == "laplace":
+        return math.log(0.5) + z if z <= 0 else math.log1p(-0.5 * math.exp(-z))
+    return float(law.dist.logcdf(z))  # the laws are symmetric about loc
+
+
+def _tail_quantile(law, lo, hi, q) -> float:
+    """The ``q`` quantile of ``law`` truncated to ``[lo, hi]`` (finite ends), solved in log space:
+    the mass left of x is F(x) − F(lo) = q·(F(hi) − F(lo)) (survival functions when the support
+    lies right of the law's centre)."""
+    from scipy.optimize import brentq
+
+    upper = lo > law.kwds.get("loc", 0.0)  # the support right of the centre: work with log P(X > x)
+    a, b = _log_cdf(law, lo, upper), _log_cdf(law, hi, upper)
+    if upper:  # P(X > x) = (1 − q)·P(X > lo) + q·P(X > hi)
+        target = np.logaddexp(math.log1p(-q) + a, math.log(q) + b) if q < 1 else b
+    else:  # P(X ≤ x) = (1 − q)·P(X ≤ lo) + q·P(X ≤ hi)
+        target = np.logaddexp(math.log1p(-q) + a, math.log(q) + b) if q > 0 else a
+    if not math.isfinite(a - b):  # the whole mass at one end (a point support)
+        return lo if upper else hi
+
+    def gap(x):
+        return _log_cdf(law, x, upper) - target
+
+    if gap(lo) * gap(hi) > 0:
+        return lo if abs(gap(lo)) < abs(gap(hi)) else hi
+    return float(brentq(gap, lo, hi, xtol=1e-13 * max(1.0, abs(lo), abs(hi)), rtol=1e-14))
 
 
 def _continuous_grid(s, mechanism, lo, hi, prior, qs):
@@ -448,6 +499,11 @@ def intervals(
     if not integer and _is_count_like(statistic):
         raise ValueError(
             f"integer=False contradicts statistic={statistic!r}, whose true values are counts. Drop integer=."
+        )
+    if not integer and getattr(mechanism, "integer", False):
+        raise ValueError(
+            f"integer=False contradicts mechanism={type(mechanism).__name__}, which releases an "
+            "integer statistic plus integer noise: the true value is an integer. Drop integer=."
         )
     lo, hi = _support(statistic, n, integer)
     s = np.asarray(values, dtype=float).ravel()

@@ -76,10 +76,23 @@ def integer_sensitivity(sensitivity, mech_name: str) -> float:
     return sens
 
 
+def _numeric(statistic, mech_name: str) -> np.ndarray:
+    """The statistic as an array of numbers: text and booleans are refused (``"3"`` would be read
+    as 3, ``True`` as 1)."""
+    s = np.asarray(statistic)
+    if s.dtype.kind not in "iuf":
+        raise TypeError(
+            f"{mech_name}.sample needs a numeric statistic (int or float values), got dtype "
+            f"{s.dtype} ({type(statistic).__name__}). Pass the statistic's value as numbers, "
+            "e.g. np.asarray(values, dtype=float)."
+        )
+    return s
+
+
 def require_integer(statistic, mech_name: str) -> np.ndarray:
     """The statistic as an int64 array, or a ``ValueError`` if any value is not an integer."""
-    s = np.asarray(statistic)
-    if s.dtype.kind in "iub":
+    s = _numeric(statistic, mech_name)
+    if s.dtype.kind in "iu":
         return s.astype(np.int64)
     f = s.astype(float)
     bad = ~np.isfinite(f) | (f != np.floor(f))
@@ -99,7 +112,7 @@ def require_integer(statistic, mech_name: str) -> np.ndarray:
 
 
 def _float_input(statistic, mech_name: str) -> np.ndarray:
-    s = np.asarray(statistic, dtype=float)
+    s = _numeric(statistic, mech_name).astype(float)
     if not np.all(np.isfinite(s)):
         raise ValueError(
             f"{mech_name}: the statistic must be finite, and some values are NaN or inf. Check "

@@ -73,6 +73,10 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
     return sigma
 
 
+#: the smallest δ an (ε, δ)-calibrated Gaussian takes (the accountant's privacy loss
+#: distribution cannot report below about 1e-23)
+_MIN_DELTA = 1e-20
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class Gaussian(Mechanism):
     r"""Gaussian noise on each coordinate of the statistic.
@@ -129,6 +133,14 @@ class Gaussian(Mechanism):
                     "(epsilon, delta)-DP: pass e.g. delta=1e-5, or give sigma directly."
                 )
             object.__setattr__(self, "delta", check_delta(self.delta))
+            if self.delta < _MIN_DELTA:
+                raise ValueError(
+                    f"Gaussian(epsilon=..., delta=...) needs delta >= {_MIN_DELTA:g}, got "
+                    f"delta={self.delta!r}: the accountant (dp_accounting's privacy loss "
+                    "distribution, which calibrates the noise and reports pdp.privacy_spent) "
+                    "truncates the privacy loss below about 1e-23 and cannot state a smaller delta. "
+                    f"Pass delta >= {_MIN_DELTA:g}, or sigma= directly."
+                )
             if self.calibration == "classic" and self.epsilon >= 1:
                 raise ValueError(
                     f"calibration='classic' holds only for epsilon < 1, got epsilon={self.epsilon!r}. "

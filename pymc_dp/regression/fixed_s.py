@@ -16,6 +16,7 @@ import time
 
 import numpy as np
 
+from pymc_dp._checks import check_positive
 from pymc_dp.regression._common import (
     as_rng,
     check_count,
@@ -81,8 +82,11 @@ def bayes_fixed_s_fast(
     chains = check_count(chains, name="chains")
     if sigma2_y is None:
         sigma2_y = stats.y_bound / 3.0
-    if not (np.isfinite(sigma2_y) and sigma2_y > 0):
-        raise ValueError(f"sigma2_y must be finite and > 0, got sigma2_y={sigma2_y!r}.")
+    sigma2_y = check_positive(
+        sigma2_y,
+        name="sigma2_y",
+        fix="Pass the noise variance of y as a number, e.g. sigma2_y=0.25.",
+    )
     mean, cov = theta_posterior_fixed(stats, sigma2_y, prior)
     check_noisy_s(stats, "bayes_fixedS_fast", mean, cov)
     out = None

@@ -17,9 +17,12 @@ likelihood, the θ full conditional (Proposition 3) and the σ_y² update (Algor
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import NamedTuple
 
 import numpy as np
+
+from pymc_dp._checks import _as_float
 
 __all__ = [
     "RegressionPrior",
@@ -68,24 +71,29 @@ class RegressionPrior:
         if C.ndim == 0:
             C = float(C) * np.eye(d)
         Lam = np.eye(d) if self.Lam is None else np.asarray(self.Lam, dtype=float)
-        kappa = d + 1.0 if self.kappa is None else float(self.kappa)
+        kappa = d + 1.0 if self.kappa is None else _as_float(self.kappa, "prior kappa")
         if m.shape != (d,) or C.shape != (d, d) or Lam.shape != (d, d):
             raise ValueError(
                 f"prior shapes must match d={d} features: m (d,), C and Lam (d, d); got "
                 f"m.shape={m.shape}, C.shape={C.shape}, Lam.shape={Lam.shape}. Resize the prior."
             )
+        for name, M in (("m", m), ("C", C), ("Lam", Lam)):
+            if not np.all(np.isfinite(M)):
+                raise ValueError(
+                    f"prior {name} must be finite, got {name}={M!r}. Pass finite numbers (the "
+                    "default m = 0, C = 10·I, Lam = I when left None)."
+                )
         for name, M in (("C", C), ("Lam", Lam)):
             if not np.allclose(M, M.T) or np.linalg.eigvalsh(M)[0] <= 0:
                 raise ValueError(
                     f"prior {name} must be symmetric positive definite, got {name}={M!r}."
                 )
-        if not (self.a > 0 and self.b > 0):
+        a_, b_ = (_as_float(v, f"prior {k}") for k, v in (("a", self.a), ("b", self.b)))
+        if not (0 < a_ < math.inf and 0 < b_ < math.inf):
             raise ValueError(f"prior a and b must be > 0, got a={self.a!r}, b={self.b!r}.")
-        if not kappa > d - 1:
+        if not d - 1 < kappa < math.inf:
             raise ValueError(f"prior kappa must exceed d - 1 = {d - 1}, got kappa={kappa!r}.")
-        return dataclasses.replace(
-            self, m=m, C=C, a=float(self.a), b=float(self.b), Lam=Lam, kappa=kappa
-        )
+        return dataclasses.replace(self, m=m, C=C, a=a_, b=b_, Lam=Lam, kappa=kappa)
 
     def log_sigma2(self, s2):
         """Log IG(a, b) density of σ_y² up to a constant (``-inf`` for s2 ≤ 0)."""

@@ -184,12 +184,21 @@ class SuffStatsRelease:
                 "Stack one d×d matrix per node."
             )
         J, d = S.shape[0], S.shape[1]
+        gap = np.abs(S - np.swapaxes(S, 1, 2)).max(initial=0.0)
+        if gap > 1e-9 * max(1.0, np.abs(S).max(initial=0.0)):
+            raise ValueError(
+                f"S_hat must be symmetric (each node's noisy XᵀX is released once per entry of its "
+                f"upper triangle and mirrored), got S_hat with |S_hat - S_hatᵀ| up to {gap:.3g}. "
+                "If you hold the released upper triangle only, pass it mirrored: "
+                "np.triu(S) + np.swapaxes(np.triu(S, 1), -1, -2)."
+            )
         S = 0.5 * (S + np.swapaxes(S, 1, 2))
         z = np.asarray(self.z_hat, dtype=float)
         z = _finite_array(z[None] if z.ndim == 1 else z, name="z_hat", shape=(J, d))
         n = np.asarray(self.n).reshape(-1)
         if (
-            n.shape != (J,)
+            n.dtype.kind not in "iuf"
+            or n.shape != (J,)
             or not np.all(np.isfinite(n))
             or np.any(n < 1)
             or np.any(n != np.round(n))

@@ -78,6 +78,15 @@ class RegressionFit:
 
     def interval(self, prob: float = 0.9):
         """Equal-tailed credible interval of each θ coordinate, shape (2, d); NaN for point estimates."""
+        if (
+            isinstance(prob, bool)
+            or not isinstance(prob, int | float | np.integer | np.floating)
+            or not 0.0 < prob < 1.0
+        ):
+            raise ValueError(
+                f"prob must be a number strictly between 0 and 1 (the interval's posterior mass), "
+                f"got prob={prob!r}. Pass e.g. prob=0.95."
+            )
         if self.draws is None:
             return np.full((2, len(self.theta_hat)), np.nan)
         q = 0.5 * (1.0 - prob)
@@ -85,4 +94,11 @@ class RegressionFit:
 
     def predict(self, X_test) -> np.ndarray:
         """Posterior predictive mean ``E[y | x_test] = x_testᵀ E[θ]`` (seed 000 §7)."""
-        return np.asarray(X_test, dtype=float) @ self.theta_hat
+        X = np.asarray(X_test, dtype=float)
+        d = len(self.theta_hat)
+        if X.ndim not in (1, 2) or X.shape[-1] != d:
+            raise ValueError(
+                f"X_test must have {d} columns (one per coefficient of the fit), got "
+                f"X_test.shape={X.shape}. Pass the features in the columns the fit was released on."
+            )
+        return X @ self.theta_hat

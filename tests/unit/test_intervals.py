@@ -307,3 +307,86 @@ def test_a_prior_of_the_wrong_shape_is_refused_by_name():
     rel = pdp.release(np.array([0, 1, 1]), pdp.Counts(2), pdp.DiscreteGaussian(sigma=1.0), rng=1)
     with pytest.raises(ValueError, match=r"prior must return one log prior value per candidate"):
         pdp.intervals(rel, prior=lambda c: np.zeros(3))
+
+
+def test_a_plain_mean_needs_n_when_its_noise_depends_on_it():
+    # Gaussian(epsilon, delta) calibrated to a Mean over n records has σ ∝ 1/n: without n the
+    # noise would be taken for one record (80 times too wide here), so n= is asked for
+    mech, stat = pdp.Gaussian(epsilon=0.3, delta=1e-6), pdp.Mean(0, 1)
+    with pytest.raises(ValueError, match=re.escape("n= is needed: the noise of Gaussian")):
+        pdp.intervals([0.16], 0.9, mechanism=mech, statistic=stat, kind="posterior")
+    rel = pdp.release(np.full(80, 0.2), stat, mech, rng=4)
+    got = pdp.intervals([float(rel)], 0.9, mechanism=mech, statistic=stat, n=80, kind="posterior")
+    np.testing.assert_allclose(got, pdp.intervals(rel, 0.9, kind="posterior")[None], rtol=1e-12)
+    # a noise given directly does not depend on n: no n needed
+    pdp.intervals([0.16], 0.9, mechanism=pdp.Gaussian(sigma=0.1), statistic=stat)
+
+
+@pytest.mark.parametrize("s", [300.0, -300.0, 1000.0])
+def test_a_release_far_outside_the_support_gives_the_near_end_gaussian(s):
+    # Sum(0, 1) over 10 records, σ = 1: the truncated CDF underflows beyond about 38σ; the
+    # reference by bisection on the truncated normal CDF in 50-digit arithmetic
+    import mpmath as mp
+
+    mp.mp.dps = 50
+
+    def sf(z):
+        return mp.erfc(z / mp.sqrt(2)) / 2
+
+    def cdf(x):  # P(t <= x) for t ~ N(s, 1) truncated to [0, 10], from the tail it lies in
+        if s > 0:
+            return (sf(s - x) - sf(s)) / (sf(s - 10) - sf(s))
+        return (sf(-s) - sf(x - s)) / (sf(-s) - sf(10 - s))
+
+    exact = []
+    for q in (0.05, 0.95):
+        lo, hi = mp.mpf(0), mp.mpf(10)
+        for _ in range(120):
+            mid = (lo + hi) / 2
+            lo, hi = (lo, mid) if cdf(mid) > q else (mid, hi)
+        exact.append(float(lo))
+    got = pdp.intervals(
+        np.array([s]),
+        0.9,
+        mechanism=pdp.Gaussian(sigma=1.0),
+        statistic=pdp.Sum(0, 1),
+        n=10,
+        kind="posterior",
+        dim=1,
+    )[0]
+    np.testing.assert_allclose(got, exact, rtol=1e-9)
+    assert (got[1] > 9.99) if s > 0 else (got[0] < 0.01)
+
+
+@pytest.mark.parametrize("s", [800.0, -800.0])
+def test_a_release_far_outside_the_support_gives_the_near_end_laplace(s):
+    # Laplace(b = 1) beyond about 745b: the posterior on [0, 10] is e^{±t} truncated, in closed form
+    got = pdp.intervals(
+        np.array([s]),
+        0.9,
+        mechanism=pdp.Laplace(scale=1.0),
+        statistic=pdp.Sum(0, 1),
+        n=10,
+        kind="posterior",
+        dim=1,
+    )[0]
+    q = np.array([0.05, 0.95])
+    up = np.log1p(q * np.expm1(10.0))  # P(t <= x) = (e^x − 1)/(e^10 − 1)
+    exact = up if s > 0 else 10.0 - up[::-1]
+    np.testing.assert_allclose(got, exact, rtol=1e-9)
+    # the default kind: the hull with the confidence part, here the support's near end
+    both = pdp.intervals(
+        np.array([s]), 0.9, mechanism=pdp.Laplace(scale=1.0), statistic=pdp.Sum(0, 1), n=10, dim=1
+    )[0]
+    np.testing.assert_allclose(both, [exact[0], 10.0] if s > 0 else [0.0, exact[1]], rtol=1e-9)
+
+
+def test_integer_false_under_an_integer_mechanism_is_refused():
+    with pytest.raises(ValueError, match=re.escape("integer=False contradicts mechanism=Discrete")):
+        pdp.intervals(
+            np.array([3.0]),
+            mechanism=pdp.DiscreteGaussian(sigma=1.0),
+            statistic=pdp.Sum(0, 1),
+            n=10,
+            integer=False,
+        )

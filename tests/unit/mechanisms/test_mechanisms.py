@@ -166,6 +166,11 @@ def test_discrete_laplace_event_and_rr_event():
         ),
         (lambda: pdp.Gaussian(epsilon=1.0), "Gaussian(epsilon=...) needs delta, got delta=None."),
         (
+            # below what the accountant's privacy loss distribution can report (about 1e-23)
+            lambda: pdp.Gaussian(epsilon=1.0, delta=1e-25),
+            "Gaussian(epsilon=..., delta=...) needs delta >= 1e-20, got delta=1e-25",
+        ),
+        (
             lambda: pdp.Gaussian(epsilon=2.0, delta=1e-5, calibration="classic"),
             "calibration='classic' holds only for epsilon < 1, got epsilon=2.0.",
         ),
@@ -224,6 +229,21 @@ def test_bools_are_refused_where_a_number_is_expected(make, name):
         TypeError, match=re.escape(f"{name} must be a number, got {name}=True (a bool).")
     ):
         make()
+
+
+@pytest.mark.parametrize(
+    "mech, value",
+    [
+        (pdp.Laplace(scale=1.0), "3"),
+        (pdp.Gaussian(sigma=1.0), "3"),
+        (pdp.DiscreteLaplace(scale=1.0), True),
+        (pdp.DiscreteGaussian(sigma=1.0), np.array([True, False])),
+    ],
+)
+def test_sample_refuses_text_and_bools(mech, value):
+    # "3" would be read as 3 and True as 1: a statistic is numbers
+    with pytest.raises(TypeError, match=re.escape(".sample needs a numeric statistic")):
+        mech.sample(value, rng=1)
 
 
 def test_randomized_response_refuses_bool_categories():

@@ -176,3 +176,53 @@ def test_privacy_spent_of_a_release_never_exceeds_the_requested_epsilon(scheme, 
         X, y, x_bound=1, y_bound=1, epsilon=epsilon, delta=1e-5, scheme=scheme, rng=1
     )
     assert float(pdp.privacy_spent(stats.dp_event(), delta=1e-5)) <= epsilon
+
+
+def _small_release():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (300, 2)) / 1.5
+    y = np.clip(X @ [1.0, -1.0] + 0.3 * rng.normal(size=300), -3, 3)
+    return R.release_suff_stats(X, y, x_bound=1.0, y_bound=3.0, epsilon=2.0, delta=1e-5, rng=1)
+
+
+def test_a_hand_built_release_refuses_a_non_symmetric_s_hat():
+    # the released upper triangle alone (zeros below) was averaged with its transpose: every
+    # off-diagonal entry halved, silently
+    rel = _small_release()
+    kw = dict(
+        z_hat=rel.z_hat,
+        n=rel.n,
+        sigma_s=rel.sigma_s,
+        sigma_z=rel.sigma_z,
+        x_bound=1.0,
+        y_bound=3.0,
+        epsilon=2.0,
+        delta=1e-5,
+    )
+    with pytest.raises(ValueError, match=re.escape("S_hat must be symmetric")):
+        R.SuffStatsRelease(S_hat=np.triu(rel.S_hat), **kw)
+    upper = np.triu(rel.S_hat)
+    mirrored = upper + np.swapaxes(np.triu(rel.S_hat, 1), -1, -2)
+    np.testing.assert_array_equal(R.SuffStatsRelease(S_hat=mirrored, **kw).S_hat, rel.S_hat)
+    with pytest.raises(ValueError, match=re.escape("n must hold J=1 positive integer node sizes")):
+        R.SuffStatsRelease(S_hat=rel.S_hat, **{**kw, "n": ["300"]})
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_a_non_finite_prior_mean_is_refused(bad):
+    rel = _small_release()
+    with pytest.raises(ValueError, match=re.escape("prior m must be finite")):
+        R.fit(rel, "bayes_fixedS_fast", prior=R.RegressionPrior(m=np.array([bad, 0.0])), rng=1)
+
+
+def test_fit_arguments_get_named_errors():
+    rel = _small_release()
+    fit = R.fit(rel, "bayes_fixedS_fast", rng=1)
+    with pytest.raises(ValueError, match=re.escape("prob must be a number strictly between 0")):
+        fit.interval(95)
+    with pytest.raises(ValueError, match=re.escape("X_test must have 2 columns")):
+        fit.predict(np.ones((4, 3)))
+    assert fit.predict(np.ones((4, 2))).shape == (4,)
+    for bad in ("0.5", np.array([0.5])):
+        with pytest.raises(TypeError, match=re.escape("sigma2_y must be a number")):
+            R.fit(rel, "bayes_fixedS_fast", sigma2_y=bad, rng=1)
