@@ -77,6 +77,7 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
 #: distribution cannot report below about 1e-23)
 _MIN_DELTA = 1e-20
 
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class Gaussian(Mechanism):
     r"""Gaussian noise on each coordinate of the statistic.
