@@ -55,6 +55,7 @@ from dp_accounting import dp_event
 from dp_accounting.rdp import RdpAccountant
 
 from pymc_dp._checks import check_delta, check_epsilon
+from pymc_dp.mechanisms._calibrate import rdp_orders
 from pymc_dp.accounting._search import largest_within
 from pymc_dp.accounting.parts import (
     Part,
@@ -244,8 +245,8 @@ def _epsilon(event, delta, accountant, pure):
     if any(isinstance(e, dp_accounting.NonPrivateDpEvent) for e, _ in _leaves(event)):
         return math.inf
     if accountant == "rdp":
-        acc = RdpAccountant(neighboring_relation=_REPLACE)
         ev = _rdp_event(event)
+        acc = RdpAccountant(orders=rdp_orders(ev), neighboring_relation=_REPLACE)
         if not acc.supports(ev):
             bad = next(e for e, _ in _leaves(ev) if not acc.supports(e))
             raise _unsupported(bad, "rdp")

@@ -434,6 +434,25 @@ class _NodeCheck:
         )
 
 
+@dataclasses.dataclass(frozen=True)
+class _ValueCheck:
+    """The checks new numbers in a plain ``pm.Data`` release container must pass for one node
+    (`release_data.watch_plain`): those of the release at construction; a resizable node's local
+    release may change its record count."""
+
+    name: str
+    statistic: object
+    mechanism: object
+    resizable: bool
+    shape: tuple
+
+    def __call__(self, value):
+        shape = self.shape
+        if self.resizable and self.statistic.local and value.ndim:  # one entry per record
+            shape = (value.shape[0], *shape[1:])
+        _validate_release(self.name, value, shape, self.mechanism)
+
+
 class DPObserved:
     """A privatized release of ``statistic(data)`` (pymc-extras style distribution).
 
@@ -520,6 +539,10 @@ class DPObserved:
 
             n_check = None if resizable else n
             watch(observed, _NodeCheck(rv.name, statistic, mech, n_check, tuple(data_names), shape))
+        elif isinstance(observed, SharedVariable):  # a plain pm.Data: its new numbers checked
+            from pymc_dp.distributions.release_data import watch_plain
+
+            watch_plain(observed, _ValueCheck(rv.name, statistic, mech, resizable, shape))
         return rv
 
     @classmethod

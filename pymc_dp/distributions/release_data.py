@@ -20,7 +20,14 @@ from pytensor.tensor.sharedvar import TensorSharedVariable
 from pymc_dp.release import Release
 from pymc_dp._checks import model_context
 
-__all__ = ["ReleaseData", "ReleaseSharedVariable", "set_release", "watch"]
+__all__ = [
+    "CheckedSharedVariable",
+    "ReleaseData",
+    "ReleaseSharedVariable",
+    "set_release",
+    "watch",
+    "watch_plain",
+]
 
 
 def _meta(release):
@@ -64,6 +71,30 @@ class ReleaseSharedVariable(TensorSharedVariable):
             check(release)
         super().set_value(np.array(new_value), borrow=borrow)
         self.tag.pdp_release = _meta(release)
+
+
+class CheckedSharedVariable(TensorSharedVariable):
+    """The class a plain ``pm.Data`` container takes once a ``DPObserved`` observes it: every new
+    value (``pm.set_data``) passes the checks a release passed at construction — numbers, finite,
+    the node's shape, integers under an integer mechanism — before it is stored. PyMC casts a
+    container to the release's dtype inside the graph, so without them ``pm.set_data(4.5)`` under
+    an integer mechanism was read as 4 and NaN as −2⁶³, silently."""
+
+    def set_value(self, new_value, borrow=False):
+        value = np.asarray(new_value)
+        for check in self.tag.pdp_value_checks:
+            check(value)
+        super().set_value(new_value, borrow=borrow)
+
+
+def watch_plain(container, check) -> None:
+    """Run ``check(new_values)`` at every ``set_value`` of the plain ``pm.Data`` ``container``
+    (one per node observing it): its class becomes `CheckedSharedVariable`."""
+    if type(container) is TensorSharedVariable:
+        container.__class__ = CheckedSharedVariable
+        container.tag.pdp_value_checks = []
+    if isinstance(container, CheckedSharedVariable):
+        container.tag.pdp_value_checks = [*container.tag.pdp_value_checks, check]
 
 
 def ReleaseData(name: str, release, *, dims=None, model=None) -> ReleaseSharedVariable:

@@ -39,11 +39,13 @@ from __future__ import annotations
 
 import os
 import warnings
+import weakref
 
 import numpy as np
 from pymc.step_methods.metropolis import tune as metropolis_tune
 from scipy.special import ndtr
 
+from pymc_dp.accounting.ledger import ChainLedger
 from pymc_dp.accounting.penalty_plan import budget_iterations
 from pymc_dp.accounting.spent import (
     PrivacyBudgetExceeded,
@@ -305,7 +307,7 @@ class PenaltyMH(DPStep):
 
     def _plan_budget(self, accountant, chains, iterations):
         self.accountant = "rdp" if self.batch_size is not None else opt.check_accountant(accountant)
-        self.max_iterations = self.run_cap = self.chain_cap = None
+        self.max_iterations = self.run_cap = self.chain_cap = self._ledger = None
         self.chains, planned = opt.check_run_plan(chains, iterations, self.budget)
         if self.budget is None:
             return
@@ -326,6 +328,9 @@ class PenaltyMH(DPStep):
         self.run_cap = self.max_iterations if planned is None else planned
         if self.chains is not None:
             self.chain_cap = self.run_cap // self.chains
+            # the chains' shares, counted across processes and pm.sample calls
+            self._ledger = ChainLedger(self.chains)
+            weakref.finalize(self, self._ledger.remove)
 
     def _sync_data(self) -> bool:
         """Follow ``pm.set_data``: read the current records; True if any data container changed.
@@ -389,6 +394,7 @@ class PenaltyMH(DPStep):
         """Per-chain reset: kernel state, counters, clipping warning and the adapted scale."""
         self._state = None
         self._started = False
+        self._slot = None  # the chain's share of the budget (`ChainLedger`), claimed at its start
         self._exhausted_warned = False
         self._sync_data()  # refuse incompatible data before the chain touches them
         self._chain_iters = 0
@@ -415,7 +421,26 @@ class PenaltyMH(DPStep):
         left = self.run_cap - self.total_iterations
         if self.chain_cap is not None:
             left = min(left, self.chain_cap - self._chain_iters)
+            if self._slot is False:  # every share of the budget went to earlier chains
+                left = 0
         return max(left, 0)
+
+    def _claim_share(self) -> None:
+        """At a chain's first iteration: take one of the ``chains`` shares (`ChainLedger`, across
+        processes and pm.sample calls); without one the chain reads no data (marked, warned)."""
+        self._slot = self._ledger.claim() is not None
+        if not self._slot:
+            self._exhausted_warned = True
+            warnings.warn(
+                f"PenaltyMH was declared for chains={self.chains}, and {self.chains} chains of "
+                "this step have already started (pm.sample(chains=...) above the declared number, "
+                "or the same step in another pm.sample call): each share of the budget is taken, "
+                "so this chain reads no data and repeats its start, marked "
+                "dp_budget_exhausted=True. Declare chains= (and iterations=) for every chain the "
+                "step will run, or build a new step for a new budget.",
+                BudgetExhaustedWarning,
+                stacklevel=3,
+            )
 
     def _set_scale(self, scale):
         self.scale = scale
@@ -492,6 +517,8 @@ class PenaltyMH(DPStep):
         return {**point, **self.target.point_of(theta)}, [stats]
 
     def step(self, point):
+        if self._ledger is not None and self._slot is None:
+            self._claim_share()
         if self.max_iterations is not None and self._allowance() == 0:
             return self._frozen(point)
         if not self._started:

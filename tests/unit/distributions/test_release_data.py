@@ -127,3 +127,39 @@ def test_plain_pm_data_still_takes_numbers():
         pdp.DPObserved("s", x, statistic=STAT, mechanism=MECH, observed=obs)
     pm.set_data({"obs": 2.0}, model=model)
     assert float(model["obs"].get_value()) == 2.0
+
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (
+            4.5,
+            "DiscreteLaplace releases integers, but observed for 's' has non-integer values [4.5]",
+        ),
+        (np.nan, "observed for 's' must be finite, got [nan]"),
+        (np.inf, "observed for 's' must be finite, got [inf]"),
+    ],
+)
+def test_plain_pm_data_gets_the_release_checks_at_set_data(bad, message):
+    """Old code: PyMC cast the container to the release's int64 inside the graph, so 4.5 was read
+    as 4 and NaN as -2^63 and sampled silently."""
+    with pm.Model() as model:
+        obs = pm.Data("obs", 4.0)
+        p = pm.Beta("p", 2, 3)
+        x = pm.Bernoulli("x", p, shape=12)
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.Sum(0, 1),
+            mechanism=pdp.DiscreteLaplace(epsilon=1.0),
+            observed=obs,
+        )
+    with pytest.raises(ValueError, match=re.escape(message)):
+        pm.set_data({"obs": bad}, model=model)
+    assert float(model["obs"].get_value()) == 4.0  # the old value kept
+    pm.set_data({"obs": 7.0}, model=model)  # an integer release is taken
+    assert float(model["obs"].get_value()) == 7.0
+    # the container survives PyMC's model copies with its checks
+    copy = clone_model(model)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        pm.set_data({"obs": bad}, model=copy)

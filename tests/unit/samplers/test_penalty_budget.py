@@ -67,12 +67,39 @@ def test_cores2_budget_covers_every_chain():
         ):
             sample(model, [step], draws=share + 10, tune=0, chains=2, cores=2, seed=3)
         return
-    # the BudgetExhaustedWarning is emitted in the workers; the stat marks the stop
+    # the BudgetExhaustedWarning is emitted in the workers; the stat marks the stop (a new step:
+    # this one's shares are spent, `test_shares_are_counted_across_processes_and_calls`)
+    step = _step(model, budget=(1.0, 1e-5), chains=2, init="model")
     idata = sample(model, [step], draws=share + 10, tune=0, chains=2, cores=2, seed=3)
     done = np.asarray(idata["sample_stats"]["dp_budget_exhausted"])
     assert done.sum(axis=1).tolist() == [10, 10]
     assert np.asarray(idata["sample_stats"]["dp_iterations"]).max(axis=1).tolist() == [share, share]
     assert pdp.privacy_spent(idata, delta=1e-5) <= 1.0
+
+
+def test_shares_are_counted_across_processes_and_calls():
+    """A step declared for chains=2 gives out two shares of its budget, whatever process runs the
+    chains: more chains than declared, or the same step in a second pm.sample call, read no data.
+    Old code: each worker took a full share, ε spent 1.465 for a budget of 1 in both cases."""
+    model, _ = penalty_model()
+    k = budget_iterations(20.0, 1.0, 1e-5)
+    share = k // 2
+    step = _step(model, budget=(1.0, 1e-5), chains=2, iterations=k, init="model")
+    draws = min(share, 40)
+    idata = sample(model, [step], draws=draws, tune=0, chains=4, cores=2, seed=5)
+    its = np.asarray(idata["sample_stats"]["dp_iterations"]).max(axis=1)
+    done = np.asarray(idata["sample_stats"]["dp_budget_exhausted"]).all(axis=1)
+    assert sorted(its.tolist()) == [0, 0, draws, draws]
+    assert done.tolist() == (its == 0).tolist()
+    assert pdp.privacy_spent(idata, delta=1e-5) <= 1.0
+    # the same step again (in new worker processes): no share is left
+    again = sample(model, [step], draws=draws, tune=0, chains=2, cores=2, seed=6)
+    assert np.asarray(again["sample_stats"]["dp_iterations"]).max() == 0
+    assert np.asarray(again["sample_stats"]["dp_budget_exhausted"]).all()
+    assert pdp.privacy_spent([idata, again], delta=1e-5) <= 1.0
+    # in this process too (cores=1): the warning names the declared chains
+    with pytest.warns(Warning, match=re.escape("declared for chains=2, and 2 chains of this step")):
+        sample(model, [step], draws=5, tune=0, chains=1, cores=1, seed=7)
 
 
 def test_chains_start_from_dispersed_data_independent_points():
