@@ -47,7 +47,9 @@ blocked Gibbs update of (α, base, π) given c, exact, and it avoids the slow ce
 is pinned by the column total Σ_g c_gk, and given base the column moves only as fast as the cell
 moves of `TableCells` let it: where the counts are small against the noise (small base_k), base_k
 and its column mix slowly together. Once per iteration, before the sweeps, the step therefore
-moves each pair (j, k) of a random pairing jointly with the columns j and k: with every other cell
+moves each pair (j, k) of a random pairing — a column of the half with the smaller released
+column totals with one of the other half (`DirichletHyper._column_order`) — jointly with the
+columns j and k: with every other cell
 fixed, each row's pair total ``t_g = c_gj + c_gk`` is fixed, and x = b_j / (b_j + b_k) has the
 density with both columns summed out row by row,
 
@@ -1176,7 +1178,30 @@ class DirichletHyper(DPStep):
         self._tuned = 0
         self._fresh = True
         self._r = None  # the table's releases, read once per chain (column moves)
+        self._rank = None  # ... their column totals' order (`_column_order`)
         self._prepared = None  # ... and by the cell moves (`cells.sweep_prepared`)
+
+    def _column_order(self) -> np.ndarray:
+        """The column pairs of this iteration, ``order[2p], order[2p + 1]``: a column of the half
+        with the smaller released column totals with one of the other half, both halves in a
+        random order (with K odd, one column drawn uniformly sits out). Drawn from the chain's
+        generator and the releases alone, never from the state, so every pairing is a move that
+        leaves the target invariant (module docstring). A sparse column paired with a full one
+        sees rows whose pair total t_g is mostly its partner's people, so its share x moves
+        freely; two sparse columns share few rows with t_g > 0 (at G = 300, K = 2,016, the base
+        coordinates below 0.1 ESS/draw went from 22–23 to 6–7 of 2,016, two seeds)."""
+        if self._rank is None:  # the releases' column totals, once a chain
+            r = np.concatenate(self._releases()).reshape(len(self._codes), -1, self.k)
+            self._rank = np.argsort(r.sum(axis=(0, 1)), kind="stable")
+        rank, out = self._rank, None
+        if self.k % 2:
+            out = int(self.rng.integers(self.k))
+            rank = rank[rank != out]
+        half = rank.size // 2
+        order = np.empty(rank.size, dtype=np.int64)
+        order[0::2] = self.rng.permutation(rank[:half])
+        order[1::2] = self.rng.permutation(rank[half:])
+        return order if out is None else np.append(order, out)
 
     def _column_args(self, table):
         """The column moves' noise kernels, releases (release × cell), log-factorial table and
@@ -1296,7 +1321,7 @@ class DirichletHyper(DPStep):
             if table is None:
                 table = np.array(point[self.table_name], dtype=np.int64).reshape(-1)
             codes, ka, kb, r, logs, keyed = self._column_args(table)
-            order = self.rng.permutation(self.k).astype(np.int64)
+            order = self._column_order()
             seeds = row_seeds(self.rng, self.k // 2)
             n_ev, *counted = column_pair_sweep(
                 seeds, table, self.k, b, a, beta, codes, ka, kb, r, logs, order, keyed, tails=True
