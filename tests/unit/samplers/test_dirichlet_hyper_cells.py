@@ -210,3 +210,36 @@ def test_table_alone_or_with_margins_is_refused_with_the_fix():
         pdp.DirichletHyper([model["alpha"], model["base"], model["pi"], model["c"]], cells=0)
     with model, pytest.raises(ValueError, match="moves must be 'pairs'.*got moves='cells'"):
         pdp.DirichletHyper([model["alpha"], model["base"], model["pi"], model["c"]], moves="cells")
+
+
+@pytest.mark.parametrize("k", [6, 7])
+def test_column_pairs_match_the_smaller_half_with_the_larger(k):
+    """Each column pair joins a column of the half with the smaller released column totals with
+    one of the other half, in an order drawn from the chain's generator (never from the state);
+    with K odd one column, drawn uniformly, sits out."""
+    g = 3
+    rel = np.tile(np.arange(k)[::-1] * 3, (g, 1))  # column totals decrease with the index
+    with pm.Model():
+        base = pm.Dirichlet("base", np.ones(k))
+        alpha = pm.LogNormal("alpha", 1.0, 1.0)
+        pi = pm.Dirichlet("pi", alpha * base, shape=(g, k))
+        c = pm.Multinomial("c", n=12, p=pi, shape=(g, k))
+        pdp.DPObserved(
+            "s", c, statistic=pdp.Cells(), mechanism=pdp.DiscreteGaussian(sigma=2.0), observed=rel
+        )
+        step = pdp.DirichletHyper([alpha, base, pi, c], rng=np.random.default_rng(1))
+    assert step.columns
+    seen, out = set(), set()
+    for _ in range(40):
+        order = step._column_order()
+        assert sorted(order.tolist()) == list(range(k))
+        pairs = order[: 2 * (k // 2)].reshape(-1, 2)
+        sits = sorted(set(range(k)) - set(pairs.ravel().tolist()))
+        rank = np.argsort(rel.sum(axis=0), kind="stable").tolist()
+        low = {c for c in rank if c not in sits}
+        low = set(sorted(low, key=rank.index)[: k // 2])
+        assert all((a in low) != (b in low) for a, b in pairs.tolist())
+        seen.update(map(tuple, pairs.tolist()))
+        out.update(sits)
+    assert len(seen) > k  # random pairs, not one fixed matching
+    assert len(out) == (k if k % 2 else 0)
