@@ -215,12 +215,23 @@ class Population:
         """Register the records as a model random variable (inside a ``pm.Model``)."""
         return self.dist(name, **self.params(theta), **kwargs)
 
+    def _prototype(self):
+        """One symbolic record variable at a symbolic θ (shape ``(d, B, 1)``, as in `score`)."""
+        th = pt.tensor("theta_rep", shape=(self.d, None, 1), dtype="float64")
+        return th, self.dist.dist(**self.params(self._theta_arg(th)))
+
+    def record_type(self) -> tuple[str, int]:
+        """``(dtype, ndim_supp)`` of one record: ``"int64"`` for discrete distributions
+        (``pm.Poisson``, ``pm.Bernoulli``), and the number of dimensions of one record's support
+        (0 for a scalar record, 1 for ``pm.MvNormal``). No compilation."""
+        _, proto = self._prototype()
+        return str(proto.dtype), int(getattr(proto.owner.op, "ndim_supp", 0))
+
     # -- compiled pieces ---------------------------------------------------------------------
     def _compile_score(self):
         import pymc as pm
 
-        th = pt.tensor("theta_rep", shape=(self.d, None, 1), dtype="float64")
-        proto = self.dist.dist(**self.params(self._theta_arg(th)))
+        th, proto = self._prototype()
         x = pt.tensor("x", shape=(None, None), dtype=proto.dtype)
         lp = pm.logp(proto, x)
         total = lp.sum()
@@ -309,7 +320,9 @@ class QuadratureMoments:
 
     the score from the population's PyMC log density by autodiff (``scipy.integrate.quad_vec``).
     Needs a continuous scalar record whose support does not depend on θ (not ``Unif(-θ, θ)``: use
-    `uniform_width_example`).
+    `uniform_width_example`); a discrete or multivariate population is refused at construction
+    (for discrete records use `fisher_information` with ``population=`` and ``statistic=``,
+    seed 001 Algorithm 2, or closed-form `Moments`).
 
     Parameters
     ----------
@@ -323,6 +336,22 @@ class QuadratureMoments:
     def __init__(self, population, s, *, lower=-np.inf, upper=np.inf, name=None):
         if not isinstance(population, Population):
             raise TypeError(f"population must be a pymc_dp.fisher.Population, got {population!r}.")
+        dtype, ndim_supp = population.record_type()
+        rule = "QuadratureMoments integrates s(x) p(x | theta) dx over a continuous scalar record"
+        if not dtype.startswith("float"):
+            raise ValueError(
+                f"{rule}, but population={population.name} has discrete records (dtype {dtype}). "
+                "For discrete records use fisher_information(theta, n=..., population=population, "
+                "statistic=..., mechanism=...) (method='marginal_mc', seed 001 Algorithm 2: the "
+                "exact marginal from the population's own draws and score, no quadrature), or "
+                "give the moments of s(X) in closed form with Moments(mean, cov) (e.g. "
+                "bernoulli_example())."
+            )
+        if ndim_supp != 0:
+            raise ValueError(
+                f"{rule}, but population={population.name} has {ndim_supp}-dimensional records. "
+                "Give the moments of s(X) in closed form with Moments(mean, cov)."
+            )
         self.population, self.s = population, s
         self.lower, self.upper = float(lower), float(upper)
         self.n_params = population.n_params

@@ -346,7 +346,8 @@ def _database_evaluator(statistic, mechanism, n):
 
     ``extras`` are the per-database noise parameters of a data-dependent mechanism (one exposing
     ``dist_params``, e.g. ``SmoothLaplace``: the scale ``S*_β(x)/α``), passed to its ``logpdf`` and
-    ``sample`` after the statistic. Record-additive statistics are compiled once; order
+    ``sample`` after the statistic. Record-additive statistics are compiled once, as the statistic
+    of one database (a 1-d record vector, what ``Counts`` needs) vectorized over the ``B`` databases; order
     statistics (``Median``/``Max``) are sorted in NumPy; any other object is evaluated database
     by database through ``statistic.evaluate`` (slow but generic).
     """
@@ -373,13 +374,18 @@ def _database_evaluator(statistic, mechanism, n):
 
         def fn(X):
             def build():
-                xs = pt.tensor("records", shape=(None, n), dtype=X.dtype)
-                t = statistic.contributions(xs.T)  # records on axis 0, databases along axis 1
+                # the statistic of ONE database, as it is released (a 1-d record vector of
+                # length n), vectorized over the batch axis of the simulated databases: a
+                # statistic that needs 1-d records (``Counts``) sees the records it was written
+                # for, never the (B, n) batch
+                one = pt.tensor("database", shape=(n,), dtype=X.dtype)
+                t = statistic.contributions(one)
                 out = t if local else t.sum(axis=0) * statistic.factor(n)
-                return pytensor.function([xs], out, mode="FAST_COMPILE")
+                xs = pt.tensor("records", shape=(None, n), dtype=X.dtype)
+                batched = vectorize_graph(out, {one: xs})
+                return pytensor.function([xs], batched, mode="FAST_COMPILE")
 
-            out = np.asarray(compiled(X.dtype.str, build)(X))
-            return (np.moveaxis(out, 1, 0) if local else out), ()
+            return np.asarray(compiled(X.dtype.str, build)(X)), ()
 
         return fn
     if isinstance(statistic, Statistic) and hasattr(statistic, "rank"):
