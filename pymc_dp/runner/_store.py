@@ -4,7 +4,8 @@ Layout of an output directory:
 
 ```
 outdir/
-  manifest.json          what call made these files (refuses a different call unless overwrite=True)
+  manifest.json          what call made these files, with digests of its functions' code
+                         (refuses a different call unless overwrite=True)
   units/<key>.nc         the unit's InferenceData / DataTree (written atomically: tmp + rename)
   units/<key>.json       its record: status "ok" | "error", summary rows, route, seconds, error text
 ```
@@ -52,8 +53,8 @@ class Store:
                 diff = sorted(k for k in set(old) | set(manifest) if old.get(k) != manifest.get(k))
                 raise ValueError(
                     f"outdir={str(self.root)!r} holds the results of a different sample_many call "
-                    f"(it differs in {', '.join(diff)}). Use another outdir, or pass overwrite=True "
-                    "to discard those results."
+                    f"(it differs in {', '.join(diff)}). {_why(diff, old)}Use another outdir, or "
+                    "pass overwrite=True to discard those results."
                 )
             if old != manifest:  # overwrite=True: start afresh
                 for f in self.units.iterdir():
@@ -91,6 +92,23 @@ class Store:
 
     def load(self, key: str):
         return load_idata(self.data_path(key))
+
+
+def _why(diff, old) -> str:
+    """Why a changed function's code refuses a resume (the manifest keys ``<fn>_code``)."""
+    code = [k.removesuffix("_code") for k in diff if k.endswith("_code")]
+    if not code:
+        return ""
+    if not any(k.endswith("_code") for k in old):
+        return (
+            "Its manifest was written before sample_many recorded what build, data and step "
+            "compute, so they cannot be compared with this call's. "
+        )
+    return (
+        f"The code of {' and '.join(code)} (or a value it reads: a module-level constant, a "
+        "closure variable, a default) is not the one that sampled those units: resuming would "
+        "return posteriors of the old model. "
+    )
 
 
 def save_idata(idata, path: Path) -> None:

@@ -26,7 +26,9 @@ res.summary          # one row per unit × scalar parameter: mean, sd, HDI, ESS,
   units share one model: each worker builds it once and swaps the data in (see
   `pymc_dp.runner._work`).
 * **Nothing lost.** With ``outdir`` every finished unit is written as soon as it is done; calling
-  again with the same arguments skips finished units (resume after a crash); a unit that raises is
+  again with the same arguments and the same code (``build``, ``data``, ``step`` and the constants
+  they read: `pymc_dp.runner._code`) skips finished units (resume after a crash); a changed
+  ``build`` is refused, not handed the old model's posteriors; a unit that raises is
   recorded with its error and the others go on; a unit whose worker dies is run again elsewhere
   (Dask reschedules it).
 """
@@ -46,6 +48,8 @@ from pathlib import Path
 
 import numpy as np
 
+from pymc_dp._checks import check_count
+from pymc_dp.runner._code import code_digest
 from pymc_dp.runner._store import Store, load_idata, unit_key
 from pymc_dp.runner._work import run_batch
 
@@ -174,7 +178,9 @@ def sample_many(
     outdir : str or Path, optional
         Directory for the results (``units/<key>.nc`` + ``.json`` per unit, ``manifest.json``).
         Re-running the same call resumes; another call's directory is refused unless
-        ``overwrite=True``. Without it the results come back in memory.
+        ``overwrite=True`` — another call includes a ``build``, ``data`` or ``step`` whose code
+        changed, or a value it reads (a module-level constant, a closure variable; see
+        `pymc_dp.runner._code`). Without it the results come back in memory.
     n_workers : int, optional
         Workers of the local cluster (default: the machine's cores); ``0`` runs in this process
         without Dask. Ignored with ``client=``.
@@ -188,13 +194,16 @@ def sample_many(
     progressbar : bool
         Show units done, failed and the ETA on stderr.
     batch_size : int, optional
-        Units per task (default: enough tasks to keep every worker busy, at most 16 per task).
+        Units per task, >= 1 (default ``None``: enough tasks to keep every worker busy, at most 16
+        per task).
     step : callable, optional
         ``step(model) -> step(s)`` instead of the default assignment.
     timeout : float
         Seconds to wait for a scheduler given by address.
     **sample_kwargs
-        Passed to ``pm.sample`` (``draws``, ``tune``, ``chains``, ...); ``cores`` defaults to 1.
+        Passed to ``pm.sample`` (``draws``, ``tune``, ``chains``, ...); ``cores`` defaults to 1,
+        and must be 1 on Dask (a worker's process cannot start the processes ``cores > 1``
+        runs chains in): parallelism comes from the workers. ``n_workers=0`` takes any ``cores``.
 
     Returns
     -------
@@ -215,11 +224,8 @@ def sample_many(
             f"sample_many sets {bad[0]}= itself (seeds come from seed=, the model from build, "
             "steps from step=(model -> steps)); remove it from the keyword arguments."
         )
-    if n_workers is not None and (not isinstance(n_workers, int) or n_workers < 0):
-        raise ValueError(
-            f"n_workers must be an int >= 0, got {n_workers!r}. Use 0 to run in this "
-            "process, None for one worker per core."
-        )
+    n_workers, batch_size = _check_workers(n_workers, batch_size)
+    _check_cores(sample_kwargs, on_dask=client is not None or n_workers != 0)
     manifest = _manifest(build, data, step, seed, sample_kwargs)
     store = Store(outdir, manifest, overwrite=overwrite) if outdir is not None else None
     outdir = None if store is None else str(store.root)
@@ -304,6 +310,45 @@ def _check_step(step) -> None:
         )
 
 
+def _check_workers(n_workers, batch_size) -> tuple[int | None, int | None]:
+    """``n_workers``: None or an int >= 0; ``batch_size``: None or an int >= 1 (bools refused:
+    ``n_workers=True`` ran one worker, ``batch_size=-1`` submitted no unit at all)."""
+    if n_workers is not None:
+        n_workers = check_count(
+            n_workers,
+            name="n_workers",
+            minimum=0,
+            rule="an int >= 0 (not a bool)",
+            fix="Use 0 to run in this process, None for one worker per core.",
+        )
+    if batch_size is not None:
+        batch_size = check_count(
+            batch_size,
+            name="batch_size",
+            minimum=1,
+            rule="an int >= 1 (units per Dask task; not a bool)",
+            fix="Pass e.g. batch_size=4, or None to keep every worker busy (at most 16 per task).",
+        )
+    return n_workers, batch_size
+
+
+def _check_cores(sample_kwargs, *, on_dask) -> None:
+    """``cores > 1`` makes ``pm.sample`` start a process per chain, which a Dask worker cannot:
+    its process is daemonic, and daemonic processes may not have children."""
+    if not on_dask or "cores" not in sample_kwargs:
+        return
+    cores = sample_kwargs["cores"]
+    if isinstance(cores, int | np.integer) and not isinstance(cores, bool) and cores == 1:
+        return
+    raise ValueError(
+        f"cores must be 1 on Dask workers, got cores={cores!r}: pm.sample would run a unit's "
+        "chains in processes of their own, which a Dask worker (a daemonic process) cannot start. "
+        "Pass cores=1 (each unit's chains then run one after another on its worker; run more "
+        "units at once with more workers, n_workers=...), or n_workers=0 to run the units in this "
+        f"process with cores={cores!r}."
+    )
+
+
 def _check_seed(seed) -> int:
     if isinstance(seed, bool | np.bool_) or not isinstance(seed, int | np.integer):
         raise TypeError(
@@ -358,6 +403,10 @@ def _manifest(build, data, step, seed, sample_kwargs) -> dict:
         "build": name(build),
         "data": name(data),
         "step": name(step),
+        # what they compute: a changed constant inside build must not resume the old results
+        "build_code": code_digest(build),
+        "data_code": code_digest(data),
+        "step_code": code_digest(step),
         "seed": int(seed),
         "sample_kwargs": {k: repr(v) for k, v in sorted(sample_kwargs.items())},
     }
@@ -581,11 +630,7 @@ def map_units(
     seed = _check_seed(seed)
     if not callable(fn):
         raise TypeError(f"fn must be a function (unit, rng) -> result, got {type(fn).__name__}.")
-    if n_workers is not None and (not isinstance(n_workers, int) or n_workers < 0):
-        raise ValueError(
-            f"n_workers must be an int >= 0, got {n_workers!r}. Use 0 to run in this "
-            "process, None for one worker per core."
-        )
+    n_workers, batch_size = _check_workers(n_workers, batch_size)
     todo = [(i, u, unit_seed(seed, u)) for i, u in enumerate(units)]
     work = functools.partial(_map_batch, fn)
     out: list = [None] * len(units)

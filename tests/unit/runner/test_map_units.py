@@ -3,6 +3,8 @@ any number of Dask workers (each unit draws from its own generator)."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -35,6 +37,24 @@ def test_a_failing_unit_raises_its_own_error():
         map_units(fn, [1], n_workers=-1)
     with pytest.raises(TypeError, match="fn must be a function"):
         map_units(3, [1], n_workers=0)
+
+
+@pytest.mark.parametrize(
+    "kwargs, msg",
+    [
+        ({"batch_size": -1}, "batch_size must be an int >= 1 (units per Dask task; not a bool)"),
+        ({"batch_size": 0}, "got batch_size=0. Pass e.g. batch_size=4, or None"),
+        ({"batch_size": 2.5}, "got batch_size=2.5."),
+        ({"batch_size": True}, "got batch_size=True."),
+        ({"n_workers": True}, "n_workers must be an int >= 0 (not a bool), got n_workers=True."),
+        ({"n_workers": 1.5}, "got n_workers=1.5. Use 0 to run in this process"),
+    ],
+)
+def test_batch_size_and_n_workers_are_checked_up_front(kwargs, msg):
+    """batch_size=-1 submitted nothing and returned [None, ...]; 2.5 raised a bare TypeError on
+    the first batch; 0 meant the default; n_workers=True started one worker."""
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        map_units(G.noisy_mean, UNITS, **{"n_workers": 0, **kwargs})
 
 
 def test_select_statistic_draws_per_candidate_and_point():

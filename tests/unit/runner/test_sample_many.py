@@ -20,11 +20,34 @@ from pymc_dp.runner.many import local_cluster, unit_seed
 from tests.support import runner as R
 
 KW = {"draws": 60, "tune": 60, "chains": 1, "progressbar": False}
+PRIOR_MEAN = 0.0  # read by `build_prior`; the resume tests change it
 ROOT = Path(__file__).resolve().parents[3]
 
 
 def mu_draws(res, unit):
     return np.asarray(res[unit].posterior["mu"]).ravel()
+
+
+def build_prior(unit):
+    """A prior only (fast): its mean is the module constant PRIOR_MEAN."""
+    import pymc as pm
+
+    with pm.Model() as model:
+        pm.Normal("mu", PRIOR_MEAN, 0.1)
+    return model
+
+
+def build_with_mean(mean):
+    """``unit -> model`` closures: each has the qualname ``build_with_mean.<locals>.build``."""
+
+    def build(unit):
+        import pymc as pm
+
+        with pm.Model() as model:
+            pm.Normal("mu", mean, 0.1)
+        return model
+
+    return build
 
 
 def test_in_process_results_summary_and_order_free_seeds():
@@ -157,6 +180,109 @@ def test_outdir_resume_skips_finished_units_and_refuses_another_call(tmp_path):
     assert redo.units["status"].tolist() == ["ok"]
 
 
+CHANGED_CODE = re.escape(
+    "holds the results of a different sample_many call (it differs in build_code). The code of "
+    "build (or a value it reads: a module-level constant, a closure variable, a default) is not "
+    "the one that sampled those units: resuming would return posteriors of the old model. Use "
+    "another outdir, or pass overwrite=True to discard those results."
+)
+
+
+def test_resume_refuses_a_build_whose_constant_changed(tmp_path, monkeypatch):
+    """The manifest held only build's name: a run whose module constant inside build changed was
+    marked 'skipped' and the old model's posteriors came back without a word."""
+    out, kw = tmp_path / "run", {**KW, "draws": 30, "tune": 10}
+    first = pdp.sample_many(build_prior, [0, 1], outdir=out, n_workers=0, **kw)
+    assert first.units["status"].tolist() == ["ok", "ok"]
+    # the same function (already run in this process) resumes
+    same = pdp.sample_many(build_prior, [0, 1], outdir=out, n_workers=0, **kw)
+    assert same.units["status"].tolist() == ["skipped", "skipped"]
+    monkeypatch.setattr(sys.modules[__name__], "PRIOR_MEAN", 5.0)
+    with pytest.raises(ValueError, match=CHANGED_CODE):
+        pdp.sample_many(build_prior, [0, 1], outdir=out, n_workers=0, **kw)
+    redo = pdp.sample_many(build_prior, [0, 1], outdir=out, n_workers=0, overwrite=True, **kw)
+    assert redo.units["status"].tolist() == ["ok", "ok"]
+    assert abs(float(redo[0].posterior["mu"].mean()) - 5.0) < 0.2
+
+
+def test_resume_refuses_a_closure_over_another_value(tmp_path):
+    out, kw = tmp_path / "run", {**KW, "draws": 30, "tune": 10}
+    pdp.sample_many(build_with_mean(0.0), [0], outdir=out, n_workers=0, **kw)
+    again = pdp.sample_many(build_with_mean(0.0), [0], outdir=out, n_workers=0, **kw)
+    assert again.units["status"].tolist() == ["skipped"]
+    with pytest.raises(ValueError, match=CHANGED_CODE):
+        pdp.sample_many(build_with_mean(5.0), [0], outdir=out, n_workers=0, **kw)
+
+
+def test_code_digest_is_the_same_in_every_process_and_follows_the_code(tmp_path, monkeypatch):
+    """A script's functions (``__main__``): a resume in a new process (another PYTHONHASHSEED)
+    must see the same digests, and a changed constant another one."""
+    import runpy
+
+    script = tmp_path / "digest.py"
+    script.write_text(
+        textwrap.dedent(f"""
+        import os, sys
+        sys.path.insert(0, {str(ROOT)!r})
+        import numpy as np
+        import pymc_dp as pdp
+        from pymc_dp.runner.many import _manifest
+        PRIOR_MEAN = float(os.environ["PRIOR_MEAN"])
+        STAT, TAGS, TABLE = pdp.Mean(lower=-3, upper=5), {{"a", "b", "cc"}}, np.arange(4.0)
+
+        def helper(unit):
+            return TABLE * unit + PRIOR_MEAN
+
+        def build(unit):
+            shift = lambda v: v + 1
+            return shift(helper(unit)), unit in TAGS or unit in {{"x", "y"}}, STAT
+
+        m = _manifest(build, lambda u: {{"s": u}}, None, 0, {{"draws": 10}})
+        DIGESTS = [m["build_code"], m["data_code"], m["step_code"]]
+        print(*DIGESTS)
+    """)
+    )
+    env = {**os.environ, "PYTHONHASHSEED": "1", "PRIOR_MEAN": "0.0"}
+    proc = subprocess.run(
+        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120
+    )
+    there = proc.stdout.split()
+    assert len(there) == 3, proc.stderr
+    here = {}
+    for mean in ("0.0", "0.5"):
+        monkeypatch.setenv("PRIOR_MEAN", mean)
+        here[mean] = [str(d) for d in runpy.run_path(str(script), run_name="__main__")["DIGESTS"]]
+    assert here["0.0"] == there  # the same script in another process: the same digests
+    assert here["0.5"][0] != there[0] and here["0.5"][1:] == there[1:]  # build's constant
+    assert there[2] == "None"
+
+
+def test_code_digest_ignores_line_numbers_and_caches_and_sees_helpers():
+    from pymc_dp.runner._code import code_digest
+
+    src = "def f(u):\n    return g(u) + K\n\ndef g(u):\n    return u * 2\n"
+    ns_a, ns_b = {"K": 1}, {"K": 1}
+    exec(compile(src, "a.py", "exec"), ns_a)
+    exec(compile("\n\n# a comment\n" + src, "b.py", "exec"), ns_b)
+    assert code_digest(ns_a["f"]) == code_digest(ns_b["f"])  # moved, same code
+    ns_b["K"] = 2
+    assert code_digest(ns_a["f"]) != code_digest(ns_b["f"])  # a constant it reads
+    ns_b["K"] = 1
+    exec(compile("def g(u):\n    return u * 3\n", "b.py", "exec"), ns_b)
+    assert code_digest(ns_a["f"]) != code_digest(ns_b["f"])  # a helper it calls
+    stat = pdp.Mean(lower=-3, upper=5)
+    before = code_digest(lambda u: stat)
+    stat._cache = object()  # private state (caches) is not what the function computes
+    assert code_digest(lambda u: stat) == before
+    table = __import__("pandas").DataFrame({"s": [1.0, 2.0]})
+    before = code_digest(lambda u: table)
+    table.loc[1, "s"] = 3.0  # a table's state is private (_mgr): its values count
+    assert code_digest(lambda u: table) != before
+    assert code_digest(lambda u: pdp.Mean(lower=-3, upper=6)) != code_digest(
+        lambda u: pdp.Mean(lower=-3, upper=5)
+    )
+
+
 @pytest.mark.parametrize("at", [30, 70], ids=["warm-up", "draws"])
 def test_ctrl_c_stops_the_run_and_saves_no_unit(tmp_path, at):
     """PyMC's sequential sampler catches Ctrl-C and returns a short trace (or fails on it during
@@ -197,7 +323,11 @@ def test_a_failing_unit_is_recorded_and_the_others_finish(tmp_path):
         ({"units": []}, ValueError, "units is empty"),
         ({"units": [1, 1]}, ValueError, "units holds 1 twice"),
         ({"random_seed": 3}, TypeError, "sample_many sets random_seed= itself"),
-        ({"n_workers": -1}, ValueError, "n_workers must be an int >= 0, got -1"),
+        (
+            {"n_workers": -1},
+            ValueError,
+            "n_workers must be an int >= 0 (not a bool), got n_workers=-1",
+        ),
         ({"build": 3}, TypeError, "build must be a function unit -> pm.Model, got int"),
     ],
 )
@@ -205,6 +335,55 @@ def test_bad_arguments(kwargs, exc, msg):
     args = {"build": R.build, "units": [0], "n_workers": 0, **KW, **kwargs}
     with pytest.raises(exc, match=re.escape(msg)):
         pdp.sample_many(args.pop("build"), args.pop("units"), **args)
+
+
+@pytest.mark.parametrize("batch_size", [-1, 0, 2.5, True, "4"])
+def test_batch_size_must_be_a_positive_int(batch_size):
+    """batch_size=-1 submitted no task and returned every unit 'missing', 2.5 raised a bare
+    TypeError, 0 meant the default."""
+    msg = (
+        f"batch_size must be an int >= 1 (units per Dask task; not a bool), got "
+        f"batch_size={batch_size!r}. Pass e.g. batch_size=4, or None to keep every worker busy "
+        "(at most 16 per task)."
+    )
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        pdp.sample_many(R.build, [0], n_workers=0, batch_size=batch_size, **KW)
+
+
+@pytest.mark.parametrize("n_workers", [True, False, -1, 1.0])
+def test_n_workers_must_be_a_non_negative_int(n_workers):
+    """n_workers=True ran one worker."""
+    msg = (
+        f"n_workers must be an int >= 0 (not a bool), got n_workers={n_workers!r}. Use 0 to run "
+        "in this process, None for one worker per core."
+    )
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        pdp.sample_many(R.build, [0], n_workers=n_workers, **KW)
+
+
+@pytest.mark.parametrize(
+    "where", [{"n_workers": 1}, {"n_workers": None}, {"client": "tcp://127.0.0.1:9"}]
+)
+@pytest.mark.parametrize("cores", [2, None])
+def test_cores_above_one_is_refused_on_dask_before_any_work(where, cores):
+    """cores=2 on Dask failed every unit: "daemonic processes are not allowed to have children"
+    (pm.sample starts a process per chain; a Dask worker's process is daemonic)."""
+    msg = (
+        f"cores must be 1 on Dask workers, got cores={cores!r}: pm.sample would run a unit's "
+        "chains in processes of their own, which a Dask worker (a daemonic process) cannot "
+        "start. Pass cores=1 (each unit's chains then run one after another on its worker; run "
+        "more units at once with more workers, n_workers=...), or n_workers=0 to run the units "
+        f"in this process with cores={cores!r}."
+    )
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        pdp.sample_many(R.build, [0, 1], cores=cores, timeout=1, **where, **{**KW, "chains": 2})
+    assert time.perf_counter() - start < 1.0  # refused up front: no cluster started
+
+
+def test_cores_in_this_process_is_passed_to_pm_sample():
+    res = pdp.sample_many(build_prior, [0], n_workers=0, cores=2, **{**KW, "draws": 20})
+    assert res.units["status"].tolist() == ["ok"]
 
 
 def test_unreachable_scheduler_is_a_clear_error():
