@@ -25,6 +25,7 @@ implements
 from __future__ import annotations
 
 import functools
+import os
 
 from pymc.model import modelcontext
 from pymc.step_methods.compound import BlockedStep, Competence, StepMethodState
@@ -32,6 +33,7 @@ from pymc.util import get_random_generator
 
 from pymc_dp._checks import check_float64
 from pymc_dp.samplers.convergence import theta_value_names, watch_chain
+from pymc_dp.samplers.streams import auto_threads, stepping
 
 __all__ = ["Competence", "DPStep"]
 
@@ -65,6 +67,11 @@ class DPStep(BlockedStep):
     def start_chain(self) -> None:
         """Reset per-chain state, adaptation included (default: nothing)."""
 
+    def thread_work(self) -> int:
+        """Cells the step's numba loops cover per iteration (`streams.auto_threads`; default 0:
+        never threaded by itself)."""
+        return 0
+
     def plan_chain(self, tune: int, draws: int) -> None:
         """Called with the chain's warm-up and draw counts when PyMC gives them (PyMC ≥ 6.3)."""
 
@@ -75,6 +82,9 @@ class DPStep(BlockedStep):
         self.set_rng(rng)
 
     def _start(self, rng) -> None:
+        if not hasattr(self, "_built_pid"):  # the process that built the step (`auto_threads`)
+            self._built_pid = os.getpid()
+        self._threaded = auto_threads(self.thread_work(), self._built_pid)
         self.rng = get_random_generator(rng, copy=False)
         self.reseed(self.rng)
         self.tune = True
@@ -127,7 +137,10 @@ def _watched(step_fn):
 
     @functools.wraps(step_fn)
     def step(self, point):
-        new, stats = step_fn(self, point)
+        # threads only in the process that built the step (never in a forked worker: GNU OpenMP)
+        on = getattr(self, "_threaded", False) and os.getpid() == self._built_pid
+        with stepping(on):
+            new, stats = step_fn(self, point)
         watch = getattr(self, "_dp_watch", None)
         if watch is not None:
             watch.observe(self, new)

@@ -1056,6 +1056,12 @@ class TableCells(DPStep):
             self._log_tab = log_table(top)
         return self._log_tab
 
+    def thread_work(self) -> int:
+        """The cells of its tables (`streams.auto_threads`)."""
+        if self._parts:
+            return sum(part.thread_work() for part in self._parts)
+        return int(np.prod(self.shape, dtype=np.int64))
+
     def step(self, point):
         if self._parts:
             return self._step_parts(point)

@@ -1181,6 +1181,10 @@ class DirichletHyper(DPStep):
         self._rank = None  # ... their column totals' order (`_column_order`)
         self._prepared = None  # ... and by the cell moves (`cells.sweep_prepared`)
 
+    def thread_work(self) -> int:
+        """The G·K cells of π and of the table (`streams.auto_threads`)."""
+        return int(self.n_rows) * self.k
+
     def _column_order(self) -> np.ndarray:
         """The column pairs of this iteration, ``order[2p], order[2p + 1]``: a column of the half
         with the smaller released column totals with one of the other half, both halves in a

@@ -121,6 +121,10 @@ class ParentCells(DPStep):
                 t.cells.width = width
         self._init_step(rng)
 
+    def thread_work(self) -> int:
+        """The cells of its tables (`streams.auto_threads`)."""
+        return sum(t.cells.thread_work() for t in self._pairs)
+
     def start_chain(self) -> None:
         for t in self._pairs:
             t.cells.start_chain()

@@ -25,14 +25,17 @@ Draws, all exact transformations of the stream's 64-bit outputs z (uniforms ``(z
 * `dirichlet_rows_simplex_streams`: PyMC's simplex values of one Dirichlet draw per row (the
   per-row-stream twin of `conjugate.dirichlet_rows_simplex`).
 
-Threads are opt-in (`use_threads`): each loop has a threaded (``prange``) and a plain twin calling
-the same per-row function, so the draws do not depend on the choice.
+Threads are automatic for large tables sampled in the process that built the step (`use_threads`,
+`auto_threads`): each loop has a threaded (``prange``) and a plain twin calling the same per-row
+function, so the draws do not depend on the choice.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import sys
 
 import numba
 import numpy as np
@@ -89,24 +92,70 @@ _ZIG_INV_R = 1.0 / _ZIG_R
 _ZIG_W, _ZIG_K, _ZIG_F = _ziggurat_tables()
 
 
-_THREADS = [os.environ.get("PYMC_DP_THREADS", "").strip().lower() in ("1", "true", "yes")]
+def _env_threads():
+    """``PYMC_DP_THREADS``: 1/true/yes forces threads on, 0/false/no off; unset: automatic."""
+    value = os.environ.get("PYMC_DP_THREADS", "").strip().lower()
+    if value in ("1", "true", "yes"):
+        return True
+    if value in ("0", "false", "no"):
+        return False
+    return None
 
 
-def use_threads(flag: bool) -> None:
-    """Run the row / pair loops of the steps in numba threads (``prange``) or not (the default; also
-    ``PYMC_DP_THREADS=1`` in the environment). The draws are the same either way and with any
-    number of threads. Off by default because numba's usual threading layer here, GNU OpenMP, makes
-    a process that has run a parallel loop unable to fork (the child is terminated), and
-    ``pm.sample(cores > 1)`` forks on Linux: turn it on in a process that samples its chains
-    itself (``cores=1``), or set numba's threading layer to ``"tbb"`` / ``"workqueue"`` first."""
-    if not isinstance(flag, bool):
-        raise ValueError(f"use_threads takes True or False, got {flag!r}.")
+_THREADS = [_env_threads()]  # True / False: forced; None: each step decides (`auto_threads`)
+_AUTO = [False]  # the decision of the step running now (`stepping`)
+
+#: cells of the work a step threads by itself (`auto_threads`): below, a loop is too short for
+#: the threads' start-up to pay (and the test suite's small tables stay serial)
+AUTO_THREADS_SIZE = 100_000
+
+
+def use_threads(flag) -> None:
+    """Run the row / pair loops of the steps in numba threads (``prange``): ``True`` always,
+    ``False`` never, ``None`` (the default; ``PYMC_DP_THREADS`` unset) when `auto_threads` says so.
+    ``PYMC_DP_THREADS=1`` / ``0`` in the environment forces them on / off. The draws are the same
+    either way and with any number of threads. Forcing them on in a process that then forks is
+    unsafe with numba's usual threading layer here, GNU OpenMP (a forked child that runs a parallel
+    loop is terminated), and ``pm.sample(cores > 1)`` forks on Linux: the automatic choice never
+    runs them in a process other than the one that built the step."""
+    if flag is not None and not isinstance(flag, bool):
+        raise ValueError(f"use_threads takes True, False or None (automatic), got {flag!r}.")
     _THREADS[0] = flag
 
 
 def threads() -> bool:
-    """Whether the steps' row / pair loops run in numba threads (`use_threads`)."""
-    return _THREADS[0]
+    """Whether the steps' row / pair loops run in numba threads now (`use_threads`)."""
+    forced = _THREADS[0]
+    return _AUTO[0] if forced is None else forced
+
+
+def auto_threads(size: int, built_pid: int) -> bool:
+    """The automatic choice for a step whose parallel loops cover ``size`` cells, built in process
+    ``built_pid``: threads when the chain runs in the process that built the step (``pm.sample``
+    with ``cores=1``; PyMC's worker processes for ``cores > 1`` already fill the cores, and GNU
+    OpenMP must not run in a forked child), the work has at least `AUTO_THREADS_SIZE` cells, numba
+    has two threads or more, and the process is not a Dask worker (``sample_many`` runs one unit
+    per worker)."""
+    if size < AUTO_THREADS_SIZE or os.getpid() != built_pid or numba.get_num_threads() < 2:
+        return False
+    distributed = sys.modules.get("distributed")
+    if distributed is not None:
+        try:
+            distributed.get_worker()
+        except ValueError:  # not in a worker
+            return True
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def stepping(on: bool):
+    """Within: `threads` is ``on`` unless `use_threads` forced a choice (a step's iteration)."""
+    old, _AUTO[0] = _AUTO[0], bool(on)
+    try:
+        yield
+    finally:
+        _AUTO[0] = old
 
 
 def row_seeds(rng: np.random.Generator, n: int) -> np.ndarray:

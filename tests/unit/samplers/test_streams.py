@@ -2,6 +2,8 @@
 them (TableCells' Multinomial rows, DirichletHyper's π draw): the draws follow their laws, and the
 same seed gives the same draws with 1 and 2 numba threads."""
 
+import os
+
 import numba
 import numpy as np
 import pymc as pm
@@ -183,10 +185,71 @@ def test_areas_steps_same_with_one_and_two_threads():
     assert len(hashes) == 3 and len(set(hashes)) == 1, hashes
 
 
-def test_threads_are_opt_in():
-    assert not streams.threads()  # the test process never forks after a threaded loop
-    with pytest.raises(ValueError, match="use_threads takes True or False"):
+def test_threads_are_automatic_for_large_tables_in_the_building_process():
+    assert not streams.threads()  # outside a step: no threads (the test process may fork)
+    with pytest.raises(ValueError, match="use_threads takes True, False or None"):
         streams.use_threads(1)
+    size, here = streams.AUTO_THREADS_SIZE, os.getpid()
+    assert not streams.auto_threads(size - 1, here)  # too small to pay
+    assert not streams.auto_threads(size, here + 1)  # a worker process (a forked chain)
+    assert streams.auto_threads(size, here) == (numba.get_num_threads() >= 2)
+    with streams.stepping(True):
+        assert streams.threads()
+    assert not streams.threads()
+
+
+_AUTO_CHECK = r"""
+import numba, numpy as np, pymc as pm
+import pymc_dp as pdp
+from pymc_dp.samplers import dirichlet_hyper as dh, streams
+
+streams.AUTO_THREADS_SIZE = 1  # a small table threads by itself
+seen = []
+sweep = dh.column_pair_sweep
+def spy(*args, **kwargs):
+    seen.append(streams.threads())
+    return sweep(*args, **kwargs)
+dh.column_pair_sweep = spy
+
+rng = np.random.default_rng(3)
+g, k = 12, 5
+with pm.Model() as model:
+    base = pm.Dirichlet("base", np.ones(k))
+    alpha = pm.LogNormal("alpha", np.log(k), 1.0)
+    pi = pm.Dirichlet("pi", alpha * base, shape=(g, k))
+    c = pm.Multinomial("c", n=np.full(g, 15), p=pi, shape=(g, k))
+    pdp.DPObserved("s", c, statistic=pdp.Cells(), mechanism=pdp.DiscreteGaussian(sigma=2.0),
+                   observed=rng.poisson(3.0, size=(g, k)))
+kw = dict(tune=5, draws=10, random_seed=4, progressbar=False, compute_convergence_checks=False)
+with model:
+    auto = pm.sample(chains=1, cores=1, **kw)
+    threaded = all(seen) and len(seen) > 0
+    # forked chains after a threaded loop in this process: serial there, not terminated
+    both = pm.sample(chains=2, cores=2, **kw)
+    streams.use_threads(False)
+    seen.clear()
+    plain = pm.sample(chains=1, cores=1, **kw)
+same = np.array_equal(auto.posterior["alpha"].values, plain.posterior["alpha"].values)
+print("AUTO", threaded, not any(seen), same, both.posterior["alpha"].shape, numba.threading_layer())
+"""
+
+
+@pytest.mark.slow  # a child process: import, build and compile
+@two_threads
+def test_auto_threads_run_in_the_building_process_and_forked_chains_stay_serial():
+    """With threads automatic, a step built and sampled in this process (cores=1) runs its loops in
+    threads; pm.sample(cores=2) afterwards forks chains that run serially (GNU OpenMP terminates a
+    forked child that runs a parallel loop); the draws equal those without threads. In a child
+    process, as the test above."""
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", _AUTO_CHECK], capture_output=True, text=True, check=False
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    line = next(ln for ln in out.stdout.splitlines() if ln.startswith("AUTO"))
+    assert line.split()[1:5] == ["True", "True", "True", "(2,"], line
 
 
 def test_dirichlet_row_reads_only_its_own_stream():
