@@ -31,7 +31,14 @@ class ChainLedger:
     def __init__(self, slots: int):
         self.slots = int(slots)
         self.token = secrets.token_hex(16)
-        os.makedirs(LEDGER_DIR, exist_ok=True)
+        try:
+            os.makedirs(LEDGER_DIR, exist_ok=True)
+        except OSError as err:
+            raise RuntimeError(
+                f"a budget shared by chains=... needs a writable directory for its chain ledger "
+                f"({LEDGER_DIR}, in the temporary directory), and it cannot be created: {err}. "
+                "Point TMPDIR to a writable directory on this machine."
+            ) from err
 
     def _path(self, i: int) -> str:
         return os.path.join(LEDGER_DIR, f"{self.token}.{i}")

@@ -1060,7 +1060,7 @@ class TableCells(DPStep):
         """The cells of its tables (`streams.auto_threads`)."""
         if self._parts:
             return sum(part.thread_work() for part in self._parts)
-        return int(np.prod(self.shape, dtype=np.int64))
+        return 0 if self.shape is None else int(np.prod(self.shape, dtype=np.int64))
 
     def step(self, point):
         if self._parts:
