@@ -104,6 +104,7 @@ def _env_threads():
 
 _THREADS = [_env_threads()]  # True / False: forced; None: each step decides (`auto_threads`)
 _AUTO = [False]  # the decision of the step running now (`stepping`)
+_LAUNCHED = [None]  # the process that launched numba's threading layer from here (`auto_threads`)
 
 #: cells of the work a step threads by itself (`auto_threads`): below, a loop is too short for
 #: the threads' start-up to pay (and the test suite's small tables stay serial)
@@ -133,10 +134,17 @@ def auto_threads(size: int, built_pid: int) -> bool:
     """The automatic choice for a step whose parallel loops cover ``size`` cells, built in process
     ``built_pid``: threads when the chain runs in the process that built the step (``pm.sample``
     with ``cores=1``; PyMC's worker processes for ``cores > 1`` already fill the cores, and GNU
-    OpenMP must not run in a forked child), the work has at least `AUTO_THREADS_SIZE` cells, numba
-    has two threads or more, and the process is not a Dask worker (``sample_many`` runs one unit
-    per worker)."""
-    if size < AUTO_THREADS_SIZE or os.getpid() != built_pid or numba.get_num_threads() < 2:
+    OpenMP must not run in a forked child: nor in a process forked from one where this function
+    launched the threading layer), the work has at least `AUTO_THREADS_SIZE` cells, numba has two
+    threads or more, and the process is not a Dask worker (``sample_many`` runs one unit per
+    worker)."""
+    here = os.getpid()
+    if size < AUTO_THREADS_SIZE or here != built_pid:
+        return False
+    if _LAUNCHED[0] not in (None, here):  # a forked child of a process that launched the layer
+        return False
+    _LAUNCHED[0] = here  # numba.get_num_threads launches the threading layer in this process
+    if numba.get_num_threads() < 2:
         return False
     distributed = sys.modules.get("distributed")
     if distributed is not None:

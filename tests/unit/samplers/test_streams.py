@@ -211,15 +211,30 @@ def spy(*args, **kwargs):
     return sweep(*args, **kwargs)
 dh.column_pair_sweep = spy
 
-rng = np.random.default_rng(3)
-g, k = 12, 5
-with pm.Model() as model:
-    base = pm.Dirichlet("base", np.ones(k))
-    alpha = pm.LogNormal("alpha", np.log(k), 1.0)
-    pi = pm.Dirichlet("pi", alpha * base, shape=(g, k))
-    c = pm.Multinomial("c", n=np.full(g, 15), p=pi, shape=(g, k))
-    pdp.DPObserved("s", c, statistic=pdp.Cells(), mechanism=pdp.DiscreteGaussian(sigma=2.0),
-                   observed=rng.poisson(3.0, size=(g, k)))
+def build():
+    rng = np.random.default_rng(3)
+    g, k = 12, 5
+    with pm.Model() as model:
+        base = pm.Dirichlet("base", np.ones(k))
+        alpha = pm.LogNormal("alpha", np.log(k), 1.0)
+        pi = pm.Dirichlet("pi", alpha * base, shape=(g, k))
+        c = pm.Multinomial("c", n=np.full(g, 15), p=pi, shape=(g, k))
+        pdp.DPObserved("s", c, statistic=pdp.Cells(), mechanism=pdp.DiscreteGaussian(sigma=2.0),
+                       observed=rng.poisson(3.0, size=(g, k)))
+    return model
+
+
+def forked(q):  # a process forked after threads ran here builds and steps its own table step
+    m = build()
+    with m:
+        step = pdp.DirichletHyper([m["alpha"], m["base"], m["pi"], m["c"]])
+    point = m.initial_point(0)
+    for _ in range(3):
+        point, _ = step.step(point)
+    q.put(("serial", not step._threaded and not any(seen[n_parent:])))
+
+
+model = build()
 kw = dict(tune=5, draws=10, random_seed=4, progressbar=False, compute_convergence_checks=False)
 with model:
     auto = pm.sample(chains=1, cores=1, **kw)
@@ -230,7 +245,17 @@ with model:
     seen.clear()
     plain = pm.sample(chains=1, cores=1, **kw)
 same = np.array_equal(auto.posterior["alpha"].values, plain.posterior["alpha"].values)
-print("AUTO", threaded, not any(seen), same, both.posterior["alpha"].shape, numba.threading_layer())
+streams.use_threads(None)
+import multiprocessing as mp
+n_parent = len(seen)
+ctx = mp.get_context("fork")
+q = ctx.Queue()
+proc = ctx.Process(target=forked, args=(q,))
+proc.start()
+proc.join(120)
+child = q.get(timeout=5)[1] if proc.exitcode == 0 else proc.exitcode
+print("AUTO", threaded, not any(seen), same, both.posterior["alpha"].shape, child,
+      numba.threading_layer())
 """
 
 
@@ -239,8 +264,9 @@ print("AUTO", threaded, not any(seen), same, both.posterior["alpha"].shape, numb
 def test_auto_threads_run_in_the_building_process_and_forked_chains_stay_serial():
     """With threads automatic, a step built and sampled in this process (cores=1) runs its loops in
     threads; pm.sample(cores=2) afterwards forks chains that run serially (GNU OpenMP terminates a
-    forked child that runs a parallel loop); the draws equal those without threads. In a child
-    process, as the test above."""
+    forked child that runs a parallel loop); the draws equal those without threads; a process
+    forked afterwards that builds its own table step keeps it serial. In a child process, as the
+    test above."""
     import subprocess
     import sys
 
@@ -250,6 +276,7 @@ def test_auto_threads_run_in_the_building_process_and_forked_chains_stay_serial(
     assert out.returncode == 0, out.stderr[-3000:]
     line = next(ln for ln in out.stdout.splitlines() if ln.startswith("AUTO"))
     assert line.split()[1:5] == ["True", "True", "True", "(2,"], line
+    assert line.split()[6] == "True", line  # the forked process: serial, not terminated
 
 
 def test_dirichlet_row_reads_only_its_own_stream():
