@@ -51,6 +51,11 @@ class ChainLedger:
                 fd = os.open(self._path(i), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
             except FileExistsError:
                 continue
+            except OSError as err:  # before any data are read: the chain cannot be counted
+                raise RuntimeError(
+                    f"the chain ledger of a budget shared by chains=... cannot write its slot in "
+                    f"{LEDGER_DIR}: {err}. Point TMPDIR to a writable directory on this machine."
+                ) from err
             os.write(fd, str(os.getpid()).encode())
             os.close(fd)
             return i
