@@ -43,6 +43,7 @@ from pymc_dp._checks import model_context
 __all__ = [
     "ESS_PER_DRAW_MIN",
     "RHAT_MAX",
+    "RHAT_MAX_ONE_CHAIN",
     "ConvergenceWarning",
     "check_convergence",
     "forget_chains",
@@ -50,6 +51,10 @@ __all__ = [
 ]
 
 RHAT_MAX = 1.01
+#: R-hat limit for one chain (its two halves: split R-hat): the worst of a θ's entries over two
+#: halves of 100–500 draws reads 1.02–1.03 on a chain that mixes (ESS/draw 0.3–0.5), which is
+#: what each worker of ``pm.sample(cores > 1)`` judges; a stuck or drifting chain still exceeds it
+RHAT_MAX_ONE_CHAIN = 1.05
 ESS_PER_DRAW_MIN = 0.05
 MIN_DRAWS = 100  # fewer draws per chain: no verdict (as PyMC's own checks)
 #: how the guard names a θ that DataAugmentation's own θ-move also moves (after its main step)
@@ -252,9 +257,8 @@ def _diagnose(
         step = movers.get(name, "NUTS")
         var = labels.get(name, name)
         worst_ess, worst_rhat = float(ess.min()) / n_total, float(rhat.max())
-        ok = (
-            round(worst_rhat, 2) <= rhat_max and worst_ess >= ess_min
-        )  # R-hat as az.summary shows it
+        limit = rhat_max if n_chains > 1 else max(rhat_max, RHAT_MAX_ONE_CHAIN)
+        ok = round(worst_rhat, 2) <= limit and worst_ess >= ess_min  # R-hat as az.summary shows it
         rows.append(
             {
                 "variable": var,

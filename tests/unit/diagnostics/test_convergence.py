@@ -343,3 +343,28 @@ def test_parameters_above_the_records_parents_get_the_hierarchy_advice():
         )
         text = table["advice"].iloc[0]
         assert ("non-centred" in text and "['mug']" in text) == hierarchy, text
+
+
+def test_one_chain_is_judged_with_the_one_chain_r_hat_limit():
+    """A lone chain (each worker of pm.sample(cores=2)) is judged on its halves: the worst entry of a
+    θ of iid draws reads 1.02–1.04 by chance, which warned in every worker; the limit for one chain
+    is RHAT_MAX_ONE_CHAIN (1.05), and a drifting chain still fails it."""
+    from pymc_dp.samplers.convergence import RHAT_MAX_ONE_CHAIN, _diagnose
+
+    for seed in range(500):  # the first seed whose iid draws read a worst split R-hat of 1.02–1.04
+        d = np.random.default_rng(seed).normal(size=(1, 200, 8))
+        halves = np.stack([d[0, :100], d[0, 100:]])
+        worst = float(np.asarray(az.rhat(xr_dataset(halves))["q"]).max())
+        if 1.02 <= round(worst, 2) <= 1.04:
+            break
+    else:
+        raise AssertionError("no seed reads a worst split R-hat of 1.02–1.04")
+    one = _diagnose({"theta": d}, {"theta": "theta"}, {}, 1.01, 0.05)
+    assert bool(one["ok"][0]) and one["r_hat"][0] == pytest.approx(worst, rel=1e-12)
+    # the same numbers as two chains: the multi-chain limit 1.01 applies
+    two = _diagnose({"theta": halves}, {"theta": "theta"}, {}, 1.01, 0.05)
+    assert not bool(two["ok"][0])
+    # a chain whose second half drifted by 0.8 standard deviations still fails alone
+    d[0, 100:, 3] += 0.8
+    drift = _diagnose({"theta": d}, {"theta": "theta"}, {}, 1.01, 0.05)
+    assert drift["r_hat"][0] > RHAT_MAX_ONE_CHAIN and not bool(drift["ok"][0])
