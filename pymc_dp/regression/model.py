@@ -90,9 +90,13 @@ class RegressionPrior:
                 )
         a_, b_ = (_as_float(v, f"prior {k}") for k, v in (("a", self.a), ("b", self.b)))
         if not (0 < a_ < math.inf and 0 < b_ < math.inf):
-            raise ValueError(f"prior a and b must be > 0, got a={self.a!r}, b={self.b!r}.")
+            raise ValueError(
+                f"prior a and b must be finite and > 0, got a={self.a!r}, b={self.b!r}."
+            )
         if not d - 1 < kappa < math.inf:
-            raise ValueError(f"prior kappa must exceed d - 1 = {d - 1}, got kappa={kappa!r}.")
+            raise ValueError(
+                f"prior kappa must be finite and exceed d - 1 = {d - 1}, got kappa={kappa!r}."
+            )
         return dataclasses.replace(self, m=m, C=C, a=a_, b=b_, Lam=Lam, kappa=kappa)
 
     def log_sigma2(self, s2):
