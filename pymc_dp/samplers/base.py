@@ -138,8 +138,10 @@ def _watched(step_fn):
     @functools.wraps(step_fn)
     def step(self, point):
         # threads only in the process that built the step (never in a forked worker: GNU OpenMP)
-        on = getattr(self, "_threaded", False) and os.getpid() == self._built_pid
-        with stepping(on):
+        if getattr(self, "_threaded", False) and os.getpid() == self._built_pid:
+            with stepping(True):
+                new, stats = step_fn(self, point)
+        else:  # as the caller runs (serial, or a threaded step's part)
             new, stats = step_fn(self, point)
         watch = getattr(self, "_dp_watch", None)
         if watch is not None:
