@@ -55,6 +55,7 @@ from dp_accounting import dp_event
 from dp_accounting.rdp import RdpAccountant
 
 from pymc_dp._checks import check_delta, check_epsilon
+from pymc_dp.mechanisms._calibrate import event_leaves as _leaves
 from pymc_dp.mechanisms._calibrate import rdp_orders
 from pymc_dp.accounting._search import largest_within
 from pymc_dp.accounting.parts import (
@@ -132,17 +133,6 @@ def _has_wor(event) -> bool:
     if isinstance(event, dp_accounting.ComposedDpEvent):
         return any(_has_wor(e) for e in event.events)
     return False
-
-
-def _leaves(event, count=1):
-    """``(leaf event, multiplicity)`` pairs of a composed event."""
-    if isinstance(event, dp_accounting.SelfComposedDpEvent):
-        yield from _leaves(event.event, count * int(event.count))
-    elif isinstance(event, dp_accounting.ComposedDpEvent):
-        for e in event.events:
-            yield from _leaves(e, count)
-    else:
-        yield event, count
 
 
 def _unsupported(event, accountant):

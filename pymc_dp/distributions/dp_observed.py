@@ -425,10 +425,8 @@ class _NodeCheck:
     shape: tuple
 
     def __call__(self, release):
-        value, shape = np.asarray(release), self.shape
-        if self.n is None and self.statistic.local and value.ndim:  # one entry per record
-            shape = (value.shape[0], *shape[1:])
-        _validate_release(self.name, value, shape, self.mechanism)
+        value = np.asarray(release)
+        _ValueCheck(self.name, self.statistic, self.mechanism, self.n is None, self.shape)(value)
         _check_against_release(
             self.name, release, self.statistic, self.mechanism, self.n, list(self.data_names)
         )

@@ -28,6 +28,7 @@ from dp_accounting.rdp import RdpAccountant
 __all__ = [
     "EXTENDED_ORDERS",
     "discrete_laplace_scale",
+    "event_leaves",
     "fit_to_accountant",
     "gaussian_pld_epsilon",
     "laplace_scale",
@@ -76,19 +77,23 @@ EXTENDED_ORDERS = (*RdpAccountant()._orders, *(2.0**k for k in range(11, 25)))
 _CLOSED_FORM = (dp_accounting.ZCDpEvent, dp_accounting.GaussianDpEvent, dp_accounting.NoOpDpEvent)
 
 
-def _closed_form(event) -> bool:
+def event_leaves(event, count=1):
+    """``(leaf event, multiplicity)`` pairs of a composed event."""
     if isinstance(event, dp_accounting.SelfComposedDpEvent):
-        return _closed_form(event.event)
-    if isinstance(event, dp_accounting.ComposedDpEvent):
-        return all(_closed_form(e) for e in event.events)
-    return isinstance(event, _CLOSED_FORM)
+        yield from event_leaves(event.event, count * int(event.count))
+    elif isinstance(event, dp_accounting.ComposedDpEvent):
+        for e in event.events:
+            yield from event_leaves(e, count)
+    else:
+        yield event, count
 
 
 def rdp_orders(event):
     """The Rényi orders the accountant uses for ``event``: `EXTENDED_ORDERS` when every part is
     zCDP or Gaussian (RDP α·ρ at any order), else dp_accounting's default (None: subsampled
     events are costly at large orders)."""
-    return EXTENDED_ORDERS if _closed_form(event) else None
+    closed = all(isinstance(e, _CLOSED_FORM) for e, _ in event_leaves(event))
+    return EXTENDED_ORDERS if closed else None
 
 
 def rdp_epsilon(event, delta: float) -> float:

@@ -1177,7 +1177,7 @@ class DirichletHyper(DPStep):
         self.width = self.init_width
         self._tuned = 0
         self._fresh = True
-        self._r = None  # the table's releases, read once per chain (column moves)
+        self._r = None  # the table's releases, read once per chain (`_read_releases`)
         self._rank = None  # ... their column totals' order (`_column_order`)
         self._prepared = None  # ... and by the cell moves (`cells.sweep_prepared`)
 
@@ -1194,9 +1194,7 @@ class DirichletHyper(DPStep):
         sees rows whose pair total t_g is mostly its partner's people, so its share x moves
         freely; two sparse columns share few rows with t_g > 0 (at G = 300, K = 2,016, the base
         coordinates below 0.1 ESS/draw went from 22–23 to 6–7 of 2,016, two seeds)."""
-        if self._rank is None:  # the releases' column totals, once a chain
-            r = np.concatenate(self._releases()).reshape(len(self._codes), -1, self.k)
-            self._rank = np.argsort(r.sum(axis=(0, 1)), kind="stable")
+        self._read_releases()
         rank, out = self._rank, None
         if self.k % 2:
             out = int(self.rng.integers(self.k))
@@ -1207,15 +1205,23 @@ class DirichletHyper(DPStep):
         order[1::2] = self.rng.permutation(rank[half:])
         return order if out is None else np.append(order, out)
 
+    def _read_releases(self) -> None:
+        """Once a chain: the table's releases by column (`releases_by_column`), whether rows group
+        by key (`keyed_releases`) and the columns in the order of their released totals
+        (`_column_order`)."""
+        if self._r is not None:
+            return
+        raw = np.concatenate(self._releases()).reshape(len(self._codes), -1)
+        self._rank = np.argsort(
+            raw.reshape(raw.shape[0], -1, self.k).sum(axis=(0, 1)), kind="stable"
+        )
+        self._r = releases_by_column(raw, self.k)
+        self._keyed = keyed_releases(self._codes, self._ka, self._r)
+
     def _column_args(self, table):
         """The column moves' noise kernels, releases (release × cell), log-factorial table and
         whether rows group by key (`keyed_releases`)."""
-        if self._r is None:
-            self._r = releases_by_column(
-                np.concatenate(self._releases()).reshape(len(self._codes), -1),
-                self.k,
-            )
-            self._keyed = keyed_releases(self._codes, self._ka, self._r)
+        self._read_releases()
         top = int(table.reshape(-1, self.k).sum(axis=1).max(initial=0))
         if self._logs is None or self._logs.size <= top:  # log v! for v = 0 … top
             self._logs = np.concatenate([[0.0], np.cumsum(log_table(top)[1:])])
