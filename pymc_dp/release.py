@@ -360,6 +360,9 @@ def _check_records(data, statistic):
     hook = getattr(statistic, "check_records", None)
     if hook is not None:
         hook(*data)
+    record_wise = getattr(statistic, "check_record_wise", None)
+    if record_wise is not None:
+        record_wise(*data)
 
 
 def _check_integer(statistic, mech, data, value):

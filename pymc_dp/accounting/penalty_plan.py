@@ -314,6 +314,11 @@ def plan_penalty(
     one (2.4ρ for one-coordinate moves, 2.4ρ/√d for the full random walk). With one-coordinate
     proposals each coordinate moves once per d iterations.
     """
+    if isinstance(n, bool | np.bool_) or not isinstance(n, int | np.integer):
+        raise TypeError(
+            f"n must be an integer number of records, got n={n!r}. Pass the number of "
+            "confidential records."
+        )
     n = int(check_positive(n, name="n", fix="Pass the number of confidential records."))
     lipschitz = check_positive(lipschitz, name="lipschitz")
     temperature = check_positive(temperature, name="temperature")

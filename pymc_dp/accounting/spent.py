@@ -333,6 +333,17 @@ def _check_full_run(iters, exhausted, attrs):
     ``tuning_steps + i + 1``. Checks public counters only.
     """
     it = np.asarray(iters, dtype=np.int64)
+    shown = {"chains": it.shape[0], "draws": it.shape[1]}
+    for what, count in shown.items():
+        ran = attrs.get(f"pymc_dp_{what}") if hasattr(attrs, "get") else None
+        if ran is not None and int(np.asarray(ran).reshape(-1)[0]) != count:
+            raise ValueError(
+                f"this trace shows {count} {what}, but the pm.sample run it comes from had "
+                f"{int(np.asarray(ran).reshape(-1)[0])} (sample_stats.attrs['pymc_dp_{what}']): "
+                f"{what} were dropped or added, and every iteration that read the data counts. "
+                "Pass the full result of pm.sample to privacy_spent / publishable (several runs "
+                "as a list), and select from the published result afterwards (post-processing)."
+            )
     frozen = np.zeros(it.shape, bool) if exhausted is None else np.asarray(exhausted, bool)
     step = np.diff(it, axis=1)
     ok = np.all((step == 1) | ((step == 0) & frozen[:, 1:]))

@@ -37,7 +37,7 @@ import pytensor.tensor as pt
 
 from pymc_dp.marginal import loglik as ll
 from pymc_dp.marginal.gaussian import gaussian_plan, is_normal
-from pymc_dp.marginal.records import RecordLaw, log_pmf, record_law
+from pymc_dp.marginal.records import RecordLaw, log_pmf, nb_shape, record_law
 from pymc_dp.samplers.cost import MAX_SECONDS, SECONDS_PER_TERM, CostModel
 from pymc_dp.samplers.cost import cost_model as _cost_model
 
@@ -151,8 +151,9 @@ class CollapsedPlan:
             return pm.logp(pm.Binomial.dist(n=trials, p=params[-1]), k)
         if self.closed == "poisson":
             return pm.logp(pm.Poisson.dist(mu=n * params[0]), total)
-        if self.closed == "negative_binomial":  # Σx − n of n Geometric(p) records
-            return pm.logp(pm.NegativeBinomial.dist(n=n, p=params[0]), total - n)
+        if self.closed == "negative_binomial":  # Σx − n·low ~ NegativeBinomial(n·r, p)
+            r, p = nb_shape(law, params)
+            return pm.logp(pm.NegativeBinomial.dist(n=n * r, p=p), total - n * law.low)
         logq = self.log_q(self.logf(params))
         return ll.log_conv_power(logq, self.n_cells, n, self.length)
 
@@ -325,7 +326,7 @@ def _additive_plan(law, nodes, releases, names, support, tail, method, costs):
             f"Releases {list(names)} scale their sums differently; release one statistic."
         )
     if support is None:  # unclamped Poisson / Geometric: closed form, cut by the noise tails
-        closed = {"poisson": "poisson", "geometric": "negative_binomial"}[law.kind]
+        closed = "poisson" if law.kind == "poisson" else "negative_binomial"
         # keep only sums within the noise radius of every release (both tails below TRUNCATION)
         bottom = max(
             (float(s.reshape(())) - _radius(nd.mechanism, nd.rv.name)) / c

@@ -4,7 +4,9 @@ A collapsed likelihood needs the per-record probability mass function ``f(x | θ
 support, as a PyTensor graph of θ. `record_law` reads it off the record variable of a PyMC
 model: the distribution (Bernoulli, Categorical, Binomial, Poisson, DiscreteUniform, Geometric), its
 parameters (graphs of θ, checked to be the same for every record: records iid given θ, record axis
-0), and its support. Infinite supports (Poisson, Geometric) are cut at ``K`` with the tail mass
+0), and its support. NegativeBinomial records are read in PyMC's ``(n, p)`` form (``mu, alpha``
+become ``n = alpha, p = alpha / (mu + alpha)``). Infinite supports (Poisson, Geometric,
+NegativeBinomial) are cut at ``K`` with the tail mass
 ``P(X ≥ K | θ)`` lumped into the last cell (exact when every statistic clamps at ``K``); see
 `log_pmf`.
 """
@@ -17,7 +19,7 @@ import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 
-__all__ = ["RecordLaw", "draw_tail", "finite_support", "log_pmf", "record_law"]
+__all__ = ["RecordLaw", "draw_tail", "finite_support", "log_pmf", "nb_shape", "record_law"]
 
 #: a bound of a record's law that depends on discrete parameters is enumerated over at most this
 #: many joint values of theirs (its extreme gives the support the collapsed likelihood covers)
@@ -31,10 +33,13 @@ _KNOWN = {
     "discrete_uniform": (pm.DiscreteUniform, ("lower", "upper"), True),
     "poisson": (pm.Poisson, ("mu",), False),
     "geometric": (pm.Geometric, ("p",), False),
+    "negative_binomial": (pm.NegativeBinomial, ("n", "p"), False),
 }
 
 #: parameters read as float64 (the others are integer bounds and trial counts, read as constants)
 _CONTINUOUS = ("p", "mu")
+#: laws whose every parameter is read as float64 (NegativeBinomial's n is a real dispersion)
+_ALL_CONTINUOUS = ("negative_binomial",)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -200,7 +205,8 @@ def record_law(rv, n: int | None = None) -> RecordLaw:
             p = p[0]
         # probabilities and rates in float64 whatever the model's dtype (int8 `pm.Poisson("x", 3)`,
         # float32 arrays): `n * mu` of a sum's law must not overflow or round
-        core.append(pt.cast(p, "float64") if pname in _CONTINUOUS else p)
+        continuous = pname in _CONTINUOUS or kind in _ALL_CONTINUOUS
+        core.append(pt.cast(p, "float64") if continuous else p)
     low, high, k = 0, None, None
     if kind == "bernoulli":
         high = 1
@@ -225,6 +231,17 @@ def record_law(rv, n: int | None = None) -> RecordLaw:
     return RecordLaw(
         name=name, kind=kind, params=tuple(core), n=int(n), low=low, high=high, n_categories=k
     )
+
+
+def nb_shape(law: RecordLaw, params):
+    """``(r, p)`` with ``X − low ~ NegativeBinomial(r, p)`` for a Geometric (r = 1) or
+    NegativeBinomial record law (graphs or numbers): the sum of n iid records is then
+    ``n·low + NegativeBinomial(n·r, p)``."""
+    if law.kind == "geometric":
+        return 1.0, params[0]
+    if law.kind == "negative_binomial":
+        return params[0], params[1]
+    raise ValueError(f"{law.kind} records have no negative-binomial form.")  # pragma: no cover
 
 
 def _dist(law: RecordLaw, params=None):
@@ -257,6 +274,8 @@ def draw_tail(kind: str, params: tuple, start: int, size: int, rng: np.random.Ge
         law = stats.poisson(float(params[0]))
     elif kind == "geometric":
         law = stats.geom(float(params[0]))
+    elif kind == "negative_binomial":
+        law = stats.nbinom(float(params[0]), float(params[1]))
     else:  # pragma: no cover - finite laws have no tail
         raise ValueError(f"{kind} has a finite support.")
     sf = law.sf(start - 1)

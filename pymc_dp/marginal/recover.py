@@ -10,7 +10,8 @@ Backward sampling through the same sums the collapsed likelihood computes
   convolution powers ``q^{*i}`` (compiled, O(n·L·w_t) per draw); a cell holding several records
   values (clamping) is split ∝ ``f``, a lumped tail cell by the law's inverse survival function.
   Unclamped Poisson sums: ``S ∝ Poisson(S; nλ) η``, then ``x | S ~ Multinomial(S, 1/n)``;
-  Geometric: ``x − 1 | S`` uniform over compositions;
+  Geometric: ``x − 1 | S`` uniform over compositions; NegativeBinomial(r, p):
+  ``S ∝ NegativeBinomial(S; n·r, p) η``, then ``x | S ~ DirichletMultinomial(S, (r, …, r))``;
 * counts: the numbers of records left ``r_k`` backwards through the forward recursion
   (O(N² K) per draw), then a uniformly random assignment of the categories to the records.
 """
@@ -27,7 +28,7 @@ from scipy import special
 
 from pymc_dp.distributions.registry import get_extra
 from pymc_dp.marginal.gaussian import gaussian_draw, gaussian_logq
-from pymc_dp.marginal.records import draw_tail
+from pymc_dp.marginal.records import draw_tail, nb_shape
 
 __all__ = ["RecordConditional", "draw_records", "record_draw_fn", "record_logq", "recover_records"]
 
@@ -107,12 +108,14 @@ def _closed_sum_logp(plan, params):
     k = plan.offset + np.arange(plan.length)  # values of the sum
     if plan.closed == "poisson":
         return special.xlogy(k, n * params[0]) - n * params[0] - special.gammaln(k + 1)
-    p, k = params[0], k - n
+    r, p = nb_shape(plan.law, params)
+    r, p, k = float(r), float(p), k - n * plan.law.low
+    nr = n * r
     return (
-        special.gammaln(n + k)
-        - special.gammaln(n)
+        special.gammaln(nr + k)
+        - special.gammaln(nr)
         - special.gammaln(k + 1)
-        + n * np.log(p)
+        + nr * np.log(p)
         + special.xlog1py(k, -p)
     )
 
@@ -124,6 +127,9 @@ def _additive(plan, logf, params, rng):
         total = plan.offset + _draw_categorical(logp + plan.eta, rng)
         if plan.closed == "poisson":
             return rng.multinomial(total, np.full(n, 1.0 / n)).astype(np.int64)
+        if plan.law.kind == "negative_binomial":  # x | S ~ DirichletMultinomial(S, r·1)
+            g = rng.gamma(float(params[0]), size=n)
+            return rng.multinomial(total, g / g.sum()).astype(np.int64)
         extra = total - n  # Σ (x_i − 1): uniform over compositions into n parts
         bars = np.sort(rng.choice(extra + n - 1, size=n - 1, replace=False))
         edges = np.concatenate([[-1], bars, [extra + n - 1]])
@@ -221,8 +227,11 @@ def draw_records(plan, outputs, has_logf, rng):
 def _tail_logpmf(kind, params, x):
     from scipy import stats
 
-    law = stats.poisson(params[0]) if kind == "poisson" else stats.geom(params[0])
-    return law.logpmf(x)
+    if kind == "poisson":
+        return stats.poisson(params[0]).logpmf(x)
+    if kind == "negative_binomial":
+        return stats.nbinom(params[0], params[1]).logpmf(x)
+    return stats.geom(params[0]).logpmf(x)
 
 
 def record_logq(plan, outputs, has_logf, x) -> float:
@@ -251,6 +260,14 @@ def record_logq(plan, outputs, has_logf, x) -> float:
         if plan.closed == "poisson":  # x | S ~ Multinomial(S, 1/n)
             return lp + float(
                 special.gammaln(total + 1) - special.gammaln(x + 1).sum() - total * np.log(n)
+            )
+        if law.kind == "negative_binomial":  # x | S ~ DirichletMultinomial(S, r·1)
+            r = float(params[0])
+            return lp + float(
+                special.gammaln(n * r)
+                + special.gammaln(total + 1)
+                - special.gammaln(total + n * r)
+                + np.sum(special.gammaln(x + r) - special.gammaln(r) - special.gammaln(x + 1))
             )
         extra = total - n * law.low  # uniform over the compositions of extra into n parts
         return lp - float(

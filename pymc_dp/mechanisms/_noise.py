@@ -89,10 +89,22 @@ def _numeric(statistic, mech_name: str) -> np.ndarray:
     return s
 
 
+def _magnitude_message(mech_name: str) -> str:
+    return (
+        f"{mech_name}: statistic values must be below 2^62 in magnitude (integer noise is added in "
+        "int64, which would wrap around). Declare bounds that keep the statistic in that range."
+    )
+
+
 def require_integer(statistic, mech_name: str) -> np.ndarray:
     """The statistic as an int64 array, or a ``ValueError`` if any value is not an integer."""
     s = _numeric(statistic, mech_name)
     if s.dtype.kind in "iu":
+        # compared before the cast: uint64 2^64 − 1 would wrap to −1, int64 near its limits would
+        # wrap once the noise is added (neighbouring statistics 2^64 apart in the output)
+        too_big = (s >= 2**62) if s.dtype.kind == "u" else ((s >= 2**62) | (s <= -(2**62)))
+        if np.any(too_big):
+            raise ValueError(_magnitude_message(mech_name))
         return s.astype(np.int64)
     f = s.astype(float)
     bad = ~np.isfinite(f) | (f != np.floor(f))
@@ -104,10 +116,7 @@ def require_integer(statistic, mech_name: str) -> np.ndarray:
             f"({mech_name.replace('Discrete', '')}). Rounding would break the guarantee."
         )
     if np.any(np.abs(f) >= 2.0**62):
-        raise ValueError(
-            f"{mech_name}: statistic values must be below 2^62 in magnitude. Declare bounds "
-            "that keep the statistic in that range."
-        )
+        raise ValueError(_magnitude_message(mech_name))
     return f.astype(np.int64)
 
 

@@ -70,6 +70,7 @@ from pymc_dp.mechanisms.base import check_kernel_codes, kernel_logpdf
 from pymc_dp.samplers.base import DPStep
 from pymc_dp.samplers.cost import cost_model
 from pymc_dp.samplers.counts_sweep import CountsSweep
+from pymc_dp.samplers.record_advice import rate_sum_out_hints, record_parent_hints
 from pymc_dp.samplers.record_pairs import PAIR_RATIO, RecordPairs, pair_refusal
 from pymc_dp.samplers.records import RecordBlock, record_groups
 
@@ -577,6 +578,12 @@ class DataAugmentation(DPStep):
             raise ValueError(f"pairs must be 'auto', True or False, got pairs={pairs!r}.")
         self._pairs = self._pair_movers(pairs, initial_point, _decision_rng(rng, initial_point))
         self.interweaving = any(d["enabled"] for d in self.interweave_decisions)
+        #: ConvergenceWarning advice for the records' own parents, naming only the remedies
+        #: this model takes (`record_advice`), over the steps' general advice
+        records = [r for g in self.groups for r in g.block.record_rvs]
+        self.convergence_hints = record_parent_hints(
+            model, self.interweave_decisions, self._movers
+        ) | rate_sum_out_hints(model, records)
         self._init_step(rng)
 
     def _interweavers(self, model, mode, point, probe_rng):

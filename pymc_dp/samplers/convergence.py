@@ -214,9 +214,12 @@ _PYMC_STEPS = frozenset(
 )
 
 
-def _hint(hints, name, step):
-    """The hint for value variable ``name`` moved by ``step`` (None: the step's advice)."""
+def _hint(hints, name, step, var):
+    """The hint for value variable ``name`` (RV ``var``) moved by ``step`` (None: the step's
+    advice). A callable hint (`record_advice.RecordParentAdvice`) writes it for the step."""
     text = (hints or {}).get(name)
+    if callable(text):
+        return text(step, var)
     if isinstance(text, _General) and step not in _PYMC_STEPS:
         return None
     return text
@@ -269,7 +272,7 @@ def _diagnose(
                 "ess_per_draw": worst_ess,
                 "r_hat": worst_rhat,
                 "ok": ok,
-                "advice": "" if ok else (_hint(hints, name, step) or advice(step, var)),
+                "advice": "" if ok else (_hint(hints, name, step, var) or advice(step, var)),
             }
         )
     return pd.DataFrame(

@@ -11,7 +11,10 @@ After ``pm.sample()`` (with or without ``step=``) on a model sampled by at least
   family of its sufficient statistics), ``plans`` (Collapsed: record → case, terms, support size,
   records), ``interweave`` (DataAugmentation: its ``interweave_decisions``, each with ``chains``:
   per chain of this run whether the non-centred θ-move ran after warm-up, read from the
-  ``dp_route`` stat, and the warm-up measurement's reason when the chain ran in this process).
+  ``dp_route`` stat, and the warm-up measurement's reason when the chain ran in this process);
+* ``pymc_dp_chains``, ``pymc_dp_draws`` — for a run of a data-holder step (``PenaltyMH``): its
+  numbers of chains and draws, so ``privacy_spent`` refuses the trace once chains or draws are
+  dropped (``idata.sel(chain=[0])``, ``idata.isel(draw=slice(0, 100))``).
 
 Strings and integers only, so ``idata.to_netcdf(...)`` writes them. Models sampled by PyMC's
 steps alone get no attrs, and ``return_inferencedata=False`` returns PyMC's trace untouched.
@@ -71,10 +74,25 @@ def route_attrs(step, sample_stats=None) -> dict:
         for j, route in zip(emitters, per_step, strict=True):
             for k, decision in enumerate(routes[j].get("interweave", [])):
                 decision["chains"] = _chain_moves(decision, route, k)
-    return {
+    out = {
         "pymc_dp_steps": " + ".join(_label(s) for s in steps),
         "pymc_dp_route": json.dumps(routes, ensure_ascii=False),
     }
+    shape = _run_shape(sample_stats)
+    if shape is not None:  # privacy_spent refuses a trace with chains or draws dropped or added
+        out["pymc_dp_chains"], out["pymc_dp_draws"] = shape
+    return out
+
+
+def _run_shape(sample_stats):
+    """``(chains, draws)`` of a run of a data-holder step (its ``dp_iterations`` stat), or None."""
+    if sample_stats is None:
+        return None
+    try:
+        values = np.asarray(sample_stats["dp_iterations"])
+    except KeyError:
+        return None
+    return (int(values.shape[0]), int(values.shape[1])) if values.ndim >= 2 else None
 
 
 def _chains_of(sample_stats, n_steps):

@@ -466,6 +466,9 @@ def collapsed_variant(rng, kind=None) -> Variant:
             "poisson_local",
             "poisson_const",
             "geometric",
+            "negbin_tail",
+            "negbin_closed",
+            "negbin_local",
             "categorical_counts",
             "categorical_local",
         ],
@@ -570,6 +573,49 @@ def collapsed_variant(rng, kind=None) -> Variant:
                 mechanism=pdp.Laplace(scale=1.5),
                 observed=float(rng.uniform(n, 3 * n)),
             )
+        elif kind.startswith("negbin"):
+            # overdispersed counts: (mu, alpha) or (n, p) form, the dispersion free or fixed
+            mu = pm.Gamma(
+                "mu", styled(rng, 2, label=lab), styled(rng, _choice(rng, [0.5, 1]), label=lab)
+            )
+            names.append("mu")
+            if rng.random() < 0.5:
+                alpha = pm.HalfNormal("alpha", styled(rng, _choice(rng, [2, 4]), label=lab))
+                names.append("alpha")
+                lab.append("free alpha")
+            else:
+                alpha = styled(rng, _choice(rng, [1.5, 3]), label=lab)
+            if rng.random() < 0.5:
+                x = pm.NegativeBinomial("x", mu=mu, alpha=alpha, shape=n)
+            else:
+                lab.append("n-p form")
+                x = pm.NegativeBinomial("x", n=alpha, p=alpha / (mu + alpha), shape=n)
+            if kind == "negbin_tail":
+                pdp.DPObserved(
+                    "s",
+                    x,
+                    statistic=pdp.Sum(lower=0, upper=4),
+                    mechanism=pdp.DiscreteLaplace(scale=1.0),
+                    observed=int(rng.integers(0, 4 * n)),
+                )
+            elif kind == "negbin_closed":
+                pdp.DPObserved(
+                    "s",
+                    x,
+                    statistic=pdp.Sum(),
+                    mechanism=_choice(
+                        rng, [pdp.DiscreteLaplace(scale=2.0), pdp.Gaussian(sigma=2.0)]
+                    ),
+                    observed=int(rng.integers(0, 3 * n)),
+                )
+            else:
+                pdp.DPObserved(
+                    "r",
+                    x,
+                    statistic=pdp.Local(lower=0, upper=int(_choice(rng, [5, 8]))),
+                    mechanism=pdp.DiscreteLaplace(scale=2.0),
+                    observed=rng.integers(0, 6, size=n),
+                )
         else:
             k = 3
             pi = pm.Dirichlet(

@@ -16,7 +16,8 @@ multiplier `\sqrt a/(\sigma_p L_g)`). The log ratio
 ```
 
 has sensitivity `c_l` of `pymc_dp.accounting.mala_sensitivity` (the seed's bound,
-with `L_S` when given) and is released with noise `z c_l` (z the noise multiplier;
+with `L_S` when given: `g` is then projected onto the ball of radius `L_S`, so the bound holds
+on every data set rather than being trusted) and is released with noise `z c_l` (z the noise multiplier;
 Lemma 3: `\rho_l = 1/(2z^2)`); acceptance is the penalty test. The drift is a deterministic
 function of θ and the data, so the chain is an exact MH chain for the clipped-likelihood
 posterior; gradient clipping changes only efficiency. Accounting: Theorem 10 (zCDP) or the
@@ -40,12 +41,16 @@ from pymc_dp.samplers.penalty.kernel import Move, PenaltyState, Proposal, penalt
 __all__ = ["MalaParams", "MalaProposal", "clipped_grad_sum", "log_q", "mala_kernel"]
 
 
-def clipped_grad_sum(per_record_grad, bound):
-    """Sum over records of gradients rescaled to norm ≤ ``bound`` (rows of an (n, d) array).
+def clipped_grad_sum(per_record_grad, bound, total_bound=None):
+    """Sum over records of gradients rescaled to norm ≤ ``bound`` (rows of an (n, d) array), then
+    rescaled to norm ≤ ``total_bound`` (`L_S`) when given.
 
     A row with a non-finite entry (a record outside a θ-dependent support) contributes 0, so every
     record's share stays within the bound whatever the model (the rule of
-    `pymc_dp.samplers.penalty.kernel.clip_ratios` for the gradients).
+    `pymc_dp.samplers.penalty.kernel.clip_ratios` for the gradients). The sensitivity with
+    `L_S` (`mala_sensitivity`) assumes ``‖g‖ ≤ L_S`` on every data set; the projection onto that
+    ball makes it hold whatever the data (it is 1-Lipschitz, so one record still moves ``g`` by at
+    most its own clipped share, and the drift's Gaussian mechanism keeps its sensitivity).
     """
     per_record_grad = np.asarray(per_record_grad, dtype=np.float64)
     bad = ~np.all(np.isfinite(per_record_grad), axis=1)
@@ -53,7 +58,12 @@ def clipped_grad_sum(per_record_grad, bound):
         per_record_grad = np.where(bad[:, None], 0.0, per_record_grad)
     norms = np.sqrt(np.einsum("ij,ij->i", per_record_grad, per_record_grad))
     factor = np.minimum(1.0, bound / np.maximum(norms, 1e-300))
-    return factor @ per_record_grad
+    total = factor @ per_record_grad
+    if total_bound is not None:
+        norm = float(np.sqrt(np.dot(total, total)))
+        if norm > total_bound:
+            total = total * (total_bound / norm)
+    return total
 
 
 @dataclass(frozen=True)
@@ -81,7 +91,7 @@ class MalaProposal(Proposal):
 
     def evaluate(self, target, theta):
         ll, g = target.loglik_grad(theta)
-        return ll, clipped_grad_sum(g, self.grad_bound)
+        return ll, clipped_grad_sum(g, self.grad_bound, self.total_grad_bound)
 
     def q_sensitivity(self, params, move, n):
         # c_l without its 2 L ||θ'-θ|| term, which the acceptance test counts

@@ -27,7 +27,9 @@ __all__ = [
     "check_accountant",
     "check_batch_size",
     "check_budget",
+    "check_clip_warning",
     "check_combination",
+    "check_grad_bound_use",
     "check_core",
     "check_init",
     "check_run_plan",
@@ -150,8 +152,50 @@ def check_budget(budget):
     return check_epsilon(eps, name="budget epsilon"), check_delta(delta, name="budget delta")
 
 
+def _is_int(value) -> bool:
+    """An integer, not a bool (``True`` would be read as 1)."""
+    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
+
+
+def check_clip_warning(clip_warning) -> float:
+    """The fraction of clipped per-record ratios above which PenaltyMH warns: a number in [0, 1]."""
+    if isinstance(clip_warning, bool | np.bool_) or not isinstance(
+        clip_warning, int | float | np.integer | np.floating
+    ):
+        raise TypeError(
+            f"clip_warning must be a fraction in [0, 1], got clip_warning={clip_warning!r}. "
+            "Use e.g. clip_warning=0.1 (warn when more than 10 % of the ratios are clipped)."
+        )
+    value = float(clip_warning)
+    if not 0.0 <= value <= 1.0:  # NaN fails too (it turned the warning off silently)
+        raise ValueError(
+            f"clip_warning must be a fraction in [0, 1], got clip_warning={clip_warning!r}. "
+            "Use e.g. clip_warning=0.1 (warn when more than 10 % of the ratios are clipped), or "
+            "1.0 never to warn."
+        )
+    return value
+
+
+def check_grad_bound_use(proposal, grad_bound, mala_a, total_grad_bound):
+    """MALA's options are refused with another proposal (they would be ignored silently)."""
+    given = [
+        name
+        for name, value, default in (
+            ("grad_bound", grad_bound, None),
+            ("mala_a", mala_a, 1.0),
+            ("total_grad_bound", total_grad_bound, None),
+        )
+        if value is not None and value != default
+    ]
+    if proposal != "mala" and given:
+        raise ValueError(
+            f"{', '.join(given)} configure the DP MALA proposal, but proposal={proposal!r}: they "
+            "would be ignored. Pass proposal='mala' to use them, or drop them."
+        )
+
+
 def check_tune_interval(tune_interval, proposal):
-    if not (isinstance(tune_interval, int | np.integer) and tune_interval >= 0):
+    if not (_is_int(tune_interval) and tune_interval >= 0):
         raise ValueError(
             f"tune_interval must be an integer >= 0, got tune_interval={tune_interval!r}. "
             "Use 0 to keep the proposal scale fixed."
@@ -162,7 +206,7 @@ def check_tune_interval(tune_interval, proposal):
 def check_batch_size(batch_size, n):
     if batch_size is None:
         return None
-    if not (isinstance(batch_size, int | np.integer) and 2 <= batch_size <= n):
+    if not (_is_int(batch_size) and 2 <= batch_size <= n):
         raise ValueError(
             f"batch_size must be an integer in [2, n={n}], got batch_size={batch_size!r}. "
             "A batch cannot be larger than the data; use batch_size=None for the full data."
@@ -231,7 +275,7 @@ def check_run_plan(chains, iterations, budget):
             f"iterations={iterations!r} without budget. Pass budget=(epsilon, delta) too, or drop them."
         )
     for name, value in (("chains", chains), ("iterations", iterations)):
-        if value is not None and not (isinstance(value, int | np.integer) and value >= 1):
+        if value is not None and not (_is_int(value) and value >= 1):
             raise ValueError(
                 f"{name} must be an integer >= 1, got {name}={value!r}. "
                 "Pass chains= as in pm.sample and iterations=chains * (tune + draws)."

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import os
 import warnings
-import weakref
 
 import numpy as np
 from pymc.step_methods.metropolis import tune as metropolis_tune
@@ -248,13 +247,14 @@ class PenaltyMH(DPStep):
             lipschitz, tau, temperature
         )
         opt.check_combination(proposal, acceptance, batch_size, grad_bound, temperature)
+        opt.check_grad_bound_use(proposal, grad_bound, mala_a, total_grad_bound)
         self.proposal, self.acceptance, self.temperature = proposal, acceptance, temperature
         self.vars = opt.select_vars(model, vars)
         self.rv_names = [model.values_to_rvs[v].name for v in self.vars]
         scale_in = opt.check_scale(scale, proposal)
         self.budget = opt.check_budget(budget)
         self.tune_interval = opt.check_tune_interval(tune_interval, proposal)
-        self.clip_warning = float(clip_warning)
+        self.clip_warning = opt.check_clip_warning(clip_warning)
         self._build_target(model, observed, batch_size)
         self.scale = opt.broadcast_scale(scale_in, self.d)
         self._scale0 = self.scale.copy()
@@ -328,9 +328,11 @@ class PenaltyMH(DPStep):
         self.run_cap = self.max_iterations if planned is None else planned
         if self.chains is not None:
             self.chain_cap = self.run_cap // self.chains
-            # the chains' shares, counted across processes and pm.sample calls
-            self._ledger = ChainLedger(self.chains)
-            weakref.finalize(self, self._ledger.remove)
+        # the chains' shares (or, without chains=, the whole run: one holder), counted across
+        # processes, pm.sample calls and copies of the step. The slot files outlive the step: a
+        # copy pickled before it ran and loaded after it was collected finds its shares taken.
+        self._ledger = ChainLedger(1 if self.chains is None else self.chains)
+        self._holder = None  # without chains=: whether this object holds the run (claimed once)
 
     def _sync_data(self) -> bool:
         """Follow ``pm.set_data``: read the current records; True if any data container changed.
@@ -421,13 +423,39 @@ class PenaltyMH(DPStep):
         left = self.run_cap - self.total_iterations
         if self.chain_cap is not None:
             left = min(left, self.chain_cap - self._chain_iters)
-            if self._slot is False:  # every share of the budget went to earlier chains
-                left = 0
+        if self._slot is False:  # every share went to earlier chains (or copies of the step)
+            left = 0
         return max(left, 0)
+
+    def __getstate__(self):
+        """A copy (pickle, deepcopy, PyMC's worker processes) holds no share: it claims its own
+        from the ledger when it runs, so a copy made after this step ran, or of a step still
+        running, cannot spend the budget again."""
+        state = dict(self.__dict__)
+        if state.get("_ledger") is not None:
+            state["_slot"] = None
+            state["_holder"] = None
+        return state
 
     def _claim_share(self) -> None:
         """At a chain's first iteration: take one of the ``chains`` shares (`ChainLedger`, across
-        processes and pm.sample calls); without one the chain reads no data (marked, warned)."""
+        processes, pm.sample calls and copies); without one the chain reads no data (marked,
+        warned). Without chains=, the object's first iteration takes the run's one slot."""
+        if self.chains is None:
+            if self._holder is None:
+                self._holder = self._ledger.claim() is not None
+                if not self._holder:
+                    self._exhausted_warned = True
+                    warnings.warn(
+                        "PenaltyMH: another copy of this step (pickled, deep-copied or loaded "
+                        "from disk) has already run on its budget, so this one reads no data and "
+                        "repeats its start, marked dp_budget_exhausted=True. A copy of a step "
+                        "shares its budget; build a new step for a new budget.",
+                        BudgetExhaustedWarning,
+                        stacklevel=3,
+                    )
+            self._slot = self._holder
+            return
         self._slot = self._ledger.claim() is not None
         if not self._slot:
             self._exhausted_warned = True

@@ -236,6 +236,13 @@ class ModelTarget:
             )
         inputs = []
         for rv in obs:
+            if rv not in model.observed_RVs:
+                raise ValueError(
+                    f"observed must name observed variables of the model (the likelihood of the "
+                    f"confidential records), got {getattr(rv, 'name', rv)!r}, which is not "
+                    f"observed. The model's observed variables: "
+                    f"{[o.name for o in model.observed_RVs]}."
+                )
             value = model.rvs_to_values[rv]
             if value.ndim < 1:
                 raise ValueError(

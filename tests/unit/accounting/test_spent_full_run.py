@@ -5,7 +5,9 @@ trace sliced or thinned before accounting (``idata.sel(draw=slice(0, 50))``) use
 of the iterations it still shows: 510.7 instead of 949.8 for the run below. The counter and
 PyMC's ``tuning_steps`` attribute tell whether draws are missing, so such a trace is refused
 (accounting needs the full result; slicing the published result afterwards is post-processing).
-A trace cut at its end looks like a shorter run and cannot be told apart (docs/penalty.md).
+A trace cut at its end, or with chains dropped, looked like a shorter run (``idata.sel(chain=[0])``
+of 4 chains: ε 8.39 instead of 20.1); the run's numbers of chains and draws are now in the
+sample stats' attrs (``pymc_dp_chains``, ``pymc_dp_draws``), so it is refused too.
 """
 
 import warnings
@@ -60,15 +62,17 @@ def test_full_run_counts_tuning_and_every_chain(run):
         {"draw": slice(10, None)},  # burn-in removed
         {"draw": slice(None, None, 2)},  # thinned
         {"draw": [0, 1, 2, 5, 6]},  # a gap
+        {"draw": slice(0, 20)},  # cut at its end
+        {"chain": [0]},  # a chain dropped
     ],
-    ids=["head", "thinned", "gap"],
+    ids=["head", "thinned", "gap", "tail", "chain"],
 )
 def test_a_sliced_trace_is_refused(run, sel):
     idata, step = run
     part = _isel(idata, **sel)
-    with pytest.raises(ValueError, match=r"dp_iterations.*full result of pm.sample"):
+    with pytest.raises(ValueError, match=r"were (dropped|removed).*full result of pm.sample"):
         pdp.privacy_spent(part, delta=1e-5)
-    with pytest.raises(ValueError, match=r"dp_iterations.*full result of pm.sample"):
+    with pytest.raises(ValueError, match=r"were (dropped|removed).*full result of pm.sample"):
         pdp.publishable(part, step, delta=1e-5, allow_unmixed=True)
 
 

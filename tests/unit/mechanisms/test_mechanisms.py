@@ -320,3 +320,25 @@ def test_symbolic_noise_parameter_is_refused_with_the_reason():
             pdp.Laplace(scale=b)
         with pytest.raises(TypeError, match=r"epsilon=e is a PyTensor variable"):
             pdp.Gaussian(epsilon=pm.Data("e", 1.0), delta=1e-5)
+
+
+@pytest.mark.parametrize(
+    "mech",
+    [
+        pdp.DiscreteLaplace(scale=1.0),
+        pdp.DiscreteGaussian(sigma=1.0),
+        pdp.Staircase(epsilon=1.0, sensitivity=1),
+        pdp.TruncatedDiscreteLaplace(epsilon=1.0, delta=1e-6, sensitivity=1),
+    ],
+    ids=lambda m: type(m).__name__,
+)
+@pytest.mark.parametrize(
+    "value",
+    [np.uint64(2**64 - 1), np.int64(2**63 - 1), np.int64(-(2**63)), np.array([3, 2**62])],
+    ids=["uint64_max", "int64_max", "int64_min", "array_2^62"],
+)
+def test_integer_sample_refuses_statistics_that_would_wrap(mech, value):
+    """Integer statistics were cast to int64 unchecked: uint64 2^64 − 1 came out as −2, and
+    int64 max plus noise wrapped to −2^63 in about a quarter of draws."""
+    with pytest.raises(ValueError, match=re.escape("must be below 2^62 in magnitude")):
+        mech.sample(value, rng=1)

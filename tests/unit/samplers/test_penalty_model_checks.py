@@ -8,6 +8,7 @@
   target without a word.
 """
 
+import re
 import warnings
 
 import numpy as np
@@ -256,3 +257,36 @@ def test_potential_is_evaluated_at_the_parameters_value():
     want = model.compile_logp(vars=[mu, *model.potentials])({"mu": 0.3})
     np.testing.assert_allclose(lp, want, rtol=1e-12)
     assert step.target.logprior(np.array([-0.3])) == -np.inf
+
+
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        ({"clip_warning": float("nan")}, "clip_warning must be a fraction in [0, 1]"),
+        ({"clip_warning": 2.0}, "clip_warning must be a fraction in [0, 1]"),
+        ({"clip_warning": -1}, "clip_warning must be a fraction in [0, 1]"),
+        ({"clip_warning": "x"}, "clip_warning must be a fraction in [0, 1]"),
+        ({"tune_interval": True}, "tune_interval must be an integer >= 0"),
+        ({"budget": (1.0, 1e-5), "chains": True}, "chains must be an integer >= 1"),
+        ({"proposal": "coordinate", "grad_bound": 1.0}, "configure the DP MALA proposal"),
+        ({"total_grad_bound": 3.0}, "configure the DP MALA proposal"),
+        ({"observed": ["mu"]}, "observed must name observed variables of the model"),
+    ],
+)
+def test_options_that_were_accepted_silently_are_refused(kw, match):
+    """clip_warning=nan turned the clipping warning off, True was read as 1, MALA's bounds were
+    ignored with another proposal, and a free variable as `observed` got a message about
+    scalars."""
+    x = np.random.default_rng(0).normal(size=30)
+    with pm.Model():
+        mu = pm.Normal("mu", 0, 2)
+        pm.Normal("y", mu, 1.0, observed=x)
+        with pytest.raises((ValueError, TypeError), match=re.escape(match)):
+            pdp.PenaltyMH(lipschitz=5.0, tau=2.0, scale=0.05, **kw)
+
+
+def test_plan_penalty_refuses_a_fractional_record_count():
+    with pytest.raises(TypeError, match=re.escape("n must be an integer number of records")):
+        pdp.accounting.plan_penalty(
+            n=10.5, epsilon=1.0, delta=1e-5, iterations=100, lipschitz=1.0, dim=1
+        )

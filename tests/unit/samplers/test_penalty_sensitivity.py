@@ -18,6 +18,7 @@ from pymc_dp.samplers.penalty.barker import BarkerTest, fit_correction
 from pymc_dp.samplers.penalty.kernel import (
     Move,
     PenaltyParams,
+    PenaltyState,
     PenaltyTest,
     penalty_init,
     penalty_kernel,
@@ -144,3 +145,50 @@ def test_released_ratio_moves_within_its_sensitivity(case, variant):
     assert gap.max() > 0  # the substituted record was read
     if variant not in ("subsampled", "mala") and case != "uniform_outside_support":
         assert (gap / a[both, 1]).max() > 0.2  # the bound is nearly attained
+
+
+class _SignTarget:
+    """y_i ~ Laplace(θ, 1/K): per-record gradient K·sign(y_i − θ), all on one side of θ."""
+
+    K = 5.0
+
+    def __init__(self, y):
+        self.y = np.asarray(y, dtype=float)
+        self.n = self.y.size
+
+    def loglik(self, theta, idx=None):
+        return -self.K * np.abs(self.y - theta[0])
+
+    def loglik_grad(self, theta, idx=None):
+        return self.loglik(theta), (self.K * np.sign(self.y - theta[0]))[:, None]
+
+    def logprior(self, theta):
+        return 0.0
+
+
+@pytest.mark.parametrize("total_grad_bound", [None, 1.0, 10.0])
+def test_mala_total_gradient_bound_is_enforced_not_trusted(total_grad_bound):
+    """DP MALA's c_l with L_S (``total_grad_bound``) assumes ‖Σ clip(∇ log p(x_i))‖ ≤ L_S on every
+    data set. It was trusted: with 1,000 records whose clipped gradients all point one way (norm
+    1,000) the released log ratio moved 39-135× its c_l between neighbours. The summed gradient
+    is now projected onto the ball of radius L_S."""
+    n, theta, theta_new = 1000, np.array([0.0]), np.array([0.001])
+    data = np.full(n, 1.0)
+    data[0] = 0.0005  # between θ and θ′
+    neighbour = data.copy()
+    neighbour[0] = -1.0
+    mala = MalaProposal(step_size=0.1, grad_bound=1.0, a=1.0, total_grad_bound=total_grad_bound)
+    params = PenaltyParams(mala, np.array([0.1]), _SignTarget.K, 1.0, PenaltyTest(), 1.0)
+    test, released = PenaltyTest(), []
+    move = Move(theta_new, float(abs(theta_new - theta)[0]), -1)
+    for y in (data, neighbour):
+        target = _SignTarget(y)
+        ll, g = mala.evaluate(target, theta)
+        if total_grad_bound is not None:
+            assert np.linalg.norm(g) <= total_grad_bound * (1 + 1e-12)
+        state = PenaltyState(theta, ll, 0.0, np.ones(1), g)
+        lam, _, _, cache = test.estimate(None, state, target, move, mala, params)
+        released.append(lam + mala.log_q_ratio(state, move, cache))
+    c = test.sensitivity(params, move.norm, n) + mala.q_sensitivity(params, move, n)
+    gap = abs(released[0] - released[1])
+    assert 0 < gap <= c * (1 + 1e-9), gap / c
