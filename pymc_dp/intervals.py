@@ -195,9 +195,9 @@ def _support(statistic, n, integer):
     if _is_count_like(statistic):
         hi = math.inf if (n is None or type(statistic).__name__ != "Counts") else float(n)
         total = getattr(statistic, "total", None)
-        if total is not None:  # a public number of people (per row: the largest; `_row_caps`)
-            hi = min(hi, float(np.max(total)))
-        return 0.0, hi
+        if total is not None and np.ndim(total) == 0:  # a public number of people in the table
+            hi = min(hi, float(total))
+        return 0.0, hi  # (one public total per row: `_row_caps`)
     lower, upper = getattr(statistic, "lower", None), getattr(statistic, "upper", None)
     if lower is None:
         return -math.inf, math.inf
@@ -214,17 +214,38 @@ def _support(statistic, n, integer):
     return lo, hi
 
 
-def _row_caps(statistic, shape, hi) -> np.ndarray:
-    """The largest true value of each entry (flat): ``hi``, or, for a table of cells with one
-    public total per row (``Cells(total=...)`` over the last axis), that row's total."""
+def _row_caps(statistic, shape, hi):
+    """``(caps, exact)`` per entry (flat): the largest true value of each entry, and whether the
+    entry is known exactly.
+
+    Without public totals every cap is ``hi``. With a public total per row of the table (its
+    first ``t`` axes, ``Cells(total=...)`` / ``Marginals(..., total=...)``), an entry can hold
+    at most the people of the rows it sums: the totals summed over the row axes the release does
+    not keep (a per-area table: its row's total; a column margin over areas: the sum of all
+    totals). An entry that keeps only row axes sums whole rows: it equals that sum exactly.
+    A scalar total (the whole table's) caps every entry, and the grand total equals it.
+    """
     size = int(np.prod(shape, dtype=int))
-    caps = np.full(size, hi)
+    caps, exact = np.full(size, hi), np.zeros(size, dtype=bool)
+    kind = type(statistic).__name__
     total = getattr(statistic, "total", None)
-    if type(statistic).__name__ == "Cells" and total is not None and np.ndim(total) > 0:
-        if len(shape) >= 1 and tuple(np.shape(total)) == tuple(shape[:-1]):
-            per_row = np.broadcast_to(np.asarray(total, dtype=float)[..., None], shape)
-            caps = np.minimum(caps, per_row.ravel())
-    return caps
+    if kind not in ("Cells", "Marginals") or total is None:
+        return caps, exact
+    total = np.asarray(total, dtype=float)
+    t = total.ndim
+    keep = tuple(range(len(shape))) if kind == "Cells" else tuple(statistic.keep)
+    if kind == "Cells" and t > 0 and tuple(total.shape) != tuple(shape[:t]):
+        return caps, exact  # a total of another form (refused when the release was made)
+    kept_rows = [a for a in keep if a < t]
+    summed = tuple(a for a in range(t) if a not in keep)
+    per = total.sum(axis=summed) if summed else total
+    if tuple(per.shape) != tuple(shape[: len(kept_rows)]):
+        return caps, exact  # the release does not line up with the totals: no caps
+    per = per.reshape(per.shape + (1,) * (len(shape) - per.ndim))
+    caps = np.minimum(caps, np.broadcast_to(per, shape).ravel())
+    if kind == "Marginals" and len(kept_rows) == len(keep):  # whole rows: known
+        exact[:] = True
+    return caps, exact
 
 
 def _bounds(s, mechanism, lo, hi, prior, prob, integer, kind):
@@ -518,10 +539,11 @@ def intervals(
             f"(e.g. {float(bad)!r}): pass the released values as they were published, or the mechanism "
             "they were released with."
         )
-    caps = _row_caps(statistic, np.shape(values), hi)
+    caps, exact = _row_caps(statistic, np.shape(values), hi)
     out = np.empty((s.size, 2))
-    for cap in np.unique(caps):  # entries bounded alike (one group unless per-row totals)
-        at = caps == cap
+    out[exact] = caps[exact, None]  # margins of whole rows with public totals: no uncertainty
+    for cap in np.unique(caps[~exact]):  # entries bounded alike (one group unless row totals)
+        at = (caps == cap) & ~exact
         out[at] = _bounds(s[at], mechanism, lo, float(cap), prior, prob, integer, kind)
     out = out + 0.0  # no -0.0 bounds (a lower bound clipped at 0 from below)
     if as_frame:

@@ -278,6 +278,32 @@ def test_each_area_is_bounded_by_its_own_total():
         assert got[1].max() <= 1 and got[2].max() <= 5
 
 
+def test_margins_over_areas_are_bounded_by_the_totals_they_sum():
+    """``Marginals(keep, total=per-area totals)``: every margin entry was capped at the largest
+    area total, so the column totals of [[5, 3], [0, 9]] (12 > 9) and the grand total (17) were
+    never covered (coverage 0 of 2,000). An entry is bounded by the totals of the areas it sums;
+    margins of whole areas (and the grand total) are known exactly from the public totals."""
+    mech = pdp.DiscreteGaussian(sigma=2.0)
+    totals = (8, 9)
+    s = np.array([6, 11])
+    got = pdp.intervals(s, mechanism=mech, statistic=pdp.Marginals((1,), total=totals))
+    want = pdp.intervals(s, mechanism=mech, statistic=pdp.Cells(total=sum(totals)))
+    np.testing.assert_array_equal(got, want)  # each column total: 0..17, as one cell of N = 17
+    grand = pdp.intervals(np.array(15), mechanism=mech, statistic=pdp.Marginals((), total=totals))
+    np.testing.assert_array_equal(grand, [17, 17])
+    rows = pdp.intervals(
+        np.array([5, 12]), mechanism=mech, statistic=pdp.Marginals((0,), total=totals)
+    )
+    np.testing.assert_array_equal(rows, [[8, 8], [9, 9]])
+    # a (2, 2, 3) table of two areas: the margin keeping axes (0, 2) sums over the middle axis,
+    # within each area: its entries lie in 0..that area's total
+    s3 = np.array([[1, 3, 0], [5, 2, 1]])
+    got3 = pdp.intervals(s3, mechanism=mech, statistic=pdp.Marginals((0, 2), total=(5, 8)))
+    for g, total in enumerate((5, 8)):
+        alone = pdp.intervals(s3[g], mechanism=mech, statistic=pdp.Cells(total=total))
+        np.testing.assert_array_equal(got3[g], alone)
+
+
 def test_non_integer_values_under_an_integer_mechanism_are_refused():
     with pytest.raises(ValueError, match=r"DiscreteGaussian releases integers.*\(e\.g\. 3\.5\)"):
         pdp.intervals(
