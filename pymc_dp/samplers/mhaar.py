@@ -211,7 +211,7 @@ class MHAAR(RandomWalkThetaStep):
             try:
                 self.target.compile_z_space()
             except ValueError:
-                if not auto or space != "z" or subset_size is not None:
+                if not auto or subset_size is not None:
                     raise
                 space = "u"  # "auto" never picks a space that refuses: u-space needs only draws
         if space == "u":

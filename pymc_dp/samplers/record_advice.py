@@ -3,10 +3,11 @@
 `DataAugmentation` hands the guard (`pymc_dp.samplers.convergence`) advice for the parameters
 its records read, naming only the remedies that this model takes:
 
-* `RecordParentAdvice` — for a direct parent θ of the records: MHAAR / PMMH (they integrate the
-  records), ``DataAugmentation(interweave=True)`` only when an interweaving move was built for
-  these records, ``pdp.Collapsed`` only when it takes them (its competence: discrete
-  records it sums out cheaply). A user is never sent to a step that refuses the model.
+* `RecordParentAdvice` — for a direct parent θ of the records: ``DataAugmentation(
+  interweave=True)``, ``pdp.Collapsed`` (its competence: discrete records it sums out cheaply),
+  ``PMMH([θ])`` and ``MHAAR([θ])``, each only when it builds on this model, best first (on a
+  non-centred hierarchy interweaving gave ESS/draw 0.30-0.45 where MHAAR gave 0.005; on
+  censored records PMMH 0.14, MHAAR 0.006). A user is never sent to a step that refuses.
 * `rate_sum_out_hints` — one Gamma (or Exponential) rate per Poisson record that only its record
   reads (``lam_i ~ Gamma(a, b)``, ``x_i ~ Poisson(lam_i)``): the rates integrate out in closed
   form, ``x_i ~ NegativeBinomial(mu=a/b, alpha=a)``, and `pymc_dp.Collapsed` then sums the
@@ -19,9 +20,15 @@ from __future__ import annotations
 
 __all__ = ["RecordParentAdvice", "record_parent_hints", "rate_sum_out_hints"]
 
-_MHAAR = "step=[pdp.MHAAR([θ])] or [pdp.PMMH([θ])] (they integrate the records)"
-_INTERWEAVE = "pdp.DataAugmentation(interweave=True)"
+_INTERWEAVE = "pdp.DataAugmentation(interweave=True) (measured best where it builds)"
 _COLLAPSED = "pdp.Collapsed / pdp.marginalize(model) (it sums the discrete records out exactly)"
+_PMMH = "step=[pdp.PMMH([θ])] (it integrates the records)"
+_MHAAR = "step=[pdp.MHAAR([θ])]"
+_NOTHING = (
+    "no step of pymc-dp that integrates these records builds for {var} on this model: run "
+    "more tuning and draws (the chain is exact, only slow), or write the records' parameters "
+    "non-centred"
+)
 
 _OPENINGS = {
     "NUTS": (
@@ -41,34 +48,59 @@ class RecordParentAdvice:
     """The guard's advice for a direct parent of records that `DataAugmentation` moves, given the
     step that moved it (None: the step's general advice applies).
 
-    ``interweave``: whether an interweaving move builds for these records (None: not tried at
-    construction, e.g. ``interweave=False``; then tried once when advice is asked for, which
-    compiles the move's functions: only a chain that did not mix pays for it)."""
+    Each remedy is named only if it builds on this model, in the order measured best first
+    (interweaving, Collapsed, PMMH, MHAAR). ``interweave`` says whether an interweaving move
+    builds for these records (None: not tried at construction, e.g. ``interweave=False``).
+    What was not tried at construction is tried when advice is asked for (compiling the
+    steps' functions: only a chain that did not mix pays for it)."""
 
     def __init__(self, interweave: bool | None, collapsed: bool, model, parents, records):
         self.interweave, self.collapsed = interweave, collapsed
         self._model, self._parents, self._records = model, list(parents), list(records)
+        self._builds: dict = {}
+
+    def _try(self, key, build) -> bool:
+        import warnings
+
+        if key not in self._builds:
+            try:
+                with warnings.catch_warnings(), self._model:
+                    warnings.simplefilter("ignore")
+                    build()
+                self._builds[key] = True
+            except Exception:  # noqa: BLE001 - advice only: a step that refuses is not named
+                self._builds[key] = False
+        return self._builds[key]
 
     def _interweave_builds(self) -> bool:
         if self.interweave is None:
             from pymc_dp.samplers.interweave import Interweave
 
-            try:
-                Interweave(self._parents, records=self._records, model=self._model)
-                self.interweave = True
-            except Exception:  # noqa: BLE001 - advice only: a move that does not build is not named
-                self.interweave = False
+            self.interweave = self._try(
+                "interweave",
+                lambda: Interweave(self._parents, records=self._records, model=self._model),
+            )
         return self.interweave
 
     def __call__(self, step: str, var: str) -> str | None:
         opening = _OPENINGS.get(step)
         if opening is None:
             return None
-        options = [_MHAAR]
+        from pymc_dp.samplers.mhaar import MHAAR
+        from pymc_dp.samplers.pmmh import PMMH
+
+        rv = next((p for p in self._parents if p.name == var), None)
+        options = []
         if self._interweave_builds():
             options.append(_INTERWEAVE)
         if self.collapsed:
             options.append(_COLLAPSED)
+        if rv is not None and self._try(("pmmh", var), lambda: PMMH([rv])):
+            options.append(_PMMH)
+        if rv is not None and self._try(("mhaar", var), lambda: MHAAR([rv])):
+            options.append(_MHAAR)
+        if not options:
+            return _NOTHING.format(var=var)
         return (opening + _join(options)).replace("θ", var)
 
 

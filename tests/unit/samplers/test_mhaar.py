@@ -135,3 +135,21 @@ def test_z_space_refuses_custom_dist_records_whose_icdf_redraws_theta():
         with pytest.raises(ValueError, match=r"z-space.*copy of the model's graph.*space='u'"):
             pdp.MHAAR([mu], space="z", n_particles=5)
         assert pdp.MHAAR([mu], n_particles=5).space == "u"
+
+
+def test_auto_space_falls_back_to_u_space_for_local_releases_without_an_icdf():
+    """Censored records under a local release: space='auto' picked 'local', whose z-space map
+    needs PyMC's icdf, and refused ("MHAAR z-space … needs PyMC's icdf"), although 'auto' is
+    documented never to pick a space that refuses; only space='z' fell back to u-space."""
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0, 5)
+        x = pm.Censored("x", pm.Normal.dist(mu, 2.0), lower=0, upper=8, shape=6)
+        pdp.DPObserved(
+            "s",
+            x,
+            statistic=pdp.Local(0, 8),
+            mechanism=pdp.Laplace(epsilon=1.0),
+            observed=np.array([0.5, 3.0, 9.0, -1.0, 2.0, 4.0]),
+        )
+        step = pdp.MHAAR([model["mu"]], n_particles=4)
+    assert step.space == "u"
