@@ -96,11 +96,28 @@ def _domain(statistic, mechanism):
 _TABLES = ("multinomial", "dirichlet_multinomial")  # a draw is a table of counts over cells
 
 
+#: records that are one category code per person (a table statistic would read codes as counts;
+#: a Bernoulli "code" is a count of 0 or 1 people, so Bernoulli cells are a table)
+_CODES = ("categorical",)
+
+
 def check_not_a_table(name, statistic, data_t) -> None:
     """Refuse a record statistic of a single count table (a 1-D ``pm.Multinomial`` or
     ``pm.DirichletMultinomial``): its axis 0 holds the table's cells, not records, so e.g.
-    ``Counts(K)`` would read each cell's count as one person's category code."""
+    ``Counts(K)`` would read each cell's count as one person's category code. And the converse:
+    a table statistic (``Cells`` / ``Marginals``) of category codes, which it would read as the
+    counts of cells."""
     if getattr(statistic, "latent_table", False):
+        for d in data_t:
+            op_name = getattr(getattr(d.owner, "op", None), "name", None)
+            if op_name in _CODES:
+                raise ValueError(
+                    f"DPObserved {name!r}: {d.name!r} holds {op_name} records (one category code "
+                    f"per person), but {statistic!r} reads its entries as the counts of a table's "
+                    "cells (a code of 2 would count as 2 people). Release the records' counts "
+                    "with statistic=pdp.Counts(K); or model the table of counts itself "
+                    "(pm.Multinomial(n=N, p=...)) and release it with pdp.Cells()."
+                )
         return
     for d in data_t:
         node = d.owner

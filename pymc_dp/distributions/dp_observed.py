@@ -362,9 +362,17 @@ def _check_declared_total(name, statistic, data_t):
     """A ``Cells(total=N)`` release of a ``pm.Multinomial`` table must have the table's ``n``."""
     total = getattr(statistic, "total", None)
     rv = data_t[0]
-    if rv.owner is None or type(rv.owner.op).__name__ != "MultinomialRV":
-        return
     if not getattr(statistic, "latent_table", False):
+        return
+    if rv.owner is None or type(rv.owner.op).__name__ != "MultinomialRV":
+        if total is not None:
+            kind = type(rv.owner.op).__name__.removesuffix("RV") if rv.owner else "fixed"
+            raise ValueError(
+                f"DPObserved {name!r} releases {statistic!r}, which declares the table's total "
+                f"public, but {rv.name!r} is a {kind} table whose total is not fixed by the "
+                "model, so the declared total would be ignored. Model a table with a public total "
+                "as pm.Multinomial(n=total, p=...), or drop total= when the total is not public."
+            )
         return
     n_graph = rv.owner.op.dist_params(rv.owner)[0]
     try:
@@ -384,6 +392,13 @@ def _check_declared_total(name, statistic, data_t):
     if shape is None:
         return
     rows = shape[:-1]
+    if np.ndim(total) > 0 and tuple(np.shape(total)) != tuple(rows):
+        raise ValueError(
+            f"DPObserved {name!r} releases {statistic!r} with {np.size(total)} total(s) of shape "
+            f"{np.shape(total)}, but the table {rv.name!r} has shape {tuple(shape)}: one total "
+            f"per row needs shape {tuple(rows)}{' (a single table: one number)' if not rows else ''}. "
+            "Pass total= with one number per row of the table (or one number for a single table)."
+        )
     n = np.broadcast_to(n.reshape(n.shape[-len(rows) :] if rows else ()), rows)
     if not np.array_equal(np.broadcast_to(n, rows), np.broadcast_to(np.asarray(total), rows)):
         raise ValueError(

@@ -952,6 +952,12 @@ class TableCells(DPStep):
         )
         self._param = pm_compile(model.value_vars, graphs, on_unused_input="ignore")
         self._totals = None  # a Multinomial's n per row, for the check of a chain's start
+        #: totals the releases declare public (Cells/Marginals(total=...)), per node name
+        self._declared = {
+            nd.rv.name: np.asarray(nd.statistic.total)
+            for nd in nodes
+            if getattr(nd.statistic, "total", None) is not None
+        }
         if self.kind == MULTINOMIAL_TABLE:
             n_rows = replace_rvs_by_values(
                 [pt.cast(pt.broadcast_to(dist[0], self.shape[:-1]), "int64").reshape((-1,))],
@@ -1038,6 +1044,15 @@ class TableCells(DPStep):
         if self._totals is None:
             return
         n = np.asarray(self._totals(*[point[k] for k in self.input_names])[0]).reshape(-1)
+        for node, total in self._declared.items():  # n may follow pm.set_data, the release not
+            declared = np.broadcast_to(total, n.shape) if total.size in (1, n.size) else None
+            if declared is None or not np.array_equal(declared.reshape(-1), n):
+                raise ValueError(
+                    f"the release {node!r} declares the public total(s) {total.tolist()} of the "
+                    f"table {self.name_!r}, but its pm.Multinomial n is now {n.tolist()} (changed "
+                    "by pm.set_data after the node was built?). Give the table the n the release "
+                    "was made for, or rebuild the model with the new release and its total."
+                )
         got = c.reshape(-1, self.shape[-1]).sum(axis=1)
         bad = np.flatnonzero(got != n)
         if bad.size:

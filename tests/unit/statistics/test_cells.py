@@ -364,3 +364,45 @@ def test_record_steps_refuse_a_count_table_by_name(owner):
 def test_cells_with_queries_points_to_marginals():
     with pytest.raises(TypeError, match=r"takes no queries=.*pdp\.Marginals\(keep\)"):
         pdp.Cells(queries=[(0,), (1,)])
+
+
+def _cells_model(table, stat, *, n=6, k=3, data_n=False):
+    with pm.Model() as model:
+        if table == "multinomial":
+            n_var = pm.Data("N", n) if data_n else n
+            c = pm.Multinomial("c", n=n_var, p=pm.Dirichlet("pi", np.ones(k)))
+        elif table == "poisson":
+            c = pm.Poisson("c", 3.0, shape=k)
+        else:
+            c = pm.Categorical("c", pm.Dirichlet("pi", np.ones(k)), shape=n)
+        pdp.DPObserved(
+            "s",
+            c,
+            statistic=stat,
+            mechanism=pdp.DiscreteGaussian(sigma=2.0),
+            observed=np.array([2, 3, 1]) if table != "categorical" else np.array([2, 3, 1] * 2),
+        )
+    return model
+
+
+def test_table_statistics_refuse_category_codes_and_totals_they_would_ignore():
+    """Cells() of Categorical records read each code as a count (a code of 2 counted 2 people);
+    Cells(total=6) of Poisson cells was accepted and the total ignored; total=[6, 6, 6] on one
+    table failed inside NumPy ("cannot broadcast a non-scalar to a scalar array")."""
+    with pytest.raises(ValueError, match="holds categorical records"):
+        _cells_model("categorical", pdp.Cells())
+    with pytest.raises(ValueError, match="whose total is not fixed by the model"):
+        _cells_model("poisson", pdp.Cells(total=6))
+    with pytest.raises(ValueError, match=r"3 total\(s\) of shape \(3,\).*one number"):
+        _cells_model("multinomial", pdp.Cells(total=[6, 6, 6]))
+    _cells_model("multinomial", pdp.Cells(total=6))  # the table it declares
+
+
+def test_a_declared_total_is_checked_again_when_pm_set_data_changes_n():
+    """Cells(total=12) on pm.Multinomial(n=pm.Data("N", 12)): after pm.set_data({"N": 14}) the
+    chains sampled tables of 14 people against a release declared for 12."""
+    model = _cells_model("multinomial", pdp.Cells(total=12), n=12, data_n=True)
+    with model:
+        pm.set_data({"N": 14})
+        with pytest.raises(ValueError, match=r"declares the public total\(s\) 12"):
+            pm.sample(draws=5, tune=5, chains=1, progressbar=False, random_seed=1)
