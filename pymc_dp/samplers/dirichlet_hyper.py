@@ -887,6 +887,62 @@ def _scalar(var) -> bool:
     return shape is not None and all(d == 1 for d in shape)
 
 
+def find_fixed_pattern(model, alpha):
+    """``(π, b)`` for rows ``π ~ Dirichlet(α·b)`` with ``b`` a fixed positive vector (constants:
+    a known mean; returned as given, not normalised); ValueError naming what does not fit."""
+    if alpha not in model.free_RVs:
+        raise ValueError(f"DirichletHyper updates free random variables; {alpha.name!r} must be.")
+    if not (alpha.dtype.startswith("float") and _scalar(alpha)):
+        raise ValueError(f"{alpha.name!r} must be a continuous scalar (the concentration α).")
+    children = direct_children(model, [alpha])
+    if len(children) != 1 or not isinstance(children[0].owner.op, rb.DirichletRV):
+        raise ValueError(
+            f"{alpha.name!r} must enter the model only through one pm.Dirichlet child "
+            f"(π ~ Dirichlet(α·base), rows on the last axis); it enters "
+            f"{[getattr(c, 'name', str(c)) for c in children]}."
+        )
+    pi = children[0]
+    pi_shape = fixed_shape(pi)
+    if pi_shape is None or len(pi_shape) < 2:
+        raise ValueError(f"{pi.name!r} must be rows of a fixed shape (G, K).")
+    if not isinstance(model.rvs_to_transforms.get(pi), SimplexTransform):
+        raise ValueError(f"{pi.name!r} must keep PyMC's default simplex transform.")
+    conc = pi.owner.op.dist_params(pi.owner)[0]
+    free = [v for v in direct_upstream(model, [conc]) if v in model.free_RVs]
+    if free != [alpha]:
+        raise ValueError(
+            f"the concentration of {pi.name!r} must be {alpha.name} times a fixed mean; it reads "
+            f"{sorted(v.name for v in free)}. When the mean is a free pm.Dirichlet, pass "
+            "vars=[alpha, base]."
+        )
+    from pytensor.compile.sharedvalue import SharedVariable
+    from pymc_dp._compat import ancestors
+
+    if any(isinstance(v, SharedVariable) for v in ancestors([conc], blockers=[alpha])):
+        raise ValueError(
+            f"the concentration of {pi.name!r} reads a pm.Data container: a fixed mean must be "
+            "constants (pm.set_data would change it after the step was built)."
+        )
+    a_in = alpha.type()
+    graph = graph_replace(
+        pt.cast(pt.broadcast_to(conc, pi_shape), "float64"), {alpha: a_in}, strict=False
+    )
+    fn = pm_compile([a_in], graph, on_unused_input="ignore")
+    a_shape = fixed_shape(alpha)
+    one = np.asarray(fn(np.full(a_shape, 1.0, dtype=a_in.dtype)), dtype=np.float64)
+    b = one.reshape(-1, pi_shape[-1])[0]
+    if not (np.all(np.isfinite(b)) and np.all(b > 0)):
+        raise ValueError(f"the fixed mean of {pi.name!r} must be positive and finite.")
+    for av in (0.73, 1.91, 4.37):
+        got = np.asarray(fn(np.full(a_shape, av, dtype=a_in.dtype)), dtype=np.float64)
+        if not np.allclose(got, av * np.broadcast_to(b, pi_shape), rtol=1e-10, atol=0.0):
+            raise ValueError(
+                f"the concentration of {pi.name!r} is not {alpha.name} times one fixed mean for "
+                "every row; DirichletHyper needs π_g ~ Dirichlet(α·base)."
+            )
+    return pi, b
+
+
 def find_pattern(model, alpha, base):
     """The Dirichlet-row child π of ``Dirichlet(α·base)`` (rows on the last axis); ValueError naming
     what does not fit otherwise."""
@@ -966,7 +1022,9 @@ class DirichletHyper(DPStep):
     ----------
     vars : list
         The concentration α (a positive scalar, any prior) and the mean ``base``
-        (``pm.Dirichlet(β)``, β free of α), in any order, and optionally the rows π (only with π
+        (``pm.Dirichlet(β)``, β free of α), in any order — or α alone when the mean is fixed
+        (``π ~ Dirichlet(alpha * b)``, b positive constants, any sum: only α moves) — and
+        optionally the rows π (only with π
         summed out) and their Multinomial table c (only with π listed and every release of c a
         ``pdp.Cells``; its cells then move here, π summed out). With π summed out the step
         redraws π whether or not it is listed.
@@ -1042,11 +1100,11 @@ class DirichletHyper(DPStep):
                 "pass step=[pdp.DirichletHyper([alpha, base, pi, c])], or pdp.TableCells([c]) "
                 "next to pdp.DirichletHyper([alpha, base, pi])."
             )
-        if vars is None or not isinstance(vars, list | tuple) or len(vars) not in (2, 3, 4):
+        if vars is None or not isinstance(vars, list | tuple) or len(vars) not in (1, 2, 3, 4):
             raise ValueError(
                 f"DirichletHyper needs vars=[alpha, base] (the concentration and the mean of "
                 f"π ~ Dirichlet(alpha * base)), [alpha, base, pi] or [alpha, base, pi, c] (c the "
-                f"Multinomial table of pi); got {vars!r}."
+                f"Multinomial table of pi), without base when the mean is fixed; got {vars!r}."
             )
         if not (isinstance(cells, int | np.integer) and cells >= 1):
             raise ValueError(f"cells must be an integer >= 1, got cells={cells!r}.")
@@ -1066,17 +1124,25 @@ class DirichletHyper(DPStep):
         tables = [r for r in rvs if isinstance(r.owner.op, rb.MultinomialRV)]
         rvs = [r for r in rvs if r not in tables]
         rows = [r for r in rvs if isinstance(r.owner.op, rb.DirichletRV) and r.type.ndim > 1]
-        if len(rvs) == 3 and len(rows) != 1 or len(tables) > 1 or (tables and not rows):
-            raise ValueError(
-                "DirichletHyper with three or four variables needs [alpha, base, pi] or [alpha, "
-                f"base, pi, c], pi the (G, K) rows and c their Multinomial table; got "
-                f"{[r.name for r in rvs + tables]}."
-            )
         rest = [r for r in rvs if r not in rows]
-        if isinstance(rest[0].owner.op, rb.DirichletRV) and rest[0].type.ndim == 1:
+        if len(rows) > 1 or len(rest) not in (1, 2) or len(tables) > 1 or (tables and not rows):
+            raise ValueError(
+                "DirichletHyper needs [alpha, base], [alpha, base, pi] or [alpha, base, pi, c], pi "
+                "the (G, K) rows and c their Multinomial table (without base when the mean is "
+                f"fixed); got {[r.name for r in rvs + tables]}."
+            )
+        if len(rest) == 2 and isinstance(rest[0].owner.op, rb.DirichletRV) and rest[0].ndim == 1:
             rest = rest[::-1]
-        alpha, base = rest
-        self.pi = find_pattern(model, alpha, base)
+        alpha, base = rest if len(rest) == 2 else (rest[0], None)
+        #: a fixed mean (``Dirichlet(alpha * b)``, b constants): normalised, and its sum, so that
+        #: α·b = (α·scale)·(b / scale) with the moves' base on the simplex
+        self.base_fixed, self.base_scale = None, 1.0
+        if base is None:
+            self.pi, b_raw = find_fixed_pattern(model, alpha)
+            self.base_scale = float(b_raw.sum())
+            self.base_fixed = b_raw / self.base_scale
+        else:
+            self.pi = find_pattern(model, alpha, base)
         if rows and rows[0] is not self.pi:
             raise ValueError(f"{rows[0].name!r} is not the rows Dirichlet(alpha * base).")
         #: π summed out when its only child is a Multinomial table of it (module docstring)
@@ -1090,7 +1156,9 @@ class DirichletHyper(DPStep):
             raise ValueError(
                 f"{tables[0].name!r} is not the Multinomial table of {self.pi.name!r}."
             )
-        values = [model.rvs_to_values[alpha], model.rvs_to_values[base]]
+        values = [model.rvs_to_values[alpha]]
+        if base is not None:
+            values.append(model.rvs_to_values[base])
         if rows:
             values.append(model.rvs_to_values[self.pi])
         if tables:
@@ -1098,10 +1166,16 @@ class DirichletHyper(DPStep):
         self.marginal = self.table is not None
         self.table_name = model.rvs_to_values[self.table].name if self.marginal else None
         self.vars = values
-        self.alpha_name, self.base_name = values[0].name, values[1].name
+        self.alpha_name = values[0].name
+        self.base_name = None if base is None else values[1].name
         self.pi_name = model.rvs_to_values[self.pi].name
-        self.k = fixed_shape(base)[0]
-        self.columns = self._setup_columns(model, columns)
+        self.k = fixed_shape(self.pi)[-1]
+        if base is None and columns:
+            raise ValueError(
+                "DirichletHyper(columns=True) moves pairs of base with their columns, but the "
+                "mean is fixed; drop columns=."
+            )
+        self.columns = False if base is None else self._setup_columns(model, columns)
         #: the table's cells moved here, π summed out (Dirichlet-multinomial rows), when c is listed
         self.cells = int(cells)
         self._cell_sweep = dm_records_sweep_streams if moves == "records" else dm_rows_sweep_streams
@@ -1109,7 +1183,8 @@ class DirichletHyper(DPStep):
         self.n_rows = float(np.prod(fixed_shape(self.pi)[:-1], dtype=int))
         self.alpha_shape = fixed_shape(alpha)
         self.sweeps, self.init_width, self.max_steps = int(sweeps), float(width), max_steps
-        others = [v for v in model.value_vars if v not in values[:2]]
+        n_hyper = 1 if base is None else 2
+        others = [v for v in model.value_vars if v not in values[:n_hyper]]
         # α: natural value and PyMC's own log density of α in its value space (Jacobian included)
         a_value = values[0]
         v = pt.scalar("v", dtype="float64")
@@ -1124,11 +1199,14 @@ class DirichletHyper(DPStep):
             strict=False,
         )
         self._alpha = pm_compile([v, *others], outs, on_unused_input="ignore")
-        (beta,) = replace_rvs_by_values(
-            [pt.cast(pt.broadcast_to(base.owner.inputs[-1], (self.k,)), "float64")],
-            rvs_to_values=model.rvs_to_values,
-            rvs_to_transforms=model.rvs_to_transforms,
-        )
+        if base is None:  # β − 1 = 0: no base terms
+            beta = pt.ones((self.k,), dtype="float64")
+        else:
+            (beta,) = replace_rvs_by_values(
+                [pt.cast(pt.broadcast_to(base.owner.inputs[-1], (self.k,)), "float64")],
+                rvs_to_values=model.rvs_to_values,
+                rvs_to_transforms=model.rvs_to_transforms,
+            )
         self._beta = pm_compile(others, beta, on_unused_input="ignore")
         self.other_names = [o.name for o in others]
         self._init_step(rng)
@@ -1243,6 +1321,7 @@ class DirichletHyper(DPStep):
         def fn(v, b):
             b = np.asarray(b, dtype=np.float64)
             a, prior = (float(x) for x in self._alpha(float(v), *fixed))
+            a *= self.base_scale
             return (
                 prior + alpha_terms(a, b, self.n_rows, s) + float(((beta - 1.0) * np.log(b)).sum())
             )
@@ -1260,6 +1339,7 @@ class DirichletHyper(DPStep):
         def fn(v, b):
             b = np.asarray(b, dtype=np.float64)
             a, prior = (float(x) for x in self._alpha(float(v), *fixed))
+            a *= self.base_scale
             return (
                 prior
                 + alpha_terms_marginal(a, b, totals, weights, offsets, tails)
@@ -1283,6 +1363,8 @@ class DirichletHyper(DPStep):
 
     # -- the step --------------------------------------------------------------------------------
     def _base_of(self, point) -> np.ndarray:
+        if self.base_fixed is not None:
+            return self.base_fixed.copy()
         y = np.asarray(point[self.base_name], dtype=np.float64)
         ext = np.append(y, -y.sum())
         ext -= ext.max()
@@ -1314,7 +1396,8 @@ class DirichletHyper(DPStep):
         beta = np.asarray(self._beta(*fixed), dtype=np.float64)
         b = self._base_of(point)
         v = float(np.asarray(point[self.alpha_name]).reshape(-1)[0])
-        a = float(self._alpha(v, *fixed)[0])
+        scale = self.base_scale  # α·b = (α·scale)·(b / scale): a below is α·scale
+        a = float(self._alpha(v, *fixed)[0]) * scale
         evals = 0
         table = None
         if self._table_step is not None:  # the cells given α·base, π summed out
@@ -1361,11 +1444,12 @@ class DirichletHyper(DPStep):
             nat = float(nat)
             if not nat > 0.0:
                 return -math.inf
-            return as_log_density(float(lp) + terms(nat))
+            return as_log_density(float(lp) + terms(nat * scale))
 
         for _ in range(self.sweeps):
-            evals += base_sweep(self.rng.permutation(self.k).astype(np.int64))
-            b /= b.sum()
+            if self.base_fixed is None:
+                evals += base_sweep(self.rng.permutation(self.k).astype(np.int64))
+                b /= b.sum()
             draw = slice_1d(
                 self.rng, alpha_density, v, alpha_density(v), self.width, self.max_steps
             )
@@ -1373,19 +1457,18 @@ class DirichletHyper(DPStep):
             if self.tune:  # running mean of the final brackets (warm-up only)
                 self._tuned += 1
                 self.width = tuned_width(self.width, draw.bracket, self._tuned)
-            a = float(self._alpha(v, *fixed)[0])
+            a = float(self._alpha(v, *fixed)[0]) * scale
         return self._finish(point, v, b, a, table, evals)
 
     def _finish(self, point, v, b, a, table, evals):
         """The new point: α's value ``v``, base ``b``, π | α, base, table drawn (π summed out), the
         table if it moved."""
-        log_b = np.log(b)
-        new = {
-            self.alpha_name: np.full(self.alpha_shape, v, dtype=point[self.alpha_name].dtype),
-            self.base_name: (log_b[:-1] - log_b.mean()).astype(
+        new = {self.alpha_name: np.full(self.alpha_shape, v, dtype=point[self.alpha_name].dtype)}
+        if self.base_name is not None:
+            log_b = np.log(b)
+            new[self.base_name] = (log_b[:-1] - log_b.mean()).astype(
                 np.asarray(point[self.base_name]).dtype
-            ),
-        }
+            )
         if self.marginal:  # (α, base) were drawn with π summed out: π | α, base, table now
             # each row from its own stream, seeded from this step's generator
             seeds = row_seeds(self.rng, int(self.n_rows))
@@ -1450,28 +1533,45 @@ def _verdict(model, var) -> Competence:
     if isinstance(var.owner.op, rb.DirichletRV) and var.type.ndim > 1:  # π: only with π summed out
         conc = var.owner.op.dist_params(var.owner)[0]
         free = [v for v in direct_upstream(model, [conc]) if v in model.free_RVs]
-        if len(free) != 2 or multinomial_table_of(model, var) is None:
+        if len(free) not in (1, 2) or multinomial_table_of(model, var) is None:
             return Competence.INCOMPATIBLE
-        pair = _pair_of(model, free[0])
-        if pair is None or var is not _pattern_or_none(model, pair):
-            return Competence.INCOMPATIBLE
+        if len(free) == 1:  # a fixed mean
+            if var is not _fixed_pattern_or_none(model, free[0]):
+                return Competence.INCOMPATIBLE
+        else:
+            pair = _pair_of(model, free[0])
+            if pair is None or var is not _pattern_or_none(model, pair):
+                return Competence.INCOMPATIBLE
         return (
             Competence.IDEAL
             if conjugate_competence(var) == Competence.IDEAL
             else Competence.INCOMPATIBLE
         )
     pair = _pair_of(model, var)
-    if pair is None:
-        return Competence.INCOMPATIBLE
-    try:
-        pi = find_pattern(model, *pair)
-    except Exception:  # noqa: BLE001 - not this pattern (the message is for explicit use)
-        return Competence.INCOMPATIBLE
+    if pair is None:  # α of rows around a fixed mean?
+        pi = _fixed_pattern_or_none(model, var)
+        if pi is None:
+            return Competence.INCOMPATIBLE
+    else:
+        try:
+            pi = find_pattern(model, *pair)
+        except Exception:  # noqa: BLE001 - not this pattern (the message is for explicit use)
+            return Competence.INCOMPATIBLE
     return (
         Competence.IDEAL
         if conjugate_competence(pi) == Competence.IDEAL
         else Competence.INCOMPATIBLE
     )
+
+
+def _fixed_pattern_or_none(model, alpha):
+    """π of rows ``Dirichlet(alpha · fixed mean)``, or None."""
+    if not alpha.dtype.startswith("float") or isinstance(alpha.owner.op, rb.DirichletRV):
+        return None
+    try:
+        return find_fixed_pattern(model, alpha)[0]
+    except Exception:  # noqa: BLE001 - not this pattern
+        return None
 
 
 def _pattern_or_none(model, pair):

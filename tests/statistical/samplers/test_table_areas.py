@@ -217,3 +217,67 @@ def test_hierarchical_areas_default_sample():
     mean = np.array(m1)
     sd_exact = np.sqrt(np.array(m2) - mean**2)
     assert_mc_close(draws, mean, sd_exact, label="hierarchical areas, pm.sample()")
+
+
+def test_areas_around_a_fixed_mean_default_sample():
+    """Rows ``π_g ~ Dirichlet(α·b)`` with a fixed, unnormalised mean b (two areas, α with mass
+    near 0): ``pm.sample()`` gave α to NUTS and π to ConjugateTheta (α's ESS/draw 0.06, and on
+    PyMC 5 a bare "Bad initial energy" once α reached 0.01, π's simplex values ±490). It now
+    assigns DirichletHyper([α, π, c]) (α slice-sampled with π summed out) and log α and every
+    cell match quadrature over log α with the tables enumerated."""
+    from pymc.sampling.mcmc import assign_step_methods
+    from scipy.special import gammaln
+
+    n, k = np.array([4, 3]), 3
+    b = np.array([1.2, 0.5, 0.3])  # sums to 2: α·b, b not on the simplex
+    mech, r = pdp.DiscreteGaussian(sigma=1.0), np.array([[3, 0, 1], [0, 2, 1]])
+    with pm.Model() as model:
+        alpha = pm.Exponential("alpha", 0.5)
+        pi = pm.Dirichlet("pi", alpha * b, shape=(2, k))
+        c = pm.Multinomial("c", n=n, p=pi, shape=(2, k))
+        pdp.DPObserved("s", c, statistic=pdp.Cells(), mechanism=mech, observed=r)
+    _, assigned = assign_step_methods(model)
+    assert {cls.__name__: sorted(v.name for v in vs) for cls, vs in assigned.items()} == {
+        "DirichletHyper": ["alpha_log__", "c", "pi_simplex__"],
+    }
+    with model:
+        idata = pm.sample(
+            draws=1000,
+            tune=500,
+            chains=2,
+            cores=1,
+            random_seed=21,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
+    post = idata.posterior
+    draws = np.concatenate(
+        [np.log(post["alpha"].values)[..., None], post["c"].values.reshape(2, -1, 2 * k)], axis=-1
+    )
+    # quadrature over u = log α (Exponential(0.5) prior of α, Jacobian α), tables enumerated
+    u = np.linspace(-12, 5, 1701)
+    tabs = [np.array(list(compositions(int(n[g]), k))) for g in range(2)]
+    log_w = np.log(0.5) - 0.5 * np.exp(u) + u
+    first = np.empty((u.size, 2, k))
+    second = np.empty_like(first)
+    for i, ui in enumerate(u):
+        a = np.exp(ui) * b
+        for g in range(2):
+            log_t = (
+                gammaln(a.sum())
+                - gammaln(n[g] + a.sum())
+                + (gammaln(tabs[g] + a) - gammaln(a)).sum(-1)
+                + (gammaln(n[g] + 1.0) - gammaln(tabs[g] + 1.0).sum(-1))
+                + mech.logpdf(r[g][None], tabs[g]).sum(-1)
+            )
+            top = log_t.max()
+            t = np.exp(log_t - top)
+            z = t.sum()
+            log_w[i] += np.log(z) + top
+            first[i, g] = t @ tabs[g] / z
+            second[i, g] = t @ tabs[g] ** 2 / z
+    w = np.exp(log_w - log_w.max())
+    w /= w.sum()
+    mean = np.concatenate([[w @ u], (w[:, None, None] * first).sum(0).ravel()])
+    m2 = np.concatenate([[w @ u**2], (w[:, None, None] * second).sum(0).ravel()])
+    assert_mc_close(draws, mean, np.sqrt(m2 - mean**2), label="areas around a fixed mean")

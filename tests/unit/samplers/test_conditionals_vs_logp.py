@@ -469,6 +469,57 @@ def test_dirichlet_hyper_matches_joint_logp(prior):
         _close(ms(b_new) - ms(b), marginal(v, b_new) - marginal(v, b), "numba marginal pair terms")
 
 
+def test_dirichlet_hyper_with_a_fixed_mean_matches_joint_logp():
+    """π_g ~ Dirichlet(α·b), b fixed and not on the simplex (α·b = (α·Σb)·(b/Σb) inside the
+    step): α moves change the step's target (π given, and π summed out) exactly as they change
+    PyMC's joint logp and its DirichletMultinomial rows."""
+    rng = np.random.default_rng(23)
+    g, k = 3, 4
+    b_raw, totals = np.array([0.9, 2.0, 0.4, 1.3]), np.array([5, 7, 4])
+    with pm.Model() as model:
+        alpha = pm.Gamma("alpha", 2.0, 0.5)
+        pi = pm.Dirichlet("pi", alpha * b_raw, shape=(g, k))
+        c = pm.Multinomial("c", n=totals, p=pi, shape=(g, k))
+        pdp.DPObserved(
+            "s",
+            c,
+            statistic=pdp.Cells(),
+            mechanism=pdp.DiscreteGaussian(sigma=1.0),
+            observed=np.ones((g, k), dtype=np.int64),
+        )
+        step = pdp.DirichletHyper([alpha])
+    assert step.base_name is None and np.isclose(step.base_scale, b_raw.sum())
+    value_logp = model.compile_logp()
+    alpha_prior = model.compile_logp(vars=[model["alpha"]])
+    natural = _natural_fn(model, ["alpha"])
+    a_in, tab_in = pt.scalar("a"), pt.matrix("tab", dtype=c.dtype)
+    rows_in = pm.DirichletMultinomial.dist(n=totals, a=a_in * b_raw, shape=(g, k))
+    pymc_marginal = pytensor.function([a_in, tab_in], pm.logp(rows_in, tab_in).sum())
+    b = b_raw / b_raw.sum()
+    a_name = step.alpha_name
+    for point in V.points(model, rng, 3):
+        target, marginal = step.log_density(point), step.marginal_log_density(point)
+        v = float(point[a_name])
+        v_new = v + rng.normal(0, 0.5)
+        moved = {**point, a_name: np.asarray(v_new, dtype=point[a_name].dtype)}
+        _close(
+            target(v_new, b) - target(v, b),
+            float(value_logp(moved) - value_logp(point)),
+            "alpha move, fixed mean",
+        )
+
+        def reference(v_):
+            at = {**point, a_name: np.asarray(v_)}
+            nat = float(natural(at)["alpha"])
+            return float(alpha_prior(at) + pymc_marginal(np.asarray(nat), point["c"]))
+
+        _close(
+            marginal(v_new, b) - marginal(v, b),
+            reference(v_new) - reference(v),
+            "alpha move, π summed out, fixed mean",
+        )
+
+
 @pytest.mark.parametrize("kind", ["sum", "mean", "local"])
 def test_collapsed_gaussian_every_statistic(kind):
     rng = np.random.default_rng({"sum": 11, "mean": 12, "local": 13}[kind])
