@@ -214,7 +214,7 @@ def _law_params(plan, rv):
         from pymc_dp.marginal.gaussian import gaussian_params
 
         return gaussian_params(rv, plan.shape)
-    return record_law(rv, n=plan.law.n).params
+    return record_law(rv, n=plan.law.n, per_record=plan.law.per_record).params
 
 
 def marginal_plans(model) -> dict:

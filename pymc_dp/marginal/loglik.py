@@ -59,7 +59,8 @@ def local_loglik(logf, eta, weights):
 
     Parameters
     ----------
-    logf : TensorVariable, shape (w,)
+    logf : TensorVariable, shape (w,), or (n, w) for records with their own parameters (then
+        ``eta`` has one row per record, in order, and ``weights`` are ones)
     eta : ndarray or shared variable, shape (u, w)
         ``Σ_m log η_m(s_{m,u} | t_m(x))`` for each distinct release row ``u``.
     weights : ndarray, shape (u,)
@@ -67,7 +68,9 @@ def local_loglik(logf, eta, weights):
     """
     eta = _table(eta)
     w = pt.as_tensor_variable(np.asarray(weights, dtype="float64"))
-    return pt.sum(w * _lse(logf[None, :] + eta, axis=1))
+    # logf (n, w): records with their own parameters, one release row each (in record order)
+    logf = logf if logf.ndim == 2 else logf[None, :]
+    return pt.sum(w * _lse(logf + eta, axis=1))
 
 
 def log_conv(a, b, la: int, lb: int, length: int):

@@ -108,7 +108,7 @@ class CollapsedPlan:
         law_a, law_b = self.law, new.law
         same_law = all(
             getattr(law_a, k) == getattr(law_b, k)
-            for k in ("name", "kind", "n", "low", "high", "n_categories")
+            for k in ("name", "kind", "n", "low", "high", "n_categories", "per_record")
         )
         return (
             same_law
@@ -274,7 +274,6 @@ def make_plan(model, record, nodes, *, method="auto", cost=None) -> CollapsedPla
         releases = [np.asarray(_release(model, nd), dtype="float64") for nd in nodes]
         plan = gaussian_plan(model, record, nodes, releases[0] if releases else None, costs)
         return _check_cost(plan, f"{plan.cost:.0f} record entries", costs)
-    law = record_law(record)
     names = tuple(nd.rv.name for nd in nodes)
     for nd in nodes:
         _check_node(nd)
@@ -286,6 +285,11 @@ def make_plan(model, record, nodes, *, method="auto", cost=None) -> CollapsedPla
         else "additive"
         for nd in nodes
     }
+    # records with their own parameters (a covariate, per-record trials) only under local
+    # releases: each record's likelihood is then its own sum over its support
+    law = record_law(record, per_record=kinds == {"local"})
+    if law.per_record:
+        _check_per_record_parents(model, record, law)
     if len(kinds) > 1 or (kinds != {"local"} and len(nodes) > 1 and kinds == {"counts"}):
         raise ValueError(
             f"Record variable {law.name!r} feeds releases {list(names)} of kinds {sorted(kinds)}; "
@@ -299,7 +303,10 @@ def make_plan(model, record, nodes, *, method="auto", cost=None) -> CollapsedPla
     support, tail, trunc = _support(law, nodes, releases, case)
     if case == "local":
         eta = _local_eta(law, nodes, releases, support)
-        rows, inverse, weights = np.unique(eta, axis=0, return_inverse=True, return_counts=True)
+        if law.per_record:  # each record its own pmf: one row per record, none shared
+            rows, inverse, weights = eta, np.arange(law.n), np.ones(law.n)
+        else:
+            rows, inverse, weights = np.unique(eta, axis=0, return_inverse=True, return_counts=True)
         plan = CollapsedPlan(
             law,
             "local",
@@ -316,6 +323,26 @@ def make_plan(model, record, nodes, *, method="auto", cost=None) -> CollapsedPla
             plan, f"{rows.shape[0]} distinct release rows × {len(support)} support points", costs
         )
     return _additive_plan(law, nodes, releases, names, support, tail, method, costs)
+
+
+def _check_per_record_parents(model, record, law):
+    """Records with their own parameters are summed out when those come from fixed per-record
+    data (a covariate, trials) and a few parameters; a free variable with an entry per record
+    (``lam ~ Gamma(a, b, shape=n)``, ``x ~ Poisson(lam)``) would put n parameters into the
+    θ-move: its conjugate or table steps take it instead."""
+    from pymc_dp.distributions.graph import direct_parents, fixed_shape
+
+    for parent in direct_parents(model, [record]):
+        shape = fixed_shape(parent)
+        size = None if shape is None else int(np.prod(shape, dtype=int))
+        if size is None or size >= law.n:
+            raise ValueError(
+                f"Record variable {law.name!r} has parameters that differ between records and come "
+                f"from {parent.name!r}, a free variable with {size or 'unknown'} entries for "
+                f"{law.n} records; collapsed likelihoods sum out records whose own parameters come "
+                "from fixed data (covariates, trials) and fewer parameters than records. Use its "
+                "conjugate step (ConjugateTheta, GammaCells) with pdp.DataAugmentation / TableCells."
+            )
 
 
 def _additive_plan(law, nodes, releases, names, support, tail, method, costs):

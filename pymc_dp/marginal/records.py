@@ -53,6 +53,9 @@ class RecordLaw:
     low: int  # smallest support point
     high: int | None  # largest support point (None: infinite support)
     n_categories: int | None = None
+    #: some parameters differ between records (a covariate, per-record trials): ``params`` then
+    #: holds those as (n,) graphs (categorical p: (n, K)), and ``log_pmf`` gives (n, support)
+    per_record: bool = False
 
     @property
     def finite(self) -> bool:
@@ -149,14 +152,15 @@ def _constant(var, what, name, extreme=max):
     return int(extreme(int(v.reshape(())) for v in values))
 
 
-def record_law(rv, n: int | None = None) -> RecordLaw:
-    """Read the law of the record variable ``rv`` (records iid on axis 0).
+def record_law(rv, n: int | None = None, *, per_record: bool = False) -> RecordLaw:
+    """Read the law of the record variable ``rv`` (records iid on axis 0, or, with
+    ``per_record=True``, independent with parameters that may differ between records).
 
     Raises
     ------
     ValueError / TypeError
         Continuous or unsupported distributions, several entries per record, or parameters that
-        differ between records.
+        differ between records (unless ``per_record``).
     """
     name = rv.name
     node = rv.owner
@@ -191,21 +195,28 @@ def record_law(rv, n: int | None = None) -> RecordLaw:
     if n is None:
         n = int(rv.shape[0].eval())
     params = op.dist_params(node)
-    core = []
+    core, varies = [], False
     for pname, p in zip(_KNOWN[kind][1], params):
         ndim_core = 1 if kind == "categorical" and pname == "p" else 0
         batch = p.type.shape[: p.ndim - ndim_core]
+        continuous = pname in _CONTINUOUS or kind in _ALL_CONTINUOUS
         if any(b != 1 for b in batch):
-            raise ValueError(
-                f"Record variable {name!r} has parameter {pname} of shape {tuple(p.type.shape)}: the "
-                "records are not identically distributed given θ. Collapsed likelihoods need iid "
-                f"records (one {pname} shared by all records); use pdp.DataAugmentation otherwise."
-            )
+            if not per_record:
+                raise ValueError(
+                    f"Record variable {name!r} has parameter {pname} of shape "
+                    f"{tuple(p.type.shape)}: the records are not identically distributed given θ. "
+                    f"Collapsed likelihoods of sums and counts need iid records (one {pname} "
+                    "shared by all records; records with their own parameters are summed out "
+                    "under local releases only); use pdp.DataAugmentation otherwise."
+                )
+            varies = True  # one value per record: (n,) (categorical p: (n, K))
+            p = pt.cast(p, "float64") if continuous else p
+            core.append(pt.broadcast_to(p, (int(n),) + tuple(p.shape[p.ndim - ndim_core :])))
+            continue
         for _ in batch:
             p = p[0]
         # probabilities and rates in float64 whatever the model's dtype (int8 `pm.Poisson("x", 3)`,
         # float32 arrays): `n * mu` of a sum's law must not overflow or round
-        continuous = pname in _CONTINUOUS or kind in _ALL_CONTINUOUS
         core.append(pt.cast(p, "float64") if continuous else p)
     low, high, k = 0, None, None
     if kind == "bernoulli":
@@ -222,15 +233,37 @@ def record_law(rv, n: int | None = None) -> RecordLaw:
             )
         high = k - 1
     elif kind == "binomial":
-        high = _constant(core[0], "number of trials n", name)
+        high = _bound(core[0], "number of trials n", name)
     elif kind == "discrete_uniform":
-        low = _constant(core[0], "lower bound", name, extreme=min)
-        high = _constant(core[1], "upper bound", name)
+        low = _bound(core[0], "lower bound", name, extreme=min)
+        high = _bound(core[1], "upper bound", name)
     elif kind == "geometric":
         low = 1
     return RecordLaw(
-        name=name, kind=kind, params=tuple(core), n=int(n), low=low, high=high, n_categories=k
+        name=name,
+        kind=kind,
+        params=tuple(core),
+        n=int(n),
+        low=low,
+        high=high,
+        n_categories=k,
+        per_record=varies,
     )
+
+
+def _bound(var, what, name, extreme=max):
+    """`_constant` of a bound, or of one bound per record (its ``extreme``: the support covers
+    every record's, and each record's pmf is 0 beyond its own)."""
+    if var.ndim == 0:
+        return _constant(var, what, name, extreme=extreme)
+    from pymc_dp.distributions.graph import is_constant
+
+    if not is_constant(var):
+        raise ValueError(
+            f"The {what} of record variable {name!r} differs between records and depends on "
+            f"random variables, so the records' support cannot be enumerated. Use a fixed {what}."
+        )
+    return int(extreme(np.asarray(var.eval()).reshape(-1)))
 
 
 def nb_shape(law: RecordLaw, params):
@@ -247,21 +280,33 @@ def nb_shape(law: RecordLaw, params):
 def _dist(law: RecordLaw, params=None):
     cls, names, _ = _KNOWN[law.kind]
     params = law.params if params is None else params
+    if law.per_record:  # a support axis after the record axis: (n, 1) against (support,)
+        params = [
+            p[:, None] if p.ndim == (2 if law.kind == "categorical" and name == "p" else 1) else p
+            for name, p in zip(names, params)
+        ]
     return cls.dist(**dict(zip(names, params)))
 
 
 def log_pmf(law: RecordLaw, support: np.ndarray, *, tail: bool, params=None):
-    """``log f(x | θ)`` at the integer ``support`` (PyTensor graph of the parameters).
+    """``log f(x | θ)`` at the integer ``support`` (PyTensor graph of the parameters): shape
+    (support,), or (n, support) for a law whose parameters differ between records.
 
     With ``tail=True`` the last entry is ``log P(X ≥ support[-1] | θ)`` (the lumped tail).
     """
     dist = _dist(law, params)
     values = pt.as_tensor_variable(np.asarray(support, dtype="int64"))
     logf = pm.logp(dist, values)
+    if law.per_record:
+        logf = pt.broadcast_to(logf, (law.n, len(support)))
     if tail:
         last = int(support[-1])
         log_tail = pt.log1mexp(pm.logcdf(dist, last - 1)) if last > law.low else pt.zeros(())
-        logf = pt.set_subtensor(logf[-1], log_tail)
+        if law.per_record:
+            log_tail = pt.broadcast_to(log_tail, (law.n, 1))[:, 0]
+            logf = pt.set_subtensor(logf[:, -1], log_tail)
+        else:
+            logf = pt.set_subtensor(logf[-1], log_tail)
     return logf
 
 
@@ -270,12 +315,14 @@ def draw_tail(kind: str, params: tuple, start: int, size: int, rng: np.random.Ge
     from scipy import stats
 
     u = rng.random(size)
+    # parameters: numbers, or one per drawn record (records with their own parameters)
+    params = [np.asarray(p, dtype=np.float64) for p in params]
     if kind == "poisson":
-        law = stats.poisson(float(params[0]))
+        law = stats.poisson(params[0])
     elif kind == "geometric":
-        law = stats.geom(float(params[0]))
+        law = stats.geom(params[0])
     elif kind == "negative_binomial":
-        law = stats.nbinom(float(params[0]), float(params[1]))
+        law = stats.nbinom(params[0], params[1])
     else:  # pragma: no cover - finite laws have no tail
         raise ValueError(f"{kind} has a finite support.")
     sf = law.sf(start - 1)

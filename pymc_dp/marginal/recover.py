@@ -88,7 +88,7 @@ def _draw_categorical(logw, rng):
 
 
 def _local(plan, logf, params, rng):
-    logits = logf[None, :] + plan.eta[plan.rows]
+    logits = (logf if logf.ndim == 2 else logf[None, :]) + plan.eta[plan.rows]
     idx = _softmax_draw(logits, rng)
     return _values(plan, idx, logf, params, rng)
 
@@ -98,6 +98,8 @@ def _values(plan, idx, logf, params, rng):
     if plan.tail:
         hit = idx == len(plan.support) - 1
         if hit.any():
+            if plan.law.per_record:  # each lumped record with its own parameters
+                params = [np.broadcast_to(p, (plan.law.n,))[hit] for p in params]
             x[hit] = draw_tail(plan.law.kind, params, int(plan.support[-1]), int(hit.sum()), rng)
     return x
 
@@ -279,7 +281,7 @@ def record_logq(plan, outputs, has_logf, x) -> float:
         return -np.inf
     hit = idx >= last if plan.tail else np.zeros(n, dtype=bool)
     idx = np.minimum(idx, last)
-    lf = logf[idx]
+    lf = logf[np.arange(n), idx] if logf.ndim == 2 else logf[idx]
     if hit.any():  # the lumped cell's P(X ≥ K), then X | X ≥ K: together f(x)
         lf = np.where(hit, _tail_logpmf(law.kind, params, x), lf)
     if plan.case == "local":

@@ -469,6 +469,7 @@ def collapsed_variant(rng, kind=None) -> Variant:
             "negbin_tail",
             "negbin_closed",
             "negbin_local",
+            "per_record_local",
             "categorical_counts",
             "categorical_local",
         ],
@@ -573,6 +574,43 @@ def collapsed_variant(rng, kind=None) -> Variant:
                 mechanism=pdp.Laplace(scale=1.5),
                 observed=float(rng.uniform(n, 3 * n)),
             )
+        elif kind == "per_record_local":
+            # records with their own parameters under local releases: a covariate, per-record
+            # trials, per-record category probabilities
+            cov = styled(rng, rng.normal(0, 1, size=n), label=lab)
+            which = _choice(rng, ["poisson", "binomial", "bernoulli", "categorical"])
+            lab.append(which)
+            if which == "categorical":
+                beta = pm.Normal("beta", 0, 1, shape=3)
+                names.append("beta")
+                logits = pt.as_tensor_variable(cov)[:, None] * beta[None, :]
+                x = pm.Categorical("x", pm.math.softmax(logits, axis=-1), shape=n)
+                pdp.DPObserved(
+                    "r",
+                    x,
+                    statistic=pdp.Local(),
+                    mechanism=pdp.RandomizedResponse(1.0, n_categories=3),
+                    observed=rng.integers(0, 3, size=n),
+                )
+            else:
+                a = pm.Normal("a", 0, 1)
+                b = pm.Normal("b", 0, 1)
+                names += ["a", "b"]
+                eta = a + b * pt.as_tensor_variable(cov)
+                if which == "poisson":
+                    x, up = pm.Poisson("x", pm.math.exp(eta), shape=n), 5
+                elif which == "binomial":
+                    trials = rng.integers(1, 5, size=n)
+                    x, up = pm.Binomial("x", trials, pm.math.invlogit(eta), shape=n), 4
+                else:
+                    x, up = pm.Bernoulli("x", pm.math.invlogit(eta), shape=n), 1
+                pdp.DPObserved(
+                    "r",
+                    x,
+                    statistic=pdp.Local(lower=0, upper=up),
+                    mechanism=pdp.DiscreteLaplace(scale=1.5),
+                    observed=rng.integers(0, up + 2, size=n),
+                )
         elif kind.startswith("negbin"):
             # overdispersed counts: (mu, alpha) or (n, p) form, the dispersion free or fixed
             mu = pm.Gamma(

@@ -384,11 +384,15 @@ def test_advice_for_the_records_parents_names_only_steps_this_model_takes():
     ("needs records with a θ-free representation", "not identically distributed"). It now names
     interweaving only where its move builds and Collapsed only where it takes the records."""
     y = np.array([3, 0, 7, 2, 10, 1])
-    with pm.Model():  # Poisson records, rates from a covariate: neither interweave nor Collapsed
-        b = pm.Normal("b", 0, 1)
+    with pm.Model():  # Poisson records, rates from a covariate, a clamped sum: neither
+        b = pm.Normal("b", 0, 1)  # interweave nor Collapsed
         x = pm.Poisson("x", pm.math.exp(b * np.linspace(-1, 1, 6)), shape=6)
         pdp.DPObserved(
-            "y", x, statistic=pdp.Local(0, 8), mechanism=pdp.DiscreteLaplace(epsilon=1), observed=y
+            "y",
+            x,
+            statistic=pdp.Sum(0, 8),
+            mechanism=pdp.DiscreteLaplace(epsilon=1),
+            observed=int(y.sum()),
         )
         step = pdp.DataAugmentation([x])
         with pytest.raises(ValueError):

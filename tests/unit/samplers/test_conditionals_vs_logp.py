@@ -367,6 +367,7 @@ def test_random_variants_many(which):
         "negbin_tail",
         "negbin_closed",
         "negbin_local",
+        "per_record_local",
         "categorical_counts",
         "categorical_local",
     ],
