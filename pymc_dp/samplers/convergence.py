@@ -334,7 +334,17 @@ def _warn(table: pd.DataFrame, *, rhat_max, ess_min, stacklevel: int) -> None:
 
 
 def _posterior(idata):
-    post = idata["posterior"] if not hasattr(idata, "posterior") else idata.posterior
+    """The posterior group of ``idata`` (InferenceData or DataTree), or a TypeError naming it."""
+    try:
+        post = idata["posterior"] if not hasattr(idata, "posterior") else idata.posterior
+    except (KeyError, TypeError, IndexError, ValueError):
+        post = None
+    if post is None or not hasattr(post, "data_vars") and not hasattr(post, "ds"):
+        raise TypeError(
+            "idata must be what pm.sample() returned (an InferenceData or DataTree with a "
+            f"posterior group), got {type(idata).__name__}. Pass the result of pm.sample() first "
+            "and the model second: pdp.check_convergence(idata, model)."
+        )
     return getattr(post, "ds", post)  # DataTree node (ArviZ 1.x) or Dataset
 
 

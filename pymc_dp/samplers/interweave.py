@@ -315,8 +315,9 @@ class InterweaveTarget(ReleaseTarget):
                 f"{self.owner} needs records with a θ-free representation x = loc(θ) + scale(θ)·z "
                 f"(Normal, StudentT, Laplace, Logistic, Cauchy, Gumbel), an icdf in PyMC, or categorical / "
                 f"Bernoulli records (uniforms in their cells), but "
-                f"{names(self.record_rvs)} has none (another discrete family, or records drawn from "
-                "each other). "
+                f"{names(self.record_rvs)} has none (a family with neither form in PyMC, e.g. "
+                "MvNormal, a truncated or censored distribution, Poisson or Binomial; or records "
+                "drawn from each other). "
                 "Use pdp.DataAugmentation with NUTS or a conjugate step for θ."
             )
         z_rvs = [model.values_to_rvs[v] for v in z_vals]

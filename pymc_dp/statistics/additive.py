@@ -100,35 +100,44 @@ class Statistic:
         Every sensitivity here assumes that replacing one record changes its own contribution
         only. A function such as ``x / x.max()`` or ``x - x.mean()`` breaks that (one record
         moves every contribution: a declared sensitivity of 1 with a true one of 98 was
-        accepted), and record-wise samplers would be wrong for it too. The contributions of
-        ``data`` computed together are compared with those of its first and last record alone
-        and of its two halves (one compiled function with a free record axis); any difference
-        refuses. Statistics without ``fn`` contribute ``clip(xᵢ)`` and are not checked.
+        accepted), and record-wise samplers would be wrong for it too. Records of ``data`` are
+        replaced, one at a time, by other records of ``data`` (the first, last, middle, largest
+        and smallest records, each by its two neighbours: values of the records' own domain),
+        and the contributions of every other record must stay as they were. ``fn`` may read
+        per-record constants (covariates, group indicators of length n): the data keep their
+        length. Statistics without ``fn`` contribute ``clip(xᵢ)`` and are not checked.
         """
         fn = getattr(self, "fn", None)
         if fn is None or not data:
             return
-        arrays = [_exact_dtype(np.asarray(d)) for d in data]
+        arrays = [np.array(_exact_dtype(np.asarray(d))) for d in data]
         n = arrays[0].shape[0]
-        if n < 2:
-            return
-        compute = _record_wise_fn(self, arrays)
-        full = np.asarray(compute(*arrays), dtype=float)
-        for part in (slice(0, 1), slice(n - 1, n), slice(0, n // 2), slice(n // 2, n)):
-            alone = np.asarray(compute(*[a[part] for a in arrays]), dtype=float)
-            same = alone.shape == full[part].shape and np.allclose(
-                alone, full[part], rtol=1e-9, atol=1e-12, equal_nan=True
-            )
-            if not same:
-                raise ValueError(
-                    f"fn of {self!r} does not compute each record's contribution from that record "
-                    "alone: the records' contributions computed together differ from those "
-                    "computed apart (e.g. fn divides by a maximum or subtracts a mean over the "
-                    "records). Replacing one record would then move every contribution, and the "
-                    "sensitivity, which counts one record's own contribution, would not hold. Write "
-                    "fn element-wise along the record axis, with any constant it needs chosen "
-                    "without looking at the data."
-                )
+        if n < 2 or any(a.ndim == 0 or a.shape[0] != n for a in arrays):
+            return  # (record arrays of different lengths are refused by their own check)
+        full = np.asarray(self.contributions_np(*arrays), dtype=float)
+        key = arrays[0].reshape(n, -1).astype(float).sum(axis=1)
+        picks = {0, n - 1, n // 2, int(np.argmax(key)), int(np.argmin(key))}
+        for j in sorted(picks):
+            for k in ((j + 1) % n, (j - 1) % n):
+                moved = [a.copy() for a in arrays]
+                for a, m in zip(arrays, moved):
+                    m[j] = a[k]
+                out = np.asarray(self.contributions_np(*moved), dtype=float)
+                others = np.ones(n, dtype=bool)
+                others[j] = False
+                if out.shape != full.shape or not np.allclose(
+                    out[others], full[others], rtol=1e-9, atol=1e-12, equal_nan=True
+                ):
+                    raise ValueError(
+                        f"fn of {self!r} does not compute each record's contribution from that "
+                        "record alone: replacing one record changed the contributions of others "
+                        "(e.g. fn divides by a maximum or subtracts a mean over the records). "
+                        "Replacing one record would then move every contribution, and the "
+                        "sensitivity, which counts one record's own contribution, would not "
+                        "hold. Write fn element-wise along the record axis (per-record constants "
+                        "of length n are fine), with any constant it needs chosen without looking "
+                        "at the data."
+                    )
 
     def same_as(self, other) -> bool:
         """Whether ``other`` is the same statistic (type and defining parameters)."""
@@ -166,25 +175,6 @@ def evaluate_graph(build, *data, owner=None) -> np.ndarray:
     if cache is not None:
         cache[key] = fn
     return np.asarray(fn(*arrays))
-
-
-def _record_wise_fn(statistic, arrays):
-    """The statistic's contributions compiled with a free record axis (cached per dtypes and
-    dimensions), so the record-wise check evaluates batches of any length with one compilation."""
-    import pytensor
-    import pytensor.tensor as pt
-
-    key = ("record-wise", tuple((a.dtype.str, a.shape[1:]) for a in arrays))
-    try:
-        cache = _COMPILED.setdefault(statistic, {})
-    except TypeError:
-        cache = {}
-    if key not in cache:
-        tensors = [pt.tensor(dtype=a.dtype, shape=(None,) + a.shape[1:]) for a in arrays]
-        cache[key] = pytensor.function(
-            tensors, statistic.contributions(*tensors), on_unused_input="ignore"
-        )
-    return cache[key]
 
 
 def _exact_dtype(d: np.ndarray) -> np.ndarray:

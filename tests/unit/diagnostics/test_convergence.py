@@ -455,3 +455,14 @@ def test_per_record_rates_of_poisson_records_are_advised_to_be_summed_out(rate):
         )
         step = pdp.DataAugmentation([x])
     assert "NegativeBinomial" not in _advice_for(step, "lam_log__", "lam", "ConjugateTheta")
+
+
+@pytest.mark.parametrize("bad", ["idata", {"posterior": 1}, 3])
+def test_check_convergence_names_a_wrong_first_argument(bad):
+    """A string gave "string indices must be integers" and a model "No variable named
+    'posterior'"."""
+    model, _ = normal_model()
+    with pytest.raises(TypeError, match=r"idata must be what pm.sample\(\) returned"):
+        pdp.check_convergence(bad, model)
+    with pytest.raises(TypeError, match=r"idata must be what pm.sample\(\) returned"):
+        pdp.check_convergence(model, model)

@@ -12,7 +12,6 @@ import pymc_dp as pdp
 COUPLED = {
     "divides by the max": lambda x: x / x.max(),
     "subtracts the mean": lambda x: (x > x.mean()) * 1.0,
-    "reads the count": lambda x: x / x.shape[0],
     "reads the next record": lambda x: pt.roll(x, 1, axis=0),
 }
 
@@ -35,9 +34,14 @@ def test_release_refuses_an_fn_that_reads_other_records(kind, how):
 
 
 def test_record_wise_functions_are_released():
+    """Element-wise functions, per-record constants of length n (group indicators, covariates)
+    and the public n itself are record-wise under replace-one neighbours."""
     rng = np.random.default_rng(0)
     x, y = rng.normal(size=50), rng.integers(0, 3, size=50)
+    onehot = np.eye(3)[y]
     for stat, data in [
+        (pdp.RecordSum(lambda a: pt.as_tensor(onehot) * pt.clip(a, -3, 5)[:, None], 8.0), (x,)),
+        (pdp.Sum(0, 1, fn=lambda a: pt.abs(a) / a.shape[0]), (x,)),
         (pdp.Sum(0, 4, fn=lambda a: a**2), (x,)),
         (pdp.Mean(-1, 1, fn=lambda a: pt.tanh(a)), (x,)),
         (pdp.Local(0, 10, fn=lambda a, b: a * a + b), (x, y)),
