@@ -152,7 +152,7 @@ def test_a_hierarchy_in_one_record_variable_keeps_its_theta_move_unmeasured():
     g = np.repeat(np.arange(4), 5)
     onehot = np.eye(4)[g]
     stat = pdp.RecordSum(lambda x: onehot * pm.math.clip(x, -3, 5)[:, None], sensitivity=8.0)
-    with pm.Model() as model:
+    with pm.Model():
         mu0 = pm.Normal("mu0", 0, 3)
         tau = pm.HalfNormal("tau", 1.5)
         z = pm.Normal("z", 0, 1, shape=4)
@@ -165,7 +165,7 @@ def test_a_hierarchy_in_one_record_variable_keeps_its_theta_move_unmeasured():
     assert d["enabled"] and "a hierarchy in one record variable" in d["reason"]
     assert step._movers[0].trial is None
     cov = np.linspace(-1, 1, 20)
-    with pm.Model() as model:
+    with pm.Model():
         a = pm.Normal("a", 0, 3)
         b = pm.Normal("b", 0, 3)
         x = pm.Normal("x", a + b * cov, 1.0, shape=20)
