@@ -290,3 +290,32 @@ def test_plan_penalty_refuses_a_fractional_record_count():
         pdp.accounting.plan_penalty(
             n=10.5, epsilon=1.0, delta=1e-5, iterations=100, lipschitz=1.0, dim=1
         )
+
+
+@pytest.mark.parametrize(
+    "copy",
+    [
+        lambda y: y[:, None],
+        lambda y: np.sort(y),
+        lambda y: y.astype("float32"),
+        lambda y: y[::-1].reshape(4, 10),
+    ],
+    ids=["column", "sorted", "float32", "reversed_reshaped"],
+)
+def test_a_prior_on_a_reshaped_or_sorted_copy_of_the_records_is_refused(copy):
+    """Only an equal array was recognised as the records; a Potential on x[:, None], np.sort(x)
+    or x.astype(float32) was released unclipped (the prior ratio's sensitivity unbounded)."""
+    with pm.Model():
+        mu = pm.Normal("mu", 0, 10)
+        pm.Normal("y", mu, 1, observed=Y)
+        pm.Potential("p", pm.logp(pm.Normal.dist(mu, 1), copy(Y)).sum())
+        with pytest.raises(ValueError, match=r"prior terms \['p'\] read the confidential records"):
+            _step()
+
+
+def test_a_prior_on_public_constants_of_the_records_length_is_accepted():
+    with pm.Model():
+        mu = pm.Normal("mu", 0, 10)
+        pm.Normal("y", mu, 1, observed=Y)
+        pm.Potential("p", -0.5 * ((mu - np.linspace(0, 1, Y.size)) ** 2).sum() / Y.size)
+        _step()
