@@ -107,8 +107,8 @@ def test_tables_page_other_assignment_comments():
             "s", c, statistic=pdp.Cells(), mechanism=pdp.DiscreteGaussian(sigma=3.18),
             observed=np.array([12, 30, 3, 0, 17]),
         )  # fmt: skip
-    assert assigned(negbin) == {"NUTS": ["mu_log__"], "TableCells": ["c"]}
-    _claimed("tables.md", "TableCells on c; NUTS on mu")
+    assert assigned(negbin) == {"Collapsed": ["c", "mu_log__"]}
+    _claimed("tables.md", "Collapsed on mu and c")
 
 
 def test_collapsed_page_assignment_comments():
