@@ -195,9 +195,9 @@ def _support(statistic, n, integer):
     if _is_count_like(statistic):
         hi = math.inf if (n is None or type(statistic).__name__ != "Counts") else float(n)
         total = getattr(statistic, "total", None)
-        if total is not None and np.ndim(total) == 0:  # a public number of people in the table
-            hi = min(hi, float(total))
-        return 0.0, hi  # (one public total per row: `_row_caps`)
+        if total is not None and np.ndim(total) == 0 and type(statistic).__name__ != "Marginals":
+            hi = min(hi, float(total))  # every cell lies within its row's public total
+        return 0.0, hi  # (margins, and one public total per row: `_row_caps`)
     lower, upper = getattr(statistic, "lower", None), getattr(statistic, "upper", None)
     if lower is None:
         return -math.inf, math.inf
@@ -223,7 +223,8 @@ def _row_caps(statistic, shape, hi):
     at most the people of the rows it sums: the totals summed over the row axes the release does
     not keep (a per-area table: its row's total; a column margin over areas: the sum of all
     totals). An entry that keeps only row axes sums whole rows: it equals that sum exactly.
-    A scalar total (the whole table's) caps every entry, and the grand total equals it.
+    A scalar total is each row's (`Cells.check_records`): it caps every cell of ``Cells``; of a
+    margin, which may sum rows the release does not count, nothing.
     """
     size = int(np.prod(shape, dtype=int))
     caps, exact = np.full(size, hi), np.zeros(size, dtype=bool)
@@ -233,6 +234,10 @@ def _row_caps(statistic, shape, hi):
         return caps, exact
     total = np.asarray(total, dtype=float)
     t = total.ndim
+    if kind == "Marginals" and t == 0:
+        # one number is each row's total, and how many rows the table has (a margin may sum
+        # several) is not in the release: no cap beyond `hi`, nothing known exactly
+        return caps, exact
     keep = tuple(range(len(shape))) if kind == "Cells" else tuple(statistic.keep)
     if kind == "Cells" and t > 0 and tuple(total.shape) != tuple(shape[:t]):
         return caps, exact  # a total of another form (refused when the release was made)

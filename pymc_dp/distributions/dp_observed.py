@@ -364,9 +364,10 @@ def _check_declared_total(name, statistic, data_t):
     rv = data_t[0]
     if not getattr(statistic, "latent_table", False):
         return
-    if rv.owner is None or type(rv.owner.op).__name__ != "MultinomialRV":
+    op_kind = type(rv.owner.op).__name__ if rv.owner is not None else None
+    if op_kind not in ("MultinomialRV", "DirichletMultinomialRV"):  # n fixes their totals
         if total is not None:
-            kind = type(rv.owner.op).__name__.removesuffix("RV") if rv.owner else "fixed"
+            kind = op_kind.removesuffix("RV") if op_kind else "fixed"
             raise ValueError(
                 f"DPObserved {name!r} releases {statistic!r}, which declares the table's total "
                 f"public, but {rv.name!r} is a {kind} table whose total is not fixed by the "
@@ -403,8 +404,8 @@ def _check_declared_total(name, statistic, data_t):
     if not np.array_equal(np.broadcast_to(n, rows), np.broadcast_to(np.asarray(total), rows)):
         raise ValueError(
             f"DPObserved {name!r} releases {statistic!r}, but the table {rv.name!r} is a "
-            f"pm.Multinomial with n={n.tolist()}. Give the table n=total (the declared number of "
-            "people), or pass the statistic the release was made with."
+            f"pm.{op_kind.removesuffix('RV')} with n={n.tolist()}. Give the table n=total (the "
+            "declared number of people), or pass the statistic the release was made with."
         )
 
 

@@ -130,8 +130,17 @@ def _additive(plan, logf, params, rng):
         if plan.closed == "poisson":
             return rng.multinomial(total, np.full(n, 1.0 / n)).astype(np.int64)
         if plan.law.kind == "negative_binomial":  # x | S ~ DirichletMultinomial(S, r·1)
-            g = rng.gamma(float(params[0]), size=n)
-            return rng.multinomial(total, g / g.sum()).astype(np.int64)
+            # record by record: x_i | rest ~ BetaBinomial(left, r, (n − i − 1)·r), each a beta then
+            # a binomial (normalised gammas of a small r can all be 0: no NaN weights here)
+            r, left = float(params[0]), int(total)
+            x = np.zeros(n, dtype=np.int64)
+            for i in range(n - 1):
+                if left == 0:
+                    break
+                x[i] = rng.binomial(left, rng.beta(r, (n - i - 1) * r))
+                left -= int(x[i])
+            x[n - 1] += left
+            return x
         extra = total - n  # Σ (x_i − 1): uniform over compositions into n parts
         bars = np.sort(rng.choice(extra + n - 1, size=n - 1, replace=False))
         edges = np.concatenate([[-1], bars, [extra + n - 1]])

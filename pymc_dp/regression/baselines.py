@@ -24,6 +24,7 @@ CLT model to valid ``ss`` and sample the truncated conditional by rejection.
 
 from __future__ import annotations
 
+import numbers
 import time
 
 import numpy as np
@@ -46,7 +47,7 @@ def adassp(stats, *, rho: float = 0.05) -> RegressionFit:
     """Distributed adaSSP (seed 000 eq. 7.2) from a release with ``scheme="adassp"``."""
     t0 = time.perf_counter()
     stats = check_release(stats, method="adassp", needs=("lam_hat",))
-    if not 0 < rho < 1:
+    if isinstance(rho, bool) or not isinstance(rho, numbers.Real) or not 0 < rho < 1:
         raise ValueError(f"rho must lie in (0, 1), got rho={rho!r}. Wang (2018) uses 0.05.")
     d = stats.d
     shift = stats.sigma_lam * np.sqrt(np.log(6.0 / stats.delta))

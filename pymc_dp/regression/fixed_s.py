@@ -178,6 +178,10 @@ def mcmc_fixed_s(
         stats, method="mcmc_fixedS", rng=rng, draws=draws, tune=tune, chains=chains, prior=prior
     )
     sigma2_substeps = check_count(sigma2_substeps, name="sigma2_substeps")
+    if sigma2_step is not None:  # its log is adapted: 0 or less froze σ_y² at its start
+        sigma2_step = check_positive(
+            sigma2_step, name="sigma2_step", fix="Pass a positive proposal sd, or None."
+        )
     eig = fixed_s_eig(stats)
     if backend == "pymc":
         fit = _fixed_s_pymc(eig, stats.sigma_z, prior, draws, tune, chains, rng)

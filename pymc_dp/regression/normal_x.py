@@ -16,6 +16,7 @@ N(S_jθ, σ_y² S_j + σ_z² I)``, priors of eq. 5.13. One iteration, leaving
 
 from __future__ import annotations
 
+import numbers
 import time
 
 import numpy as np
@@ -172,6 +173,15 @@ def mcmc_normal_x(
     stats, rng, draws, tune, chains, prior = check_mcmc_run(
         stats, method="mcmc_normalX", rng=rng, draws=draws, tune=tune, chains=chains, prior=prior
     )
+    for name, value in (
+        ("accept_target_s", accept_target_s),
+        ("accept_target_sigma2", accept_target_sigma2),
+    ):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < 1:
+            raise ValueError(
+                f"{name} must be an acceptance rate in (0, 1), got {name}={value!r}. The "
+                "defaults are 0.25 (S_j) and 0.44 (σ_y²)."
+            )
     if np.any(stats.n < stats.d):
         raise ValueError(
             f"mcmc_normalX needs n_j >= d = {stats.d} records on every node (S_j ~ Wishart(Σ_x, n_j)), "

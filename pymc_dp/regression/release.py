@@ -226,6 +226,22 @@ class SuffStatsRelease:
                 self, "u_hat", _finite_array(np.reshape(self.u_hat, -1), name="u_hat", shape=(J,))
             )
             object.__setattr__(self, "sigma_u", check_positive(self.sigma_u, name="sigma_u"))
+        if self.scheme in ("sz", "szu"):
+            # one Gaussian mechanism on (S, z[, u]) with the joint sensitivity: its privacy
+            # (dp_event) is that of the common σ; a smaller σ on z or u would be more than it says
+            others = [("sigma_z", self.sigma_z)] + (
+                [("sigma_u", self.sigma_u)] if self.scheme == "szu" else []
+            )
+            for name, value in others:
+                if not math.isclose(value, self.sigma_s, rel_tol=1e-9):
+                    raise ValueError(
+                        f"scheme={self.scheme!r} releases (S, z{', u' if self.scheme == 'szu' else ''}) "
+                        f"as one Gaussian mechanism with one noise sd, but {name}={value!r} differs "
+                        f"from sigma_s={self.sigma_s!r}: the privacy reported (dp_event, from "
+                        "sigma_s) would not be the release's. Pass the noise sd the release used "
+                        "for every entry (release_suff_stats does), or scheme='adassp' for three "
+                        "separately calibrated releases."
+                    )
         if self.scheme == "adassp":
             if self.lam_hat is None or self.sigma_lam is None:
                 raise ValueError(

@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import pickle
 import sys
 import sysconfig
 import types
@@ -137,6 +138,11 @@ class _Digest:
             state = getattr(value, "__dict__", None)
             if isinstance(state, dict):
                 yield self.of({k: v for k, v in state.items() if not k.startswith("_")}, depth)
+            else:  # no __dict__ (__slots__: an xarray array, a Fraction): its pickle, else repr
+                try:
+                    yield hashlib.sha256(pickle.dumps(value, protocol=5)).digest()
+                except Exception:  # noqa: BLE001 - unpicklable: what it prints
+                    yield repr(value)
 
     def _function(self, fn, depth):
         yield f"{fn.__module__}.{fn.__qualname__}"

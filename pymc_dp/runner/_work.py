@@ -111,6 +111,9 @@ def _prepare(build, data_fn, step_fn, unit, call_id, step_kwargs=None):
             f"{type(values).__name__} for unit {unit!r}. Return e.g. {{'obs': release}}."
         )
     shapes = {name: np.shape(v) for name, v in values.items()}
+    # the steps' keywords (target_accept=, nuts={...}) are part of what a worker compiled: a
+    # later call with others must not reuse steps built with the old ones
+    call_id = f"{call_id}:{_kwargs_digest(step_kwargs)}"
     cached = _CACHE.get(call_id)
     note = "built"
     fresh = None
@@ -169,6 +172,21 @@ def _prepare(build, data_fn, step_fn, unit, call_id, step_kwargs=None):
         "fingerprint": _fingerprint(model),
     }
     return model, steps, note, True
+
+
+def _kwargs_digest(step_kwargs) -> str:
+    """A digest of the steps' keywords (`split_step_kwargs`), stable across processes."""
+    import hashlib
+
+    try:
+        import cloudpickle
+
+        blob = cloudpickle.dumps(sorted((step_kwargs or {}).items(), key=lambda kv: str(kv[0])))
+    except Exception:  # noqa: BLE001 - an unpicklable keyword: never reuse
+        import uuid
+
+        return uuid.uuid4().hex
+    return hashlib.sha256(blob).hexdigest()[:16]
 
 
 def _known(values, model, unit):

@@ -226,6 +226,7 @@ def sample_many(
         )
     n_workers, batch_size = _check_workers(n_workers, batch_size)
     _check_cores(sample_kwargs, on_dask=client is not None or n_workers != 0)
+    _check_run_lengths(sample_kwargs)
     manifest = _manifest(build, data, step, seed, sample_kwargs)
     store = Store(outdir, manifest, overwrite=overwrite) if outdir is not None else None
     outdir = None if store is None else str(store.root)
@@ -286,6 +287,27 @@ def _call_id(build, data, step) -> str:
     except Exception:  # noqa: BLE001 - unpicklable here fails later with Dask's own message
         return uuid.uuid4().hex
     return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def _check_run_lengths(sample_kwargs) -> None:
+    """Refuse, once and by name, what would fail in every unit: no InferenceData back, and
+    chains / draws / tune that are not counts (``chains=0`` failed each unit with a
+    ZeroDivisionError)."""
+    if sample_kwargs.get("return_inferencedata", True) is not True:
+        raise TypeError(
+            "sample_many stores and returns each unit's InferenceData, so return_inferencedata "
+            f"must be True, got return_inferencedata={sample_kwargs['return_inferencedata']!r}. "
+            "Drop it."
+        )
+    for name, low in (("chains", 1), ("draws", 1), ("tune", 0)):
+        if name not in sample_kwargs or sample_kwargs[name] is None:
+            continue
+        value = sample_kwargs[name]
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
+            raise ValueError(
+                f"{name} must be an integer >= {low}, got {name}={value!r}. It is passed to "
+                "pm.sample for every unit."
+            )
 
 
 def _collect(rec, records, memory):

@@ -116,28 +116,41 @@ class Statistic:
             return  # (record arrays of different lengths are refused by their own check)
         full = np.asarray(self.contributions_np(*arrays), dtype=float)
         key = arrays[0].reshape(n, -1).astype(float).sum(axis=1)
-        picks = {0, n - 1, n // 2, int(np.argmax(key)), int(np.argmin(key))}
-        for j in sorted(picks):
-            for k in ((j + 1) % n, (j - 1) % n):
-                moved = [a.copy() for a in arrays]
-                for a, m in zip(arrays, moved):
-                    m[j] = a[k]
-                out = np.asarray(self.contributions_np(*moved), dtype=float)
-                others = np.ones(n, dtype=bool)
-                others[j] = False
-                if out.shape != full.shape or not np.allclose(
-                    out[others], full[others], rtol=1e-9, atol=1e-12, equal_nan=True
-                ):
-                    raise ValueError(
-                        f"fn of {self!r} does not compute each record's contribution from that "
-                        "record alone: replacing one record changed the contributions of others "
-                        "(e.g. fn divides by a maximum or subtracts a mean over the records). "
-                        "Replacing one record would then move every contribution, and the "
-                        "sensitivity, which counts one record's own contribution, would not "
-                        "hold. Write fn element-wise along the record axis (per-record constants "
-                        "of length n are fine), with any constant it needs chosen without looking "
-                        "at the data."
-                    )
+        top, bottom = int(np.argmax(key)), int(np.argmin(key))
+        # (records to replace, the record each takes the value of): single records by their
+        # neighbours, then every record tied at the largest (smallest) value by the smallest
+        # (largest), so that a maximum held by several records changes too
+        probes = [
+            (np.array([j]), k)
+            for j in sorted({0, n - 1, n // 2, top, bottom})
+            for k in ((j + 1) % n, (j - 1) % n)
+        ]
+        probes += [
+            (np.flatnonzero(key == key[top]), bottom),
+            (np.flatnonzero(key == key[bottom]), top),
+        ]
+        for rows, k in probes:
+            if rows.size == n:
+                continue  # every record replaced: nothing left to compare
+            moved = [a.copy() for a in arrays]
+            for a, m in zip(arrays, moved):
+                m[rows] = a[k]
+            out = np.asarray(self.contributions_np(*moved), dtype=float)
+            others = np.ones(n, dtype=bool)
+            others[rows] = False
+            if out.shape != full.shape or not np.allclose(
+                out[others], full[others], rtol=1e-9, atol=1e-12, equal_nan=True
+            ):
+                raise ValueError(
+                    f"fn of {self!r} does not compute each record's contribution from that "
+                    "record alone: replacing records changed the contributions of others "
+                    "(e.g. fn divides by a maximum or subtracts a mean over the records). "
+                    "Replacing one record would then move every contribution, and the "
+                    "sensitivity, which counts one record's own contribution, would not "
+                    "hold. Write fn element-wise along the record axis (per-record constants "
+                    "of length n are fine), with any constant it needs chosen without looking "
+                    "at the data."
+                )
 
     def same_as(self, other) -> bool:
         """Whether ``other`` is the same statistic (type and defining parameters)."""

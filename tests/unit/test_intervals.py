@@ -295,6 +295,10 @@ def test_margins_over_areas_are_bounded_by_the_totals_they_sum():
         np.array([5, 12]), mechanism=mech, statistic=pdp.Marginals((0,), total=totals)
     )
     np.testing.assert_array_equal(rows, [[8, 8], [9, 9]])
+    # one number is each row's total: a margin (which may sum rows) is neither capped nor exact
+    # (Marginals((), total=4) of three rows of 4 gave [4, 4] for a grand total of 12)
+    one = pdp.intervals(np.array(13), mechanism=mech, statistic=pdp.Marginals((), total=4))
+    assert one[1] > 12 and one[0] < 12
     # a (2, 2, 3) table of two areas: the margin keeping axes (0, 2) sums over the middle axis,
     # within each area: its entries lie in 0..that area's total
     s3 = np.array([[1, 3, 0], [5, 2, 1]])

@@ -262,6 +262,24 @@ def test_unclamped_negative_binomial_sum_closed_form_and_recovery(form):
     _assert_mean(x[..., 0] ** 2, np.sum(w * grid[:, 0] ** 2), "E[x_1² | θ, s]")
 
 
+@pytest.mark.parametrize("n", [1, 3])
+def test_negative_binomial_records_given_their_sum_with_a_tiny_dispersion(n):
+    """x | Σx was drawn through normalised gammas of shape r, which are all 0 for a small r
+    (n = 1, r = 0.01: about 1 draw in 1,600): NaN weights crashed rng.multinomial."""
+    s, mech = 4, pdp.DiscreteLaplace(scale=1.0)
+    with pm.Model() as model:
+        mu = pm.Gamma("mu", 2.0, 0.5)
+        x = pm.NegativeBinomial("x", mu=mu, alpha=0.003, shape=n)
+        pdp.DPObserved("s", x, statistic=pdp.Sum(), mechanism=mech, observed=s)
+    new = pdp.marginalize(model)
+    x = pdp.recover_records(_fake_posterior(mu=3.0), new, random_seed=2).posterior["x"].values
+    assert np.all(x >= 0)
+    grid = np.array(list(itertools.product(range(0, 40), repeat=n)))
+    law = stats.nbinom(0.003, 0.003 / 3.003)
+    w = special.softmax(law.logpmf(grid).sum(1) + mech.logpdf(s, grid.sum(1)))
+    _assert_mean(x.sum(-1), np.sum(w * grid.sum(1)), "E[Σx | θ, s]")
+
+
 def test_local_negative_binomial_records_match_enumeration():
     """Local releases of clamped NegativeBinomial records (the lumped tail P(X ≥ upper) one cell)."""
     n, up = 3, 5

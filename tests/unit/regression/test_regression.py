@@ -327,6 +327,12 @@ def _stats(**kw):
         (dict(n=[5, 0]), "n must hold J=2 positive integer node sizes, got n=[5, 0]"),
         (dict(sigma_s=0.0), "sigma_s must be finite and > 0, got sigma_s=0.0"),
         (dict(scheme="szu"), "scheme='szu' needs u_hat (noisy yᵀy per node) and sigma_u, got None"),
+        # privacy: dp_event reads sigma_s; a smaller sigma_z reported ε 50 for about 2,514
+        (dict(sigma_z=0.1), "sigma_z=0.1 differs from sigma_s=1.0"),
+        (
+            dict(scheme="szu", u_hat=np.zeros(2), sigma_u=0.5),
+            "sigma_u=0.5 differs from sigma_s=1.0",
+        ),
     ],
 )
 def test_release_object_rejects_bad_values(kw, msg):
@@ -363,3 +369,14 @@ def test_methods_reject_bad_requests():
         match=re.escape("sigma2_substeps must be an integer >= 1, got sigma2_substeps=0"),
     ):
         R.mcmc_fixed_s(st, sigma2_substeps=0)
+    # σ_y² froze at its start (log of the step), silently
+    for bad in (0, -1.0):
+        with pytest.raises(ValueError, match=re.escape("sigma2_step must be finite and > 0")):
+            R.mcmc_fixed_s(st, sigma2_step=bad)
+    for bad in (5, -1, 1.0):
+        with pytest.raises(ValueError, match=re.escape("accept_target_s must be an acceptance")):
+            R.mcmc_normal_x(_stats(n=[5, 5]), accept_target_s=bad)
+    with pytest.raises(ValueError, match=re.escape("rho must lie in (0, 1), got rho='0.05'")):
+        R.adassp(
+            _stats(scheme="adassp", lam_hat=np.ones(2), sigma_lam=1.0, sigma_z=0.5), rho="0.05"
+        )

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pymc as pm
 import pytest
 
 import pymc_dp as pdp
@@ -82,6 +83,28 @@ def test_data_mode_reuses_model_and_steps_and_draws_what_a_fresh_build_draws():
     ]
     for u in (1, 2):
         np.testing.assert_array_equal(mu_draws(reused, u), mu_draws(fresh, u))
+
+
+def test_data_mode_builds_the_steps_again_for_other_step_keywords():
+    """A second call with target_accept=0.99 said "reused model and steps" and ran NUTS tuned for
+    the first call's 0.6 (acceptance 0.66): the worker's cache ignored the steps' keywords."""
+
+    def build(u):
+        with pm.Model() as model:
+            y = pm.Data("y", np.random.default_rng(u).normal(1, 1, 20))
+            pm.Normal("o", pm.Normal("mu", 0, 3), pm.HalfNormal("s", 2), observed=y)
+        return model
+
+    def data(u):
+        return {"y": np.random.default_rng(u).normal(1, 1, 20)}
+
+    kw = {**KW, "tune": 100}
+    first = pdp.sample_many(build, [0, 1], data=data, n_workers=0, target_accept=0.6, **kw)
+    assert first.units["note"].tolist()[1] == "reused model and steps"
+    again = pdp.sample_many(build, [1], data=data, n_workers=0, target_accept=0.99, **kw)
+    assert again.units["note"].tolist() == ["built"]
+    rate = float(np.asarray(again[1].sample_stats["acceptance_rate"]).mean())
+    assert rate > 0.9, rate  # tuned for 0.99, not 0.6
 
 
 def test_data_mode_reuses_collapsed_and_draws_what_a_fresh_build_draws():
@@ -281,6 +304,20 @@ def test_code_digest_ignores_line_numbers_and_caches_and_sees_helpers():
     assert code_digest(lambda u: pdp.Mean(lower=-3, upper=6)) != code_digest(
         lambda u: pdp.Mean(lower=-3, upper=5)
     )
+    # objects without __dict__ (xarray arrays, Fractions) counted their type only: a resume
+    # returned the posteriors of a build that read other numbers
+    import fractions
+
+    import xarray as xr
+
+    arr = xr.DataArray(np.zeros(3))
+    before = code_digest(lambda u: arr)
+    arr = xr.DataArray(np.full(3, 100.0))
+    assert code_digest(lambda u: arr) != before
+    frac = fractions.Fraction(1, 3)
+    before = code_digest(lambda u: frac)
+    frac = fractions.Fraction(1, 4)
+    assert code_digest(lambda u: frac) != before
 
 
 @pytest.mark.parametrize("at", [30, 70], ids=["warm-up", "draws"])
@@ -458,3 +495,19 @@ def test_interrupted_client_resumes(tmp_path):
     res = pdp.sample_many(R.build_slow, list(range(6)), outdir=tmp_path / "out", n_workers=0, **KW)
     status = res.units["status"].tolist()
     assert status.count("skipped") == done_before and status.count("ok") == 6 - done_before
+
+
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        ({"return_inferencedata": False}, "return_inferencedata must be True"),
+        ({"chains": 0}, "chains must be an integer >= 1"),
+        ({"draws": -5}, "draws must be an integer >= 1"),
+        ({"tune": 1.5}, "tune must be an integer >= 0"),
+    ],
+)
+def test_run_lengths_are_checked_once_not_failed_in_every_unit(kw, match):
+    """return_inferencedata=False failed every unit with KeyError 'posterior', chains=0 with a
+    ZeroDivisionError."""
+    with pytest.raises((TypeError, ValueError), match=re.escape(match)):
+        pdp.sample_many(R.build, [0, 1], n_workers=0, progressbar=False, **kw)

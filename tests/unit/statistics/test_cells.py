@@ -396,6 +396,15 @@ def test_table_statistics_refuse_category_codes_and_totals_they_would_ignore():
     with pytest.raises(ValueError, match=r"3 total\(s\) of shape \(3,\).*one number"):
         _cells_model("multinomial", pdp.Cells(total=[6, 6, 6]))
     _cells_model("multinomial", pdp.Cells(total=6))  # the table it declares
+    with pm.Model():  # a DirichletMultinomial's n fixes its total too (it was refused)
+        c = pm.DirichletMultinomial("c", n=6, a=np.ones(3))
+        pdp.DPObserved(
+            "s",
+            c,
+            statistic=pdp.Cells(total=6),
+            mechanism=pdp.DiscreteGaussian(sigma=2.0),
+            observed=np.array([2, 3, 1]),
+        )
 
 
 def test_a_declared_total_is_checked_again_when_pm_set_data_changes_n():

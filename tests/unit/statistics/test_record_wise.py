@@ -71,3 +71,10 @@ def test_dp_observed_refuses_an_fn_that_reads_other_records():
             mechanism=pdp.Laplace(epsilon=1.0),
             observed=3.0,
         )
+
+
+def test_a_maximum_held_by_several_records_is_still_caught():
+    """x / x.max() passed on [5, 5, 1, 1]: replacing one record never moved a tied maximum."""
+    for data in (np.array([5.0, 5.0, 1.0, 1.0]), np.array([0.0, 3.0, 3.0, 0.0, 1.0, 1.0])):
+        with pytest.raises(ValueError, match="from that record alone"):
+            pdp.release(data, pdp.Sum(0, 1, fn=lambda x: x / x.max()), pdp.Laplace(1.0), rng=1)
