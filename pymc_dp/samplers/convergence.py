@@ -114,6 +114,12 @@ _ADVICE = {
         "step=[pdp.NonAdditiveRoute([θ, records], n_particles=50)], fix the kernel with "
         "route='mhaar' or route='nuts', or tune longer (the warm-up trial needs 400 iterations)"
     ),
+    "DirichletHyper": (
+        "its moves are exact; what mixes slowest is the coupling with the table (θ's coordinates "
+        "for sparse columns, and α, move only as fast as the cells do): run more draws (ESS "
+        "grows with them), or more cell moves per iteration, step=[pdp.DirichletHyper([...], "
+        "cells=3)] (α's ESS per draw rises, at the same ESS per second)"
+    ),
     "Metropolis": (
         "a discrete θ left to PyMC's Metropolis: run longer or marginalise it; a parent of "
         "discrete records with a finite support (e.g. pm.DiscreteUniform(1, 5)) is enumerated "

@@ -466,3 +466,12 @@ def test_check_convergence_names_a_wrong_first_argument(bad):
         pdp.check_convergence(bad, model)
     with pytest.raises(TypeError, match=r"idata must be what pm.sample\(\) returned"):
         pdp.check_convergence(model, model)
+
+
+def test_dirichlet_hyper_advice_names_its_own_remedy():
+    """At G = 1,000 areas the guard told a user whose base mixed at 0.04 per draw to "pass a
+    base-move from pymc_dp (MHAAR, PMMH, interweaving)", none of which takes base."""
+    from pymc_dp.samplers.convergence import advice
+
+    text = advice("DirichletHyper", "base")
+    assert "cells=3" in text and "MHAAR" not in text and "base's coordinates" in text
