@@ -136,12 +136,32 @@ def test_negative_binomial_cells():
     assert_mc_close(draws, mean, sd, label="NegativeBinomial cells")
 
 
+def _default_dirichlet_hyper_run(model, variables, *, seed):
+    """``pm.sample()`` with no ``step=`` after checking that it gives ``variables`` (value names)
+    to one DirichletHyper: 2 chains × 1000 draws (500 warm-up)."""
+    from pymc.sampling.mcmc import assign_step_methods
+
+    _, assigned = assign_step_methods(model)
+    assert {cls.__name__: sorted(v.name for v in vs) for cls, vs in assigned.items()} == {
+        "DirichletHyper": variables
+    }
+    with model:
+        return pm.sample(
+            draws=1000,
+            tune=500,
+            chains=2,
+            cores=1,
+            random_seed=seed,
+            progressbar=False,
+            compute_convergence_checks=False,
+        )
+
+
 def test_hierarchical_areas_default_sample():
     """``pm.sample()`` with no ``step=`` on two areas under a shared Dirichlet mean: it assigns
     one DirichletHyper (α, base, π and the table: cells moved with π summed out, α also moved with
     the table as uniforms) by itself, and log α, base and every cell match
     quadrature over (log α, base) with the tables enumerated (areas independent given α·base)."""
-    from pymc.sampling.mcmc import assign_step_methods
     from scipy.special import gammaln
 
     n, k, mu, sd = np.array([4, 3]), 3, np.log(3.0), 1.0
@@ -152,22 +172,11 @@ def test_hierarchical_areas_default_sample():
         pi = pm.Dirichlet("pi", alpha * base, shape=(2, k))
         c = pm.Multinomial("c", n=n, p=pi, shape=(2, k))
         pdp.DPObserved("s", c, statistic=pdp.Cells(), mechanism=mech, observed=r)
-    _, assigned = assign_step_methods(model)
-    assert {cls.__name__: sorted(v.name for v in vs) for cls, vs in assigned.items()} == {
-        "DirichletHyper": ["alpha_log__", "base_simplex__", "c", "pi_simplex__"],
-    }
     # 1000 draws per chain: ESS ≈ 0.7 per draw for log α, base and the cells (measured with 3000:
     # ESS 4000–4300 of 6000), so ≈ 1400 here; the tolerance is 4 MCSE of these draws
-    with model:
-        idata = pm.sample(
-            draws=1000,
-            tune=500,
-            chains=2,
-            cores=1,
-            random_seed=18,
-            progressbar=False,
-            compute_convergence_checks=False,
-        )
+    idata = _default_dirichlet_hyper_run(
+        model, ["alpha_log__", "base_simplex__", "c", "pi_simplex__"], seed=18
+    )
     post = idata.posterior
     draws = np.concatenate(
         [
@@ -225,7 +234,6 @@ def test_areas_around_a_fixed_mean_default_sample():
     PyMC 5 a bare "Bad initial energy" once α reached 0.01, π's simplex values ±490). It now
     assigns DirichletHyper([α, π, c]) (α slice-sampled with π summed out) and log α and every
     cell match quadrature over log α with the tables enumerated."""
-    from pymc.sampling.mcmc import assign_step_methods
     from scipy.special import gammaln
 
     n, k = np.array([4, 3]), 3
@@ -236,20 +244,7 @@ def test_areas_around_a_fixed_mean_default_sample():
         pi = pm.Dirichlet("pi", alpha * b, shape=(2, k))
         c = pm.Multinomial("c", n=n, p=pi, shape=(2, k))
         pdp.DPObserved("s", c, statistic=pdp.Cells(), mechanism=mech, observed=r)
-    _, assigned = assign_step_methods(model)
-    assert {cls.__name__: sorted(v.name for v in vs) for cls, vs in assigned.items()} == {
-        "DirichletHyper": ["alpha_log__", "c", "pi_simplex__"],
-    }
-    with model:
-        idata = pm.sample(
-            draws=1000,
-            tune=500,
-            chains=2,
-            cores=1,
-            random_seed=21,
-            progressbar=False,
-            compute_convergence_checks=False,
-        )
+    idata = _default_dirichlet_hyper_run(model, ["alpha_log__", "c", "pi_simplex__"], seed=21)
     post = idata.posterior
     draws = np.concatenate(
         [np.log(post["alpha"].values)[..., None], post["c"].values.reshape(2, -1, 2 * k)], axis=-1
