@@ -345,19 +345,6 @@ def _resizable(statistic, given, mech, n, dim) -> bool:
         return False
 
 
-def _check_record_wise(statistic, data_t):
-    """A user ``fn`` must give each record's contribution from that record alone (record-wise
-    samplers and every sensitivity assume it): checked on one draw of the records from the
-    model (`Statistic.check_record_wise`)."""
-    if getattr(statistic, "fn", None) is None or not hasattr(statistic, "check_record_wise"):
-        return
-    try:
-        draws = pm.draw(list(data_t), random_seed=0)
-    except Exception:  # noqa: BLE001 - records that cannot be drawn are checked at release
-        return
-    statistic.check_record_wise(*[np.asarray(d) for d in draws])
-
-
 def _check_declared_total(name, statistic, data_t):
     """A ``Cells(total=N)`` release of a ``pm.Multinomial`` table must have the table's ``n``."""
     total = getattr(statistic, "total", None)
@@ -533,7 +520,6 @@ class DPObserved:
         check_not_a_table(name, statistic, data_t)
         check_domain(name, statistic, mech, data_t)
         _check_declared_total(name, statistic, data_t)
-        _check_record_wise(statistic, data_t)
         _start_multinomial_table(model, statistic, data_t)
         data_names = [d.name for d in data_t]
         _check_against_release(name, observed, statistic, mech, n, data_names)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pymc as pm
 import pytensor.tensor as pt
 import pytest
 
@@ -48,29 +47,6 @@ def test_record_wise_functions_are_released():
         (pdp.RecordSum(lambda a: pt.stack([a, a**2], axis=1).clip(-1, 1), sensitivity=4.0), (x,)),
     ]:
         pdp.release(data if len(data) > 1 else data[0], stat, pdp.Laplace(epsilon=1.0), rng=1)
-
-
-def test_dp_observed_refuses_an_fn_that_reads_other_records():
-    """Record-wise samplers update one record's contribution at a time: a coupled fn would make
-    them wrong, so the node refuses it on a draw of the records."""
-    with pm.Model():
-        mu = pm.Normal("mu", 0, 1)
-        x = pm.Normal("x", mu, 1, shape=20)
-        with pytest.raises(ValueError, match="from that record alone"):
-            pdp.DPObserved(
-                "s",
-                x,
-                statistic=pdp.Sum(-1, 1, fn=lambda a: a - a.mean()),
-                mechanism=pdp.Laplace(epsilon=1.0),
-                observed=0.3,
-            )
-        pdp.DPObserved(
-            "s",
-            x,
-            statistic=pdp.Sum(0, 4, fn=lambda a: a**2),
-            mechanism=pdp.Laplace(epsilon=1.0),
-            observed=3.0,
-        )
 
 
 def test_a_maximum_held_by_several_records_is_still_caught():
