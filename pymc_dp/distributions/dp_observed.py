@@ -184,10 +184,17 @@ def _check_against_release(name, observed, statistic, mech, n, data_names):
             + ", ...), or pass the release that was made from these records."
         )
     if not statistic.same_as(observed.statistic):
+        why = ""
+        if repr(statistic) == repr(observed.statistic):  # the difference is in fn
+            why = (
+                " They print alike: their fn differ in code or in the values they read (fns are "
+                "compared by bytecode and closure values; e.g. one reads a NumPy array, the other "
+                "a pm.Data container)."
+            )
         raise ValueError(
             f"observed for {name!r} is a Release of statistic={observed.statistic!r}, but the node "
-            f"says statistic={statistic!r}. Pass statistic=release.statistic (the statistic the "
-            "curator computed)."
+            f"says statistic={statistic!r}.{why} Pass statistic=release.statistic (the statistic "
+            "the curator computed)."
         )
     if observed.mechanism != mech:
         raise ValueError(

@@ -118,6 +118,23 @@ def test_release_from_other_records_is_refused():
     _model_with(40, observed=float(r))
 
 
+def test_statistics_that_print_alike_but_read_other_values_are_named():
+    """A RecordSum whose fn reads a NumPy covariate and one reading pm.Data printed the same repr
+    in the refusal, which then read as a contradiction."""
+    import pytensor.tensor as pt
+
+    x = np.abs(np.random.default_rng(2).normal(size=30))
+    w = np.linspace(0, 1, 30)
+    r = pdp.release(
+        x, pdp.RecordSum(lambda v: pt.clip(v, 0, 4) * w, 4.0), pdp.Laplace(epsilon=1.0), rng=1
+    )
+    other = np.linspace(0, 2, 30)
+    with pytest.raises(ValueError, match="They print alike: their fn differ"):
+        _model_with(
+            30, statistic=pdp.RecordSum(lambda v: pt.clip(v, 0, 4) * other, 4.0), observed=r
+        )
+
+
 def test_statistics_with_the_same_fn_code_match():
     x = np.abs(np.random.default_rng(2).normal(size=30))
     r = pdp.release(
