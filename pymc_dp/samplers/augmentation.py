@@ -405,18 +405,30 @@ def weakness_ratio(group, point, rng) -> float:
     return float(np.max(np.where(np.isnan(r), np.inf, r)))
 
 
-def _hierarchy_in_one(model, parents) -> bool:
+def _hierarchy_in_one(model, parents, records) -> bool:
     """Whether the records' parents hold a hierarchy within one record variable: a parameter with
-    several entries (z of ``x_i ~ N(mu0 + tau * z[g_i], 1)``) that enters the records' law
-    together with other parameters. As for groups in separate variables (`_shared_parent_leaders`)
-    the warm-up trial misjudged the joint move there: it dropped it in both chains (τ's ESS/draw
-    0.08-0.10 where the move gives 0.30). A regression's coefficients (scalars) are not one."""
-    from pymc_dp.distributions.graph import fixed_shape
+    several entries, indexed per record by group (z of ``x_i ~ N(mu0 + tau * z[g_i], 1)``), that
+    enters the records' law together with other parameters. As for groups in separate variables
+    (`_shared_parent_leaders`) the warm-up trial misjudged the joint move there: it dropped it in
+    both chains (τ's ESS/draw 0.08-0.10 where the move gives 0.21-0.31). A regression's
+    coefficients (``a + X @ beta``: not indexed by group) are not one."""
+    from pytensor.tensor.subtensor import AdvancedSubtensor, AdvancedSubtensor1
+
+    from pymc_dp._compat import ancestors
+    from pymc_dp.distributions.graph import depends_on, fixed_shape
     from pymc_dp.samplers.assign import coupled_parameters
 
+    inputs = [i for r in records for i in r.owner.inputs]
+    gathers = [
+        v.owner.inputs[0]
+        for v in ancestors(inputs, blockers=list(model.basic_RVs))
+        if v.owner is not None and isinstance(v.owner.op, AdvancedSubtensor | AdvancedSubtensor1)
+    ]
     for p in parents:
         shape = fixed_shape(p)
-        if shape and int(np.prod(shape, dtype=int)) > 1 and coupled_parameters(model, p):
+        if not shape or int(np.prod(shape, dtype=int)) < 2 or not coupled_parameters(model, p):
+            continue
+        if any(depends_on(g, [p]) for g in gathers):
             return True
     return False
 
@@ -669,7 +681,7 @@ class DataAugmentation(DPStep):
                     f"; records of {len(members)} groups sharing parents: the joint move always "
                     "runs (not measured)"
                 )
-            elif _hierarchy_in_one(model, parents):  # the same, its groups in one variable
+            elif _hierarchy_in_one(model, parents, rvs):  # the same, groups in one variable
                 decision["reason"] += (
                     "; a hierarchy in one record variable (a vector parameter entering the "
                     "records' law with others, e.g. mu0 + tau * z[g]): the move always runs (not "

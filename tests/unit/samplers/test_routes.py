@@ -148,7 +148,7 @@ def test_a_hierarchy_in_one_record_variable_keeps_its_theta_move_unmeasured():
     """x_i ~ N(mu0 + tau * z[g_i], 1) in one record variable, one vector release of per-group
     clamped sums: the warm-up trial dropped the θ-move in both chains (τ's ESS/draw 0.08-0.10;
     with the move 0.21-0.31). As for groups in separate variables it now always runs; a
-    regression's scalar coefficients (a + b·z_i) are still measured."""
+    regression's coefficients (a + X @ b, b a vector) are still measured."""
     g = np.repeat(np.arange(4), 5)
     onehot = np.eye(4)[g]
     stat = pdp.RecordSum(lambda x: onehot * pm.math.clip(x, -3, 5)[:, None], sensitivity=8.0)
@@ -164,11 +164,11 @@ def test_a_hierarchy_in_one_record_variable_keeps_its_theta_move_unmeasured():
     (d,) = step.interweave_decisions
     assert d["enabled"] and "a hierarchy in one record variable" in d["reason"]
     assert step._movers[0].trial is None
-    cov = np.linspace(-1, 1, 20)
-    with pm.Model():
+    cov = np.random.default_rng(0).normal(size=(20, 3))
+    with pm.Model():  # a regression with a vector of coefficients: not indexed by group
         a = pm.Normal("a", 0, 3)
-        b = pm.Normal("b", 0, 3)
-        x = pm.Normal("x", a + b * cov, 1.0, shape=20)
+        b = pm.Normal("b", 0, 3, shape=3)
+        x = pm.Normal("x", a + pm.math.dot(cov, b), 1.0, shape=20)
         pdp.DPObserved(
             "s", x, statistic=pdp.Mean(-3, 3), mechanism=pdp.Laplace(epsilon=1.0), observed=0.2
         )
