@@ -412,17 +412,23 @@ def _hierarchy_in_one(model, parents, records) -> bool:
     (`_shared_parent_leaders`) the warm-up trial misjudged the joint move there: it dropped it in
     both chains (τ's ESS/draw 0.08-0.10 where the move gives 0.21-0.31). A regression's
     coefficients (``a + X @ beta``: not indexed by group) are not one."""
-    from pytensor.tensor.subtensor import AdvancedSubtensor, AdvancedSubtensor1
+    from pytensor.tensor import subtensor
 
     from pymc_dp._compat import ancestors
     from pymc_dp.distributions.graph import depends_on, fixed_shape
     from pymc_dp.samplers.assign import coupled_parameters
 
+    # integer-array indexing (PyTensor 2 has AdvancedSubtensor1 too; newer ones only the first)
+    gather_ops = tuple(
+        getattr(subtensor, name)
+        for name in ("AdvancedSubtensor", "AdvancedSubtensor1")
+        if hasattr(subtensor, name)
+    )
     inputs = [i for r in records for i in r.owner.inputs]
     gathers = [
         v.owner.inputs[0]
         for v in ancestors(inputs, blockers=list(model.basic_RVs))
-        if v.owner is not None and isinstance(v.owner.op, AdvancedSubtensor | AdvancedSubtensor1)
+        if v.owner is not None and isinstance(v.owner.op, gather_ops)
     ]
     for p in parents:
         shape = fixed_shape(p)
