@@ -336,10 +336,11 @@ def _check_full_run(iters, exhausted, attrs):
     shown = {"chains": it.shape[0], "draws": it.shape[1]}
     for what, count in shown.items():
         ran = attrs.get(f"pymc_dp_{what}") if hasattr(attrs, "get") else None
-        if ran is not None and int(np.asarray(ran).reshape(-1)[0]) != count:
+        ran = None if ran is None else int(np.asarray(ran).reshape(-1)[0])
+        if ran is not None and ran != count:
             raise ValueError(
                 f"this trace shows {count} {what}, but the pm.sample run it comes from had "
-                f"{int(np.asarray(ran).reshape(-1)[0])} (sample_stats.attrs['pymc_dp_{what}']): "
+                f"{ran} (sample_stats.attrs['pymc_dp_{what}']): "
                 f"{what} were dropped or added, and every iteration that read the data counts. "
                 "Pass the full result of pm.sample to privacy_spent / publishable (several runs "
                 "as a list), and select from the published result afterwards (post-processing)."

@@ -174,19 +174,25 @@ def _prepare(build, data_fn, step_fn, unit, call_id, step_kwargs=None):
     return model, steps, note, True
 
 
-def _kwargs_digest(step_kwargs) -> str:
-    """A digest of the steps' keywords (`split_step_kwargs`), stable across processes."""
+def pickle_digest(value) -> str:
+    """A digest of ``value``'s cloudpickle (functions of ``__main__`` by value, others by
+    reference), the same in every process; a fresh random one when ``value`` cannot be pickled
+    (never equal to another: nothing is reused)."""
     import hashlib
+    import uuid
+
+    import cloudpickle
 
     try:
-        import cloudpickle
-
-        blob = cloudpickle.dumps(sorted((step_kwargs or {}).items(), key=lambda kv: str(kv[0])))
-    except Exception:  # noqa: BLE001 - an unpicklable keyword: never reuse
-        import uuid
-
+        blob = cloudpickle.dumps(value)
+    except Exception:  # noqa: BLE001 - unpicklable here fails later with Dask's own message
         return uuid.uuid4().hex
     return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def _kwargs_digest(step_kwargs) -> str:
+    """A digest of the steps' keywords (`split_step_kwargs`), stable across processes."""
+    return pickle_digest(sorted((step_kwargs or {}).items(), key=lambda kv: str(kv[0])))
 
 
 def _known(values, model, unit):

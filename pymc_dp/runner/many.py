@@ -51,7 +51,7 @@ import numpy as np
 from pymc_dp._checks import check_count
 from pymc_dp.runner._code import code_digest
 from pymc_dp.runner._store import Store, load_idata, unit_key
-from pymc_dp.runner._work import run_batch
+from pymc_dp.runner._work import pickle_digest, run_batch
 
 __all__ = ["ManyResult", "map_units", "sample_many", "unit_seed", "worker_cache"]
 
@@ -280,13 +280,7 @@ def sample_many(
 def _call_id(build, data, step) -> str:
     """Workers keep one compiled model per (build, data, step): the same functions (by value for
     functions of ``__main__``, by reference otherwise) reuse it across calls on one cluster."""
-    import cloudpickle
-
-    try:
-        blob = cloudpickle.dumps((build, data, step))
-    except Exception:  # noqa: BLE001 - unpicklable here fails later with Dask's own message
-        return uuid.uuid4().hex
-    return hashlib.sha256(blob).hexdigest()[:16]
+    return pickle_digest((build, data, step))
 
 
 def _check_run_lengths(sample_kwargs) -> None:
@@ -300,13 +294,12 @@ def _check_run_lengths(sample_kwargs) -> None:
             "Drop it."
         )
     for name, low in (("chains", 1), ("draws", 1), ("tune", 0)):
-        if name not in sample_kwargs or sample_kwargs[name] is None:
-            continue
-        value = sample_kwargs[name]
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
-            raise ValueError(
-                f"{name} must be an integer >= {low}, got {name}={value!r}. It is passed to "
-                "pm.sample for every unit."
+        if sample_kwargs.get(name) is not None:
+            check_count(
+                sample_kwargs[name],
+                name=name,
+                minimum=low,
+                fix="It is passed to pm.sample for every unit.",
             )
 
 

@@ -72,22 +72,31 @@ class ConvergenceWarning(UserWarning):
     """A parameter did not mix: R-hat > 1.01 or bulk ESS per draw < 0.05 (names the step and a fix)."""
 
 
-_ADVICE = {
+#: why a parent θ of records moved by DataAugmentation mixes slowly, by the step that moves θ; the
+#: remedies follow (below in general; `record_advice` names those this model takes)
+RECORD_PARENT_OPENINGS = {
     "NUTS": (
         "its records are updated one at a time by DataAugmentation, so θ moves little per draw "
-        "when the release is weak: pass step=[pdp.MHAAR([θ])] or [pdp.PMMH([θ])] (they "
-        "integrate the records), pdp.DataAugmentation(interweave=True), or pdp.Collapsed / "
-        "pdp.marginalize(model) for discrete records"
+        "when the release is weak: pass "
     ),
-    "ConjugateTheta": (
-        "its exact draw given the records is only as fast as the records move: try "
-        "step=[pdp.MHAAR([θ])] or pdp.DataAugmentation(interweave=True); for discrete "
-        "records pdp.Collapsed"
+    "ConjugateTheta": "its exact draw given the records is only as fast as the records move: try ",
+    "SufficientTheta": "its draw given the records is only as fast as the records move: try ",
+}
+
+_ADVICE = {
+    "NUTS": RECORD_PARENT_OPENINGS["NUTS"]
+    + (
+        "step=[pdp.MHAAR([θ])] or [pdp.PMMH([θ])] (they integrate the records), "
+        "pdp.DataAugmentation(interweave=True), or pdp.Collapsed / pdp.marginalize(model) for "
+        "discrete records"
     ),
-    "SufficientTheta": (
-        "its draw given the records is only as fast as the records move: try "
-        "pdp.DataAugmentation(interweave=True) or step=[pdp.MHAAR([θ])]"
+    "ConjugateTheta": RECORD_PARENT_OPENINGS["ConjugateTheta"]
+    + (
+        "step=[pdp.MHAAR([θ])] or pdp.DataAugmentation(interweave=True); for discrete records "
+        "pdp.Collapsed"
     ),
+    "SufficientTheta": RECORD_PARENT_OPENINGS["SufficientTheta"]
+    + "pdp.DataAugmentation(interweave=True) or step=[pdp.MHAAR([θ])]",
     "DataAugmentation": (
         "the records it moves one at a time pin θ when the release is weak: try "
         "pdp.DataAugmentation(interweave=True), step=[pdp.MHAAR([θ])], or "

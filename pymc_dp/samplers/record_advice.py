@@ -18,6 +18,8 @@ its records read, naming only the remedies that this model takes:
 
 from __future__ import annotations
 
+from pymc_dp.samplers.convergence import RECORD_PARENT_OPENINGS
+
 __all__ = ["RecordParentAdvice", "record_parent_hints", "rate_sum_out_hints"]
 
 _INTERWEAVE = "pdp.DataAugmentation(interweave=True) (measured best where it builds)"
@@ -29,15 +31,6 @@ _NOTHING = (
     "more tuning and draws (the chain is exact, only slow), or write the records' parameters "
     "non-centred"
 )
-
-_OPENINGS = {
-    "NUTS": (
-        "its records are updated one at a time by DataAugmentation, so θ moves little per draw "
-        "when the release is weak: pass "
-    ),
-    "ConjugateTheta": "its exact draw given the records is only as fast as the records move: try ",
-    "SufficientTheta": "its draw given the records is only as fast as the records move: try ",
-}
 
 
 def _join(options) -> str:
@@ -52,10 +45,10 @@ class RecordParentAdvice:
     (interweaving, Collapsed, PMMH, MHAAR). ``interweave`` says whether an interweaving move
     builds for these records (None: not tried at construction, e.g. ``interweave=False``).
     What was not tried at construction is tried when advice is asked for (compiling the
-    steps' functions: only a chain that did not mix pays for it)."""
+    steps' functions, or Collapsed's plans: only a chain that did not mix pays for it)."""
 
-    def __init__(self, interweave: bool | None, collapsed: bool, model, parents, records):
-        self.interweave, self.collapsed = interweave, collapsed
+    def __init__(self, interweave: bool | None, model, parents, records):
+        self.interweave = interweave
         self._model, self._parents, self._records = model, list(parents), list(records)
         self._builds: dict = {}
 
@@ -82,8 +75,15 @@ class RecordParentAdvice:
             )
         return self.interweave
 
+    def _collapsed_takes(self) -> bool:
+        if "collapsed" not in self._builds:
+            self._builds["collapsed"] = bool(self._records) and all(
+                _collapsible(r) for r in self._records
+            )
+        return self._builds["collapsed"]
+
     def __call__(self, step: str, var: str) -> str | None:
-        opening = _OPENINGS.get(step)
+        opening = RECORD_PARENT_OPENINGS.get(step)
         if opening is None:
             return None
         from pymc_dp.samplers.mhaar import MHAAR
@@ -93,7 +93,7 @@ class RecordParentAdvice:
         options = []
         if self._interweave_builds():
             options.append(_INTERWEAVE)
-        if self.collapsed:
+        if self._collapsed_takes():
             options.append(_COLLAPSED)
         if rv is not None and self._try(("pmmh", var), lambda: PMMH([rv])):
             options.append(_PMMH)
@@ -137,7 +137,6 @@ def record_parent_hints(model, decisions, movers) -> dict:
         tried = mover is not None or "θ-free representation" in decision.get("reason", "")
         advice = RecordParentAdvice(
             interweave=(mover is not None) if tried else None,
-            collapsed=bool(records) and all(_collapsible(r) for r in records),
             model=model,
             parents=parents,
             records=records,

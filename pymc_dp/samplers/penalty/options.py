@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from pymc_dp._checks import check_delta, check_epsilon, check_positive
+from pymc_dp._checks import check_count, check_delta, check_epsilon, check_positive
 from pymc_dp.samplers.penalty.barker import BarkerTest, check_sigma, fit_correction
 from pymc_dp.samplers.penalty.kernel import PROPOSALS, PenaltyTest
 from pymc_dp.samplers.penalty.mala import MalaProposal
@@ -152,11 +152,6 @@ def check_budget(budget):
     return check_epsilon(eps, name="budget epsilon"), check_delta(delta, name="budget delta")
 
 
-def _is_int(value) -> bool:
-    """An integer, not a bool (``True`` would be read as 1)."""
-    return isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_)
-
-
 def check_clip_warning(clip_warning) -> float:
     """The fraction of clipped per-record ratios above which PenaltyMH warns: a number in [0, 1]."""
     if isinstance(clip_warning, bool | np.bool_) or not isinstance(
@@ -195,23 +190,24 @@ def check_grad_bound_use(proposal, grad_bound, mala_a, total_grad_bound):
 
 
 def check_tune_interval(tune_interval, proposal):
-    if not (_is_int(tune_interval) and tune_interval >= 0):
-        raise ValueError(
-            f"tune_interval must be an integer >= 0, got tune_interval={tune_interval!r}. "
-            "Use 0 to keep the proposal scale fixed."
-        )
-    return 0 if proposal == "mala" else int(tune_interval)  # MALA's step size enters its privacy
+    tune_interval = check_count(
+        tune_interval,
+        name="tune_interval",
+        minimum=0,
+        fix="Use 0 to keep the proposal scale fixed.",
+    )
+    return 0 if proposal == "mala" else tune_interval  # MALA's step size enters its privacy
 
 
 def check_batch_size(batch_size, n):
     if batch_size is None:
         return None
-    if not (_is_int(batch_size) and 2 <= batch_size <= n):
-        raise ValueError(
-            f"batch_size must be an integer in [2, n={n}], got batch_size={batch_size!r}. "
-            "A batch cannot be larger than the data; use batch_size=None for the full data."
-        )
-    return int(batch_size)
+    rule = f"an integer in [2, n={n}]"
+    fix = "A batch cannot be larger than the data; use batch_size=None for the full data."
+    value = check_count(batch_size, name="batch_size", minimum=2, rule=rule, fix=fix)
+    if value > n:
+        raise ValueError(f"batch_size must be {rule}, got batch_size={batch_size!r}. {fix}")
+    return value
 
 
 def select_vars(model, vars):
@@ -275,10 +271,11 @@ def check_run_plan(chains, iterations, budget):
             f"iterations={iterations!r} without budget. Pass budget=(epsilon, delta) too, or drop them."
         )
     for name, value in (("chains", chains), ("iterations", iterations)):
-        if value is not None and not (_is_int(value) and value >= 1):
-            raise ValueError(
-                f"{name} must be an integer >= 1, got {name}={value!r}. "
-                "Pass chains= as in pm.sample and iterations=chains * (tune + draws)."
+        if value is not None:
+            check_count(
+                value,
+                name=name,
+                fix="Pass chains= as in pm.sample and iterations=chains * (tune + draws).",
             )
     if chains is not None and iterations is not None and iterations < chains:
         raise ValueError(
