@@ -577,7 +577,7 @@ def sweep_prepared(codes, a, b, r, idx) -> tuple:
 def dm_records_sweep_streams(
     seeds, c, conc, n_cols, codes, a, b, r, s, idx, width, reps, prepared=None
 ):
-    """``reps``·K record moves per row of a table whose rows are Dirichlet-multinomial(N_g,
+    """``reps``·K record moves per row (rounded; ``reps`` may be a fraction) of a table whose rows are Dirichlet-multinomial(N_g,
     ``conc``) (π summed out), in place; the twin of `dm_rows_sweep_streams` with the same
     arguments (``width`` unused: a record move moves one person).
 
@@ -603,7 +603,8 @@ def dm_records_sweep_streams(
     sweep = _records_threads if threads() else _records_serial
     direct, tab = sweep_prepared(codes, a, b, r, idx) if prepared is None else prepared
     big_a = float(conc.sum())
-    args = (states, c, n_cols, prob, alias, big_a, codes, a, b, r, s, int(reps) * n_cols, direct)
+    n_moves = max(1, round(reps * n_cols))  # reps may be a fraction (DirichletHyper's rounds)
+    args = (states, c, n_cols, prob, alias, big_a, codes, a, b, r, s, n_moves, direct)
     return int(sweep(*args, idx, tab))
 
 

@@ -157,11 +157,18 @@ def _default_dirichlet_hyper_run(model, variables, *, seed):
         )
 
 
-def test_hierarchical_areas_default_sample():
+@pytest.mark.parametrize(
+    "step_kw",
+    [None, {"cells": 3, "rounds": 3}, {"moves": "pairs", "cells": 2, "rounds": 2}],
+    ids=["default", "records in 3 rounds", "pairs in 2 rounds"],
+)
+def test_hierarchical_areas_default_sample(step_kw):
     """``pm.sample()`` with no ``step=`` on two areas under a shared Dirichlet mean: it assigns
     one DirichletHyper (α, base, π and the table: cells moved with π summed out, α also moved with
     the table as uniforms) by itself, and log α, base and every cell match
-    quadrature over (log α, base) with the tables enumerated (areas independent given α·base)."""
+    quadrature over (log α, base) with the tables enumerated (areas independent given α·base).
+    ``step_kw``: the step passed with these options instead (``rounds``: (base, α) moved between
+    rounds of cell moves)."""
     from scipy.special import gammaln
 
     n, k, mu, sd = np.array([4, 3]), 3, np.log(3.0), 1.0
@@ -174,9 +181,23 @@ def test_hierarchical_areas_default_sample():
         pdp.DPObserved("s", c, statistic=pdp.Cells(), mechanism=mech, observed=r)
     # 1000 draws per chain: ESS ≈ 0.7 per draw for log α, base and the cells (measured with 3000:
     # ESS 4000–4300 of 6000), so ≈ 1400 here; the tolerance is 4 MCSE of these draws
-    idata = _default_dirichlet_hyper_run(
-        model, ["alpha_log__", "base_simplex__", "c", "pi_simplex__"], seed=18
-    )
+    if step_kw is None:
+        idata = _default_dirichlet_hyper_run(
+            model, ["alpha_log__", "base_simplex__", "c", "pi_simplex__"], seed=18
+        )
+    else:
+        with model:
+            step = pdp.DirichletHyper([alpha, base, pi, c], **step_kw)
+            idata = pm.sample(
+                draws=1000,
+                tune=500,
+                chains=2,
+                cores=1,
+                step=[step],
+                random_seed=19,
+                progressbar=False,
+                compute_convergence_checks=False,
+            )
     post = idata.posterior
     draws = np.concatenate(
         [

@@ -155,9 +155,13 @@ def _lg(x):
 
 
 def test_count_tails_by_column_equals_count_tails():
-    """The count tails the column moves take from their copy by column equal `count_tails` of the
-    row-major table (random tables with zero columns, zero rows and one large count)."""
-    from pymc_dp.samplers.dirichlet_hyper import count_tails, count_tails_by_column
+    """The count tails the column moves take from their copy by column, and those counted in row
+    blocks (threads), equal `count_tails` of the row-major table (random tables with zero columns, zero rows and one large count)."""
+    from pymc_dp.samplers.dirichlet_hyper import (
+        _count_tails_blocks,
+        count_tails,
+        count_tails_by_column,
+    )
 
     rng = np.random.default_rng(3)
     for g, k in ((1, 2), (5, 7), (40, 3)):
@@ -169,6 +173,10 @@ def test_count_tails_by_column_equals_count_tails():
         got = count_tails_by_column(np.ascontiguousarray(c.T).reshape(-1), g, k)
         np.testing.assert_array_equal(got[0], want[0])
         np.testing.assert_array_equal(got[1], want[1])
+        for blocks in range(1, g + 1):  # the threads' twin, rows in any number of blocks
+            got = _count_tails_blocks(c, blocks)
+            np.testing.assert_array_equal(got[0], want[0])
+            np.testing.assert_array_equal(got[1], want[1])
 
 
 def _column_chain(seed, n_moves, c, alpha, beta, kernel, r_cols, logs):

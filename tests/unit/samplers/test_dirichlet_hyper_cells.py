@@ -210,6 +210,9 @@ def test_table_alone_or_with_margins_is_refused_with_the_fix():
         pdp.DirichletHyper([model["alpha"], model["base"], model["pi"], model["c"]], cells=0)
     with model, pytest.raises(ValueError, match="moves must be 'pairs'.*got moves='cells'"):
         pdp.DirichletHyper([model["alpha"], model["base"], model["pi"], model["c"]], moves="cells")
+    for kw in ({"rounds": 0}, {"rounds": True}, {"rounds": 1.5}, {"moves": "pairs", "rounds": 3}):
+        with model, pytest.raises(ValueError, match="rounds must be an integer >= 1"):
+            pdp.DirichletHyper([model["alpha"], model["base"], model["pi"], model["c"]], **kw)
 
 
 @pytest.mark.parametrize("k", [6, 7])
@@ -243,3 +246,58 @@ def test_column_pairs_match_the_smaller_half_with_the_larger(k):
         out.update(sits)
     assert len(seen) > k  # random pairs, not one fixed matching
     assert len(out) == (k if k % 2 else 0)
+
+
+@pytest.mark.parametrize("rounds, moves", [(3, "records"), (2, "pairs")])
+def test_rounds_condition_each_update_on_the_current_state(rounds, moves, monkeypatch):
+    """With ``rounds``, each (base, α) update between two rounds of cell moves reads the table as
+    the previous round left it (its count tails), and the next round moves the cells given the
+    (α, base) that update drew: the iteration is a composition of exact conditional moves. A
+    version that counted the iteration's first table, or moved the cells with the α of the
+    iteration's start, fails here."""
+    from pymc_dp.samplers import dirichlet_hyper as dh
+
+    model = _model()
+    with model:
+        step = pdp.DirichletHyper(
+            [model["alpha"], model["base"], model["pi"], model["c"]],
+            cells=4,
+            rounds=rounds,
+            moves=moves,
+            rng=np.random.default_rng(2),
+        )
+    log = []
+    move, sweeps = dh.DirichletHyper._move_cells, dh._Hyper.sweeps
+
+    def moved(self, table, conc, start):
+        log.append(("cells", np.array(conc)))
+        out = move(self, table, conc, start)
+        log.append(("table", table.copy()))
+        return out
+
+    def swept(self, n, *stats):
+        log.append(("stats", n, [np.array(x) for x in stats[:2]]))
+        out = sweeps(self, n, *stats)
+        log.append(("drawn", self.a * self.b))
+        return out
+
+    monkeypatch.setattr(dh.DirichletHyper, "_move_cells", moved)
+    monkeypatch.setattr(dh._Hyper, "sweeps", swept)
+    step.start_chain()
+    point = model.initial_point(0)
+    for _ in range(3):
+        point, _ = step.step(point)
+    log = log[2 * rounds :]  # the first warm-up iteration leaves (α, base) as they are
+    assert [e[0] for e in log].count("cells") == 2 * rounds
+    last_table, last_drawn = None, None
+    for entry in log:
+        if entry[0] == "table":
+            last_table = entry[1]
+        elif entry[0] == "drawn":
+            last_drawn = entry[1]
+        elif entry[0] == "stats" and entry[1] == 1:
+            want = dh.count_tails(last_table.reshape(-1, 4))
+            np.testing.assert_array_equal(entry[2][0], want[0])
+            np.testing.assert_array_equal(entry[2][1], want[1])
+        elif entry[0] == "cells" and last_drawn is not None:
+            np.testing.assert_allclose(entry[1], last_drawn, rtol=1e-12)
