@@ -577,9 +577,10 @@ def sweep_prepared(codes, a, b, r, idx) -> tuple:
 def dm_records_sweep_streams(
     seeds, c, conc, n_cols, codes, a, b, r, s, idx, width, reps, prepared=None
 ):
-    """``reps``·K record moves per row (rounded; ``reps`` may be a fraction) of a table whose rows are Dirichlet-multinomial(N_g,
-    ``conc``) (π summed out), in place; the twin of `dm_rows_sweep_streams` with the same
-    arguments (``width`` unused: a record move moves one person).
+    """``reps``·K record moves per row (rounded, at least one; ``reps`` may be a fraction) of a
+    table whose rows are Dirichlet-multinomial(N_g, ``conc``) (π summed out), in place; the twin
+    of `dm_rows_sweep_streams` with the same arguments (``width`` unused: a record move moves one
+    person).
 
     Each row is read as N_g records (one cell per person, sorted by cell). A move picks a person i
     uniformly and proposes their cell from its prior conditional given the others, k with

@@ -227,41 +227,58 @@ def alpha_terms(alpha, b, n, s):
     return out
 
 
+@numba.njit(cache=True, inline="always")
+def _rows_top(c, lo, hi, top, q):
+    """``top[q, j]`` raised to the largest count of column j in rows lo … hi − 1."""
+    for g in range(lo, hi):
+        for j in range(c.shape[1]):
+            if c[g, j] > top[q, j]:
+                top[q, j] = c[g, j]
+
+
+@numba.njit(cache=True, inline="always")
+def _rows_values(c, lo, hi, offsets, counts, q):
+    """``counts[q, offsets[j] + v − 1] += #{g in lo … hi − 1: c_gj = v}``, v ≥ 1."""
+    for g in range(lo, hi):
+        for j in range(c.shape[1]):
+            if c[g, j] > 0:
+                counts[q, offsets[j] + c[g, j] - 1] += 1.0
+
+
+@numba.njit(cache=True, inline="always")
+def _to_tails(tails, lo, hi):
+    """Counts of each value in ``tails[lo:hi]`` -> counts of values ≥ v, in place."""
+    for i in range(hi - 2, lo - 1, -1):
+        tails[i] += tails[i + 1]
+
+
 @numba.njit(cache=True)
 def count_tails(c):
     """For a (G, K) count table: ``offsets`` (K + 1) and ``tails`` with
     ``tails[offsets[k] + v − 1] = #{g: c_gk ≥ v}``, v = 1 … max_g c_gk, so that
     ``Σ_g [log Γ(c_gk + a) − log Γ(a)] = Σ_v tails[offsets[k] + v − 1] · log(a + v − 1)``."""
     n_rows, k = c.shape
-    top = np.zeros(k, dtype=np.int64)
-    for g in range(n_rows):
-        for j in range(k):
-            if c[g, j] > top[j]:
-                top[j] = c[g, j]
+    top = np.zeros((1, k), dtype=np.int64)
+    _rows_top(c, 0, n_rows, top, 0)
     offsets = np.zeros(k + 1, dtype=np.int64)
     for j in range(k):
-        offsets[j + 1] = offsets[j] + top[j]
-    tails = np.zeros(offsets[k], dtype=np.float64)
-    for g in range(n_rows):
-        for j in range(k):
-            if c[g, j] > 0:
-                tails[offsets[j] + c[g, j] - 1] += 1.0
-    for j in range(k):  # counts of each value -> counts of values ≥ v
-        for i in range(offsets[j + 1] - 2, offsets[j] - 1, -1):
-            tails[i] += tails[i + 1]
+        offsets[j + 1] = offsets[j] + top[0, j]
+    counts = np.zeros((1, offsets[k]), dtype=np.float64)
+    _rows_values(c, 0, n_rows, offsets, counts, 0)
+    tails = counts[0]
+    for j in range(k):
+        _to_tails(tails, offsets[j], offsets[j + 1])
     return offsets, tails
 
 
 @numba.njit(cache=True, parallel=True)
 def _count_tails_blocks(c, n_blocks):
+    """`count_tails` with the rows in ``n_blocks`` blocks, each in a numba thread."""
     n_rows, k = c.shape
     size = (n_rows + n_blocks - 1) // n_blocks
     tops = np.zeros((n_blocks, k), dtype=np.int64)
     for q in numba.prange(n_blocks):
-        for g in range(q * size, min(n_rows, (q + 1) * size)):
-            for j in range(k):
-                if c[g, j] > tops[q, j]:
-                    tops[q, j] = c[g, j]
+        _rows_top(c, q * size, min(n_rows, (q + 1) * size), tops, q)
     offsets = np.zeros(k + 1, dtype=np.int64)
     for j in range(k):
         top = 0
@@ -270,17 +287,13 @@ def _count_tails_blocks(c, n_blocks):
         offsets[j + 1] = offsets[j] + top
     parts = np.zeros((n_blocks, offsets[k]), dtype=np.float64)
     for q in numba.prange(n_blocks):
-        for g in range(q * size, min(n_rows, (q + 1) * size)):
-            for j in range(k):
-                if c[g, j] > 0:
-                    parts[q, offsets[j] + c[g, j] - 1] += 1.0
+        _rows_values(c, q * size, min(n_rows, (q + 1) * size), offsets, parts, q)
     tails = np.zeros(offsets[k], dtype=np.float64)
-    for j in numba.prange(k):  # the blocks' counts summed (integers: exact in any order), then
-        for i in range(offsets[j], offsets[j + 1]):  # counts of each value -> of values ≥ v
+    for j in numba.prange(k):  # the blocks' counts summed (integers: exact in any order)
+        for i in range(offsets[j], offsets[j + 1]):
             for q in range(n_blocks):
                 tails[i] += parts[q, i]
-        for i in range(offsets[j + 1] - 2, offsets[j] - 1, -1):
-            tails[i] += tails[i + 1]
+        _to_tails(tails, offsets[j], offsets[j + 1])
     return offsets, tails
 
 

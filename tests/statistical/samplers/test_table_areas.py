@@ -136,21 +136,24 @@ def test_negative_binomial_cells():
     assert_mc_close(draws, mean, sd, label="NegativeBinomial cells")
 
 
-def _default_dirichlet_hyper_run(model, variables, *, seed):
+def _default_dirichlet_hyper_run(model, variables, *, seed, step=None):
     """``pm.sample()`` with no ``step=`` after checking that it gives ``variables`` (value names)
-    to one DirichletHyper: 2 chains × 1000 draws (500 warm-up)."""
+    to one DirichletHyper (``step``: that step passed instead, unchecked): 2 chains × 1000 draws
+    (500 warm-up)."""
     from pymc.sampling.mcmc import assign_step_methods
 
-    _, assigned = assign_step_methods(model)
-    assert {cls.__name__: sorted(v.name for v in vs) for cls, vs in assigned.items()} == {
-        "DirichletHyper": variables
-    }
+    if step is None:
+        _, assigned = assign_step_methods(model)
+        assert {cls.__name__: sorted(v.name for v in vs) for cls, vs in assigned.items()} == {
+            "DirichletHyper": variables
+        }
     with model:
         return pm.sample(
             draws=1000,
             tune=500,
             chains=2,
             cores=1,
+            step=step,
             random_seed=seed,
             progressbar=False,
             compute_convergence_checks=False,
@@ -181,23 +184,13 @@ def test_hierarchical_areas_default_sample(step_kw):
         pdp.DPObserved("s", c, statistic=pdp.Cells(), mechanism=mech, observed=r)
     # 1000 draws per chain: ESS ≈ 0.7 per draw for log α, base and the cells (measured with 3000:
     # ESS 4000–4300 of 6000), so ≈ 1400 here; the tolerance is 4 MCSE of these draws
+    variables = ["alpha_log__", "base_simplex__", "c", "pi_simplex__"]
     if step_kw is None:
-        idata = _default_dirichlet_hyper_run(
-            model, ["alpha_log__", "base_simplex__", "c", "pi_simplex__"], seed=18
-        )
+        idata = _default_dirichlet_hyper_run(model, variables, seed=18)
     else:
         with model:
-            step = pdp.DirichletHyper([alpha, base, pi, c], **step_kw)
-            idata = pm.sample(
-                draws=1000,
-                tune=500,
-                chains=2,
-                cores=1,
-                step=[step],
-                random_seed=19,
-                progressbar=False,
-                compute_convergence_checks=False,
-            )
+            step = [pdp.DirichletHyper([alpha, base, pi, c], **step_kw)]
+        idata = _default_dirichlet_hyper_run(model, variables, seed=19, step=step)
     post = idata.posterior
     draws = np.concatenate(
         [
