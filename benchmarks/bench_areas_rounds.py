@@ -5,7 +5,8 @@ draw of the hyperparameters and wall-clock iterations per second for
 The model of ``bench_tables.py --areas GxK`` with NumPy noise (its `_areas_model`,
 ``release=False``); ``pm.sample(tune, draws, chains=2, cores=1, random_seed=seed,
 var_names=["alpha", "base"])``, with no ``step=`` for ``default`` or
-``step=[pdp.DirichletHyper([alpha, base, pi, c], cells=C, rounds=R)]`` for ``C:R``. Iterations
+``step=[pdp.DirichletHyper([alpha, base, pi, c], cells=C, rounds=R)]`` for ``C:R`` (``C:R:S``:
+``sweeps=S`` as well). Iterations
 per second: the mean wall-clock time between two draws (PyMC's ``callback``; the slowest 1 %
 left out: a chain's start); ESS = ``az.ess`` over both chains / (2 · draws). One setting per
 process: run them one after the other on an idle machine to compare speeds (or side by side,
@@ -39,12 +40,13 @@ def run(g, k, setting, tune, draws, seed):
     with model:
         step = None
         if setting != "default":
-            cells, rounds = (int(v) for v in setting.split(":"))
+            cells, rounds, *sweeps = (int(v) for v in setting.split(":"))
             step = [
                 pdp.DirichletHyper(
                     [model["alpha"], model["base"], model["pi"], model["c"]],
                     cells=cells,
                     rounds=rounds,
+                    **({"sweeps": sweeps[0]} if sweeps else {}),
                 )
             ]
         idata = pm.sample(
@@ -75,7 +77,7 @@ def run(g, k, setting, tune, draws, seed):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("setting", help="default, or CELLS:ROUNDS")
+    ap.add_argument("setting", help="default, CELLS:ROUNDS or CELLS:ROUNDS:SWEEPS")
     ap.add_argument("--g", type=int, default=1000)
     ap.add_argument("--k", type=int, default=2016)
     ap.add_argument("--tune", type=int, default=300)

