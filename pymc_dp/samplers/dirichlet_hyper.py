@@ -904,6 +904,11 @@ def keyed_releases(codes, ka, r) -> bool:
     )
 
 
+def log_factorials(top: int) -> np.ndarray:
+    """``log v!`` for v = 0 … ``top``: the column moves' table (``logs`` of `column_pair_sweep`)."""
+    return np.concatenate([[0.0], np.cumsum(log_table(top)[1:])])
+
+
 def column_pair_sweep(
     seeds,
     c,
@@ -1454,8 +1459,8 @@ class DirichletHyper(DPStep):
         whether rows group by key (`keyed_releases`)."""
         self._read_releases()
         top = int(table.reshape(-1, self.k).sum(axis=1).max(initial=0))
-        if self._logs is None or self._logs.size <= top:  # log v! for v = 0 … top
-            self._logs = np.concatenate([[0.0], np.cumsum(log_table(top)[1:])])
+        if self._logs is None or self._logs.size <= top:
+            self._logs = log_factorials(top)
         return self._codes, self._ka, self._kb, self._r, self._logs, self._keyed
 
     # -- the target, for checks against PyMC's logp ------------------------------------------

@@ -179,6 +179,12 @@ def test_count_tails_by_column_equals_count_tails():
             np.testing.assert_array_equal(got[1], want[1])
 
 
+def _kernel_arrays(mech):
+    """The column moves' noise kernels (codes, a, b) of one release under ``mech``."""
+    code, ka, kb = mech.compiled_kernel()
+    return np.array([code]), np.array([ka]), np.array([kb])
+
+
 @pytest.mark.parametrize("threaded", [False, True])
 def test_column_moves_on_an_int32_copy_draw_the_same(threaded):
     """``column_pair_sweep(narrow=True)`` (the copy by column held as int32: what
@@ -186,8 +192,11 @@ def test_column_moves_on_an_int32_copy_draw_the_same(threaded):
     exactly as the int64 copy, and counts the same tails: on a table with counts above 2¹⁵ (a
     narrower copy would wrap them) and a zero column, serial and in threads."""
     from pymc_dp.samplers import streams
-    from pymc_dp.samplers.cells import log_table
-    from pymc_dp.samplers.dirichlet_hyper import column_pair_sweep, releases_by_column
+    from pymc_dp.samplers.dirichlet_hyper import (
+        column_pair_sweep,
+        log_factorials,
+        releases_by_column,
+    )
 
     rng = np.random.default_rng(5)
     g, k = 9, 6
@@ -195,10 +204,9 @@ def test_column_moves_on_an_int32_copy_draw_the_same(threaded):
     c[:, 2] = 0
     c[0, 1], c[3, 4] = 40_000, 70_000
     noisy = c + np.rint(rng.normal(0.0, 2.0, size=c.shape))
-    code, ka, kb = pdp.DiscreteGaussian(sigma=2.0).compiled_kernel()
-    kernel = (np.array([code]), np.array([ka]), np.array([kb]))
+    kernel = _kernel_arrays(pdp.DiscreteGaussian(sigma=2.0))
     r_cols = releases_by_column(noisy.reshape(1, -1), k)
-    logs = np.concatenate([[0.0], np.cumsum(log_table(int(c.sum(axis=1).max()))[1:])])
+    logs = log_factorials(int(c.sum(axis=1).max()))
     order = rng.permutation(k).astype(np.int64)
     beta, b0 = np.full(k, 1.3), rng.dirichlet(np.ones(k))
     seeds = rng.integers(0, 2**63, size=k // 2, dtype=np.uint64)
@@ -301,10 +309,10 @@ def test_column_move_with_grouped_rows_keeps_its_target():
     hand: f with each group counted once, or rows grouped by t alone, fail it."""
     from scipy.special import gammaln
 
-    from pymc_dp.samplers.cells import log_table
     from pymc_dp.samplers.dirichlet_hyper import (
         _column_groups,
         keyed_releases,
+        log_factorials,
         releases_by_column,
     )
     from tests.support.mc import assert_mc_close
@@ -316,11 +324,10 @@ def test_column_move_with_grouped_rows_keeps_its_target():
     table = np.stack([first, n - first], axis=1)
     mech = pdp.DiscreteGaussian(sigma=1.5)
     noisy = np.clip(table + np.rint(rng.normal(0.0, 1.5, size=table.shape)), -1, 4)
-    code, ka, kb = mech.compiled_kernel()
-    kernel = (np.array([code]), np.array([ka]), np.array([kb]))
+    kernel = _kernel_arrays(mech)
     r_cols = releases_by_column(noisy.reshape(1, -1), 2)
     assert keyed_releases(kernel[0], kernel[1], r_cols)
-    logs = np.concatenate([[0.0], np.cumsum(log_table(int(n.max()))[1:])])
+    logs = log_factorials(int(n.max()))
     cols = np.ascontiguousarray(table.T).reshape(-1).astype(np.int64)
     scratch = [np.empty(g, dtype=np.int64) for _ in range(5)]
     groups = _column_groups(cols, 1, g, 0, 1, r_cols, True, *scratch)
