@@ -155,12 +155,15 @@ def _lg(x):
 
 
 def test_count_tails_by_column_equals_count_tails():
-    """The count tails the column moves take from their copy by column, and those counted in row
-    blocks (threads), equal `count_tails` of the row-major table (random tables with zero columns, zero rows and one large count)."""
+    """`count_tails` of the row-major table is #{g: c_gk ≥ v} for v = 1 … max_g c_gk, column by
+    column (counted here in NumPy); the tails the column moves take from their copy by column
+    (serial and in threads), and those counted in row blocks (threads), equal it (random tables
+    with zero columns, zero rows and one large count)."""
     from pymc_dp.samplers.dirichlet_hyper import (
         _count_tails_blocks,
         count_tails,
         count_tails_by_column,
+        count_tails_by_column_threads,
     )
 
     rng = np.random.default_rng(3)
@@ -170,9 +173,15 @@ def test_count_tails_by_column_equals_count_tails():
         c[-1] = 0
         c[0, -1] = 37
         want = count_tails(c)
-        got = count_tails_by_column(np.ascontiguousarray(c.T).reshape(-1), g, k)
-        np.testing.assert_array_equal(got[0], want[0])
-        np.testing.assert_array_equal(got[1], want[1])
+        tops = c.max(axis=0)
+        np.testing.assert_array_equal(want[0], np.concatenate([[0], np.cumsum(tops)]))
+        direct = [(c[:, j, None] >= np.arange(1, tops[j] + 1)).sum(axis=0) for j in range(k)]
+        np.testing.assert_array_equal(want[1], np.concatenate(direct).astype(float))
+        cols = np.ascontiguousarray(c.T).reshape(-1)
+        for by_column in (count_tails_by_column, count_tails_by_column_threads):
+            got = by_column(cols, g, k)
+            np.testing.assert_array_equal(got[0], want[0])
+            np.testing.assert_array_equal(got[1], want[1])
         for blocks in range(1, g + 1):  # the threads' twin, rows in any number of blocks
             got = _count_tails_blocks(c, blocks)
             np.testing.assert_array_equal(got[0], want[0])
@@ -379,3 +388,56 @@ def test_column_move_with_grouped_rows_keeps_its_target():
     wrong_w, wrong_mm = moments(noisy + [1.0, 0.0])
     with pytest.raises(AssertionError):
         assert_mc_close(draws.astype(float), expected(wrong_w, wrong_mm), label="control")
+
+
+def test_column_log_f_with_groups_of_one_total_out_of_float_range():
+    """`column_pair_log_f` (the column move's f) against f in log space by NumPy, on rows of one
+    pair total t = 700 whose groups (`_column_groups`, ordered by total and size:
+    `_sort_groups`) need both paths of `_column_log_f`: the group released (700, 0) has its sum
+    at x = 0.05 near 0.05⁷⁰⁰, out of float range (its log-space fallback), the next group of the
+    same total does not, and reads its split weights (`_split_weights`) after the fallback used
+    their array as scratch. Also rows of other totals, some zero. Checked by hand: with the split
+    weights computed once for all totals it fails."""
+    from scipy.special import gammaln, logsumexp
+
+    from pymc_dp.samplers.dirichlet_hyper import (
+        column_pair_log_f,
+        keyed_releases,
+        log_factorials,
+        releases_by_column,
+    )
+
+    mech = pdp.DiscreteGaussian(sigma=1.5)
+    # rows: (c_0, c_1) and their releases; the first row alone in its group, the next two share one
+    table = np.array([[700, 0], [35, 665], [35, 665], [3, 4], [0, 0], [1, 0]], dtype=np.int64)
+    noisy = np.array([[700, 0], [35, 665], [35, 665], [2, 5], [1, -1], [0, 2]], dtype=np.float64)
+    kernel = _kernel_arrays(mech)
+    r_cols = releases_by_column(noisy.reshape(1, -1), 2)
+    assert keyed_releases(kernel[0], kernel[1], r_cols)
+    logs = log_factorials(int(table.sum(axis=1).max()))
+    alpha, b, beta = 2.0e4, np.array([0.5, 0.5]), np.array([1.2, 0.8])
+    xs = np.array([0.5, 0.05, 0.3, 0.95])
+    got = column_pair_log_f(
+        table.reshape(-1), 2, 0, 1, alpha, b, beta, *kernel, r_cols, logs, xs, True
+    )
+
+    def reference(x):
+        aj, ak = alpha * x, alpha * (1.0 - x)
+        out = (beta[0] - 1.0) * np.log(x) + (beta[1] - 1.0) * np.log1p(-x)
+        for (c0, c1), (r0, r1) in zip(table, noisy):
+            t = c0 + c1
+            v = np.arange(t + 1)
+            out += logsumexp(
+                gammaln(aj + v)
+                - gammaln(aj)
+                + gammaln(ak + t - v)
+                - gammaln(ak)
+                - gammaln(v + 1)
+                - gammaln(t - v + 1)
+                + mech.logpdf(r0, v)
+                + mech.logpdf(r1, t - v)
+            )
+        return out
+
+    ref = np.array([reference(x) for x in xs])
+    np.testing.assert_allclose(got[1:] - got[0], ref[1:] - ref[0], rtol=1e-9, atol=1e-6)
