@@ -67,11 +67,10 @@ at G = 1,000, K = 2,016 about 250 groups for 800 rows with t_g > 0). An evaluati
 Σ over groups of (t + 1) multiply-adds and one multiplication per row (rising factorials scaled
 by 1/(α(b_j + b_k) + max t_g), their products for a split (v, t − v) once per distinct total:
 the groups are ordered by total, `_sort_groups`; with a log-space fallback out of float range).
-Disjoint pairs are
-independent given the rest, so pair p draws from its own stream (`streams`), and the pairs run in
-numba threads if `streams.use_threads`: the same seed gives the same chain either way, with any
-number of threads. The step then returns the table too (``columns``; off when π is not summed
-out or the table has other releases than ``pdp.Cells``).
+Disjoint pairs are independent given the rest, so pair p draws from its own stream (`streams`),
+and the pairs run in numba threads if `streams.use_threads`: the same seed gives the same chain
+either way, with any number of threads. The step then returns the table too (``columns``; off
+when π is not summed out or the table has other releases than ``pdp.Cells``).
 
 **The cells, π summed out.** With the table among its variables (``[alpha, base, pi, c]``; what
 ``pm.sample()`` assigns when every release of the table is ``pdp.Cells``), the step also moves
@@ -760,23 +759,33 @@ _RUNS = 8  # _sort_groups: groups ordered by (t, min(rows, _RUNS))
 
 @numba.njit(cache=True)
 def _sort_groups(n_groups, gt, grep, gcnt, gid):
-    """Reorders the groups by (t, min(rows, _RUNS)) (a stable counting sort) and renumbers
-    ``gid``: the evaluations' loops over a group's t + 1 weights and over its rows then run with
-    the same trip count from one group to the next, so the processor predicts where they end."""
+    """Reorders the groups by (t, min(rows, _RUNS)) (a stable sort) and renumbers ``gid``: the
+    evaluations' loops over a group's t + 1 weights and over its rows then run with the same trip
+    count from one group to the next, so the processor predicts where they end. A counting sort
+    over the keys, unless the largest total dwarfs the number of groups (a few rows with huge
+    counts): then a merge sort, so that the sort costs O(groups) memory either way."""
     tmax = 0
     for u in range(n_groups):
         tmax = max(tmax, gt[u])
     n_keys = (tmax + 1) * (_RUNS + 1)
-    start = np.zeros(n_keys + 1, dtype=np.int64)
-    for u in range(n_groups):
-        start[gt[u] * (_RUNS + 1) + min(gcnt[u], _RUNS) + 1] += 1
-    for i in range(n_keys):
-        start[i + 1] += start[i]
-    new = np.empty(n_groups, dtype=np.int64)
-    for u in range(n_groups):
-        key = gt[u] * (_RUNS + 1) + min(gcnt[u], _RUNS)
-        new[u] = start[key]
-        start[key] += 1
+    new = np.empty(n_groups, dtype=np.int64)  # each group's place in the new order
+    if n_keys > 16 * (n_groups + 64):
+        keys = np.empty(n_groups, dtype=np.int64)
+        for u in range(n_groups):
+            keys[u] = gt[u] * (_RUNS + 1) + min(gcnt[u], _RUNS)
+        by_key = np.argsort(keys, kind="mergesort")
+        for i in range(n_groups):
+            new[by_key[i]] = i
+    else:
+        start = np.zeros(n_keys + 1, dtype=np.int64)
+        for u in range(n_groups):
+            start[gt[u] * (_RUNS + 1) + min(gcnt[u], _RUNS) + 1] += 1
+        for i in range(n_keys):
+            start[i + 1] += start[i]
+        for u in range(n_groups):
+            key = gt[u] * (_RUNS + 1) + min(gcnt[u], _RUNS)
+            new[u] = start[key]
+            start[key] += 1
     t2, r2, n2 = (
         np.empty(n_groups, np.int64),
         np.empty(n_groups, np.int64),

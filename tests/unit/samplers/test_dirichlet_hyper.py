@@ -441,3 +441,34 @@ def test_column_log_f_with_groups_of_one_total_out_of_float_range():
 
     ref = np.array([reference(x) for x in xs])
     np.testing.assert_allclose(got[1:] - got[0], ref[1:] - ref[0], rtol=1e-9, atol=1e-6)
+
+
+@pytest.mark.parametrize("top", [12, 100_000])
+def test_sort_groups_orders_by_total_and_keeps_each_rows_group(top):
+    """`_sort_groups` (by counting, and by merge sort when the largest total dwarfs the number of
+    groups): the groups ordered by (t, min(rows, 8)), stable, each row still in a group of its own
+    total and members (the same rows together), rows without a group left out."""
+    from pymc_dp.samplers.dirichlet_hyper import _RUNS, _sort_groups
+
+    rng = np.random.default_rng(top)
+    n_rows, n_groups = 60, 25
+    gid = rng.integers(-1, n_groups, size=n_rows)
+    gid[:n_groups] = np.arange(n_groups)  # every group has a row
+    gt = np.zeros(n_rows, dtype=np.int64)
+    gt[:n_groups] = rng.integers(1, top, size=n_groups)
+    gt[3] = gt[7] = gt[11]  # ties in t
+    gcnt = np.zeros(n_rows, dtype=np.int64)
+    gcnt[:n_groups] = np.bincount(gid[gid >= 0], minlength=n_groups)
+    grep = np.zeros(n_rows, dtype=np.int64)
+    grep[:n_groups] = np.arange(n_groups)
+    before = {g: (gt[u], frozenset(np.flatnonzero(gid == u))) for g, u in enumerate(gid) if u >= 0}
+    key = gt[:n_groups] * (_RUNS + 1) + np.minimum(gcnt[:n_groups], _RUNS)
+    want = np.argsort(key, kind="stable")
+    new_gid = gid.copy()
+    _sort_groups(n_groups, gt, grep, gcnt, new_gid)
+    np.testing.assert_array_equal(grep[:n_groups], want)  # grep[u] = u before: the old labels
+    np.testing.assert_array_equal(new_gid < 0, gid < 0)
+    for g, u in enumerate(new_gid):
+        if u >= 0:
+            members = frozenset(np.flatnonzero(new_gid == u))
+            assert (gt[u], members) == before[g] and gcnt[u] == len(members)
