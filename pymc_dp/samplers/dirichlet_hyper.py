@@ -764,28 +764,26 @@ def _sort_groups(n_groups, gt, grep, gcnt, gid):
     count from one group to the next, so the processor predicts where they end. A counting sort
     over the keys, unless the largest total dwarfs the number of groups (a few rows with huge
     counts): then a merge sort, so that the sort costs O(groups) memory either way."""
+    keys = np.empty(n_groups, dtype=np.int64)
     tmax = 0
     for u in range(n_groups):
+        keys[u] = gt[u] * (_RUNS + 1) + min(gcnt[u], _RUNS)
         tmax = max(tmax, gt[u])
     n_keys = (tmax + 1) * (_RUNS + 1)
     new = np.empty(n_groups, dtype=np.int64)  # each group's place in the new order
     if n_keys > 16 * (n_groups + 64):
-        keys = np.empty(n_groups, dtype=np.int64)
-        for u in range(n_groups):
-            keys[u] = gt[u] * (_RUNS + 1) + min(gcnt[u], _RUNS)
         by_key = np.argsort(keys, kind="mergesort")
         for i in range(n_groups):
             new[by_key[i]] = i
     else:
         start = np.zeros(n_keys + 1, dtype=np.int64)
         for u in range(n_groups):
-            start[gt[u] * (_RUNS + 1) + min(gcnt[u], _RUNS) + 1] += 1
+            start[keys[u] + 1] += 1
         for i in range(n_keys):
             start[i + 1] += start[i]
         for u in range(n_groups):
-            key = gt[u] * (_RUNS + 1) + min(gcnt[u], _RUNS)
-            new[u] = start[key]
-            start[key] += 1
+            new[u] = start[keys[u]]
+            start[keys[u]] += 1
     t2, r2, n2 = (
         np.empty(n_groups, np.int64),
         np.empty(n_groups, np.int64),
