@@ -439,9 +439,12 @@ class _ChainWatch:
         if not self.discrete:
             self.discrete = {n: np.asarray(point[n]).dtype.kind in "iub" for n in self.buffer}
         if self.i > self.tune:
+            # what the trace does not read (`DPStep.untraced`) has no summaries to warn about, and
+            # a step may leave it undrawn (DirichletHyper's π): it would show as stuck
+            untraced = getattr(step, "untraced", frozenset())
             for name, buf in self.buffer.items():
                 value = point[name]
-                if np.size(value) > WATCH_SIZE:  # e.g. π of a (G, K) table: not copied per draw
+                if np.size(value) > WATCH_SIZE or name in untraced:  # e.g. π of a (G, K) table
                     continue
                 buf.append(np.array(value, dtype=float, copy=True))
         if self.i == self.tune + self.draws:

@@ -215,3 +215,20 @@ def test_dirichlet_hyper_leaves_pi_only_when_untraced():
     step.untraced = frozenset({"pi", "pi_simplex__", "c"})
     left, _ = step.step(dict(point))
     np.testing.assert_array_equal(left["pi_simplex__"], point["pi_simplex__"])
+
+
+def test_guard_leaves_out_what_the_trace_does_not_read():
+    """``var_names=["alpha", "base"]``: DirichletHyper leaves π undrawn (it moves the table
+    itself), so π's values stay as they are; the convergence guard does not report π as stuck
+    (R-hat inf) — it watches what the trace reads. Checked by hand: without that it warns
+    "'pi' (moved by DirichletHyper): R-hat inf"."""
+    from pymc_dp.samplers.convergence import ConvergenceWarning
+
+    with warnings.catch_warnings(record=True) as caught, _areas():
+        warnings.simplefilter("always")
+        idata = pm.sample(
+            **KW | {"draws": 120, "tune": 20, "var_names": ["alpha", "base"]}, random_seed=5
+        )
+    assert "pi" not in idata.posterior
+    said = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert not any("'pi'" in text for text in said), said
